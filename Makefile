@@ -1,0 +1,90 @@
+# Two commands on a fresh machine (see README):
+#   make lab    set up and start JupyterLab with the extension, local backend, examples
+#   make test   set up from nothing and run every test (Python, jest, browser)
+# Everything lives in .venv and node_modules inside this checkout.
+
+SHELL := /bin/bash
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+# Debian's Chromium for browser tests; never `playwright install`.
+CHROMIUM ?= /usr/bin/chromium
+LAB_PORT ?= 8888
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: help env dev lab test test-python test-js test-ui lint format chromium wheel check-wheel clean
+
+help:
+	@echo "make lab | make test | make lint | make wheel | make clean"
+
+$(VENV)/.deps: requirements-dev.txt
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+env: $(VENV)/.deps
+
+# The editable install runs `jlpm install` + `jlpm build` through the hatch hook.
+$(VENV)/.dev: $(VENV)/.deps pyproject.toml package.json $(shell find src style schema -type f 2>/dev/null)
+	$(BIN)/pip install -q --no-build-isolation -e .
+	$(BIN)/jupyter-builder develop . --overwrite
+	$(BIN)/jupyter server extension enable jupyter_pytorchjob --sys-prefix
+	touch $@
+
+dev: $(VENV)/.dev
+
+lab: dev
+	cd examples && $(BIN)/jupyter lab --no-browser $(ROOT_FLAG) --port $(LAB_PORT) \
+	    --PyTorchJobApp.backend=local
+
+chromium:
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
+
+ui-tests/node_modules/.installed: ui-tests/package.json ui-tests/yarn.lock
+	cd ui-tests && $(BIN)/jlpm install
+	touch $@
+
+test-python: dev
+	$(BIN)/python -m pytest
+
+test-js: dev
+	$(BIN)/jlpm test
+
+test-ui: dev chromium ui-tests/node_modules/.installed
+	cd ui-tests && CI=1 CHROMIUM_PATH=$(CHROMIUM) $(BIN)/jlpm playwright test
+
+test: test-python test-js test-ui
+
+lint: dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/jlpm lint:check
+
+format: dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+	$(BIN)/jlpm lint
+
+# A release wheel; `clean:all` first, or a stale dev bundle gets packaged.
+wheel: dev
+	$(BIN)/jlpm clean:all
+	$(BIN)/python -m build --no-isolation
+
+clean:
+	rm -rf $(VENV) node_modules ui-tests/node_modules lib jupyter_pytorchjob/labextension dist \
+	    coverage junit.xml tsconfig.tsbuildinfo .eslintcache ui-tests/test-results
+
+# The wheel must install into a fresh venv with no node on PATH and show up enabled.
+check-wheel: wheel
+	rm -rf .wheel-venv && python3 -m venv .wheel-venv
+	.wheel-venv/bin/pip install -q dist/jupyter_pytorchjob-*.whl
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/jupyter labextension list 2>&1 \
+	    | tee /dev/stderr | grep -E "jupyter-pytorchjob .*enabled.*OK"
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/jupyter server extension list 2>&1 \
+	    | tee /dev/stderr | grep -E "jupyter_pytorchjob .*OK"
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/ptjob render --name w -- python t.py >/dev/null
+	rm -rf .wheel-venv

@@ -1,0 +1,31 @@
+"""jupyter-pytorchjob: submit and watch Kubeflow PyTorchJobs from JupyterLab.
+
+One package holds three entry points, each imported lazily so that
+``import jupyter_pytorchjob`` stays cheap (the CLI and the magic do not need
+tornado or jupyter_server):
+
+* the Jupyter server extension (``_jupyter_server_extension_points``),
+* the prebuilt JupyterLab extension (``_jupyter_labextension_paths``),
+* the IPython extension (``load_ipython_extension``) - in a later release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from ._version import __version__
+except ImportError:  # pragma: no cover - only in a source tree that was never built
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["__version__"]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyter-pytorchjob"}]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .app import PyTorchJobApp
+
+    return [{"module": "jupyter_pytorchjob", "app": PyTorchJobApp}]

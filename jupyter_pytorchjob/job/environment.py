@@ -1,0 +1,119 @@
+"""The environment the Training Operator injects into each replica's containers.
+
+``pkg/controller.v1/pytorch/{envvar,master,elastic}.go`` at v1.9.4, as tabulated
+in ``notes/operator.md`` section 6. The local backend gives each node process
+exactly this environment, so a script behaves the same here and in a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .spec import JobSpec
+
+DEFAULT_PORT = 23456
+PORT_NAME = "pytorchjob-port"
+
+
+def replica_env(
+    manifest: Mapping[str, Any],
+    replica_type: str,
+    index: int,
+    *,
+    master_addr: str | None = None,
+    master_port: int | None = None,
+) -> dict[str, str]:
+    """The env vars the operator appends for pod ``<job>-<replica_type>-<index>``.
+
+    ``master_addr``/``master_port`` replace the in-cluster Service address (the
+    local backend runs every node on 127.0.0.1 with a free port per job).
+    """
+    name = manifest["metadata"]["name"]
+    spec = manifest["spec"]
+    replicas: Mapping[str, Any] = spec["pytorchReplicaSpecs"]
+    rtype = replica_type.capitalize()
+    if rtype not in replicas:
+        raise KeyError(f"the job has no {rtype} replicas")
+    total = sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
+    elastic: Mapping[str, Any] | None = spec.get("elasticPolicy")
+    nproc = spec.get("nprocPerNode")
+    if nproc is None:
+        legacy = (elastic or {}).get("nProcPerNode")
+        nproc = str(legacy) if legacy is not None else "auto"
+    nproc = str(nproc)
+
+    env: dict[str, str] = {"PYTHONUNBUFFERED": "1"}
+    if "Master" in replicas:
+        addr = master_addr or f"{name}-master-0"
+        port = str(master_port or _port(replicas["Master"]))
+        env["MASTER_ADDR"] = env["PET_MASTER_ADDR"] = addr
+        env["MASTER_PORT"] = env["PET_MASTER_PORT"] = port
+        # nprocPerNode that is not a number ('auto', 'gpu', 'cpu') counts as 1 here,
+        # so WORLD_SIZE counts nodes while torchrun later counts processes.
+        env["WORLD_SIZE"] = str(total * (int(nproc) if nproc.isdigit() else 1))
+        rank = index if rtype == "Master" else index + 1
+        env["RANK"] = env["PET_NODE_RANK"] = str(rank)
+    env["PET_NPROC_PER_NODE"] = nproc
+    if elastic is None:
+        env["PET_NNODES"] = str(total)
+    else:
+        env.update(_elastic_env(name, replicas, elastic, master_addr, master_port))
+    return env
+
+
+def node_env(
+    spec: JobSpec,
+    node: int,
+    *,
+    master_addr: str | None = None,
+    master_port: int | None = None,
+) -> dict[str, str]:
+    """``replica_env`` for node ``node`` of a ``JobSpec`` (0 = Master, i = Worker i-1)."""
+    from .manifest import build_manifest
+
+    if not 0 <= node < spec.nodes:
+        raise IndexError(f"node {node} out of range for {spec.nodes} node(s)")
+    rtype, index = ("Master", 0) if node == 0 else ("Worker", node - 1)
+    return replica_env(
+        build_manifest(spec), rtype, index, master_addr=master_addr, master_port=master_port
+    )
+
+
+def _port(replica: Mapping[str, Any]) -> int:
+    """The container port named ``pytorchjob-port`` of ``pytorch``, else 23456."""
+    for container in ((replica.get("template") or {}).get("spec") or {}).get("containers") or []:
+        if container.get("name") != "pytorch":
+            continue
+        for port in container.get("ports") or []:
+            if port.get("name") == PORT_NAME:
+                return int(port["containerPort"])
+    return DEFAULT_PORT
+
+
+def _elastic_env(
+    name: str,
+    replicas: Mapping[str, Any],
+    elastic: Mapping[str, Any],
+    master_addr: str | None,
+    master_port: int | None,
+) -> dict[str, str]:
+    worker = replicas.get("Worker") or {}
+    workers = int(worker.get("replicas", 1))
+    low, high = elastic.get("minReplicas"), elastic.get("maxReplicas")
+    low = high if low is None else low
+    high = low if high is None else high
+    env = {"PET_NNODES": f"{low}:{high}" if low is not None else str(workers)}
+    host = elastic.get("rdzvHost") or master_addr or f"{name}-worker-0"
+    port = elastic.get("rdzvPort") or master_port or _port(worker)
+    env["PET_RDZV_ENDPOINT"] = f"{host}:{port}"
+    env["PET_RDZV_BACKEND"] = str(elastic.get("rdzvBackend") or "c10d")
+    if elastic.get("maxRestarts") is not None:
+        env["PET_MAX_RESTARTS"] = str(elastic["maxRestarts"])
+    if elastic.get("rdzvId"):
+        env["PET_RDZV_ID"] = str(elastic["rdzvId"])
+    if elastic.get("rdzvConf"):
+        env["PET_RDZV_CONF"] = ",".join(f"{c['key']}={c['value']}" for c in elastic["rdzvConf"])
+    if elastic.get("standalone") is not None:
+        env["PET_STANDALONE"] = str(elastic["standalone"]).lower()
+    return env

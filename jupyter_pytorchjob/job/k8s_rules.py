@@ -1,0 +1,179 @@
+"""Kubernetes validation rules, as ``k8s.io/apimachinery`` states them.
+
+Each ``check_*`` returns ``None`` when the value is fine, else a message that
+says what is allowed. The regular expressions and limits follow
+``apimachinery/pkg/util/validation/validation.go`` and ``api/resource/quantity.go``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from decimal import Decimal, InvalidOperation
+
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# The classic env-var rule (kubelets before 1.34 enforce it; the relaxed rule of
+# newer clusters accepts a superset, so this is safe on every cluster).
+ENV_VAR_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+# The CRD's quantity pattern (resource.Quantity), anchored.
+QUANTITY = re.compile(
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+LABEL_MAX = 63
+SUBDOMAIN_MAX = 253
+INT32_MAX = 2**31 - 1
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
+_SUFFIX = re.compile(r"^([+-]?[0-9.]+)((?:[KMGTPE]i)|[numkMGTPE]|(?:[eE][+-]?[0-9.]+))?$")
+
+
+def check_dns1035_label(value: str) -> str | None:
+    """RFC 1035 label: what PyTorchJob names and Service names must be."""
+    if len(value) > LABEL_MAX:
+        return f"must be at most {LABEL_MAX} characters, got {len(value)}"
+    if not DNS1035_LABEL.match(value):
+        return (
+            "must consist of lower case letters, digits and '-', start with a letter "
+            "and end with a letter or digit (a DNS-1035 label, e.g. 'my-job')"
+        )
+    return None
+
+
+def check_dns1123_subdomain(value: str) -> str | None:
+    """RFC 1123 subdomain: names of most objects, PVCs included."""
+    if len(value) > SUBDOMAIN_MAX:
+        return f"must be at most {SUBDOMAIN_MAX} characters, got {len(value)}"
+    if not DNS1123_SUBDOMAIN.match(value):
+        return (
+            "must consist of lower case letters, digits, '-' and '.', and start and end "
+            "with a letter or digit (a DNS-1123 name, e.g. 'data' or 'team-a.home')"
+        )
+    return None
+
+
+def check_qualified_name(value: str) -> str | None:
+    """A label, annotation, node-selector or toleration key: ``[prefix/]name``."""
+    prefix, slash, name = value.rpartition("/")
+    if not slash:
+        prefix, name = "", value
+    elif not prefix:
+        return "the prefix before '/' must not be empty"
+    if prefix:
+        problem = check_dns1123_subdomain(prefix)
+        if problem:
+            return f"prefix {prefix!r} {problem}"
+    if not name:
+        return "the name part must not be empty"
+    if len(name) > LABEL_MAX:
+        return f"the name part must be at most {LABEL_MAX} characters, got {len(name)}"
+    if not QUALIFIED_NAME_PART.match(name):
+        return (
+            "must be alphanumeric characters, '-', '_' or '.', starting and ending with an "
+            "alphanumeric character, with an optional DNS prefix and '/' (e.g. 'team' or "
+            "'example.com/team')"
+        )
+    return None
+
+
+def check_label_value(value: str) -> str | None:
+    """A label value (also node-selector and toleration values)."""
+    if len(value) > LABEL_MAX:
+        return f"must be at most {LABEL_MAX} characters, got {len(value)}"
+    if not LABEL_VALUE.match(value):
+        return (
+            "must be empty or alphanumeric characters, '-', '_' or '.', starting and "
+            "ending with an alphanumeric character"
+        )
+    return None
+
+
+def check_env_name(value: str) -> str | None:
+    """An environment variable name."""
+    if not ENV_VAR_NAME.match(value):
+        return (
+            "must consist of letters, digits, '_', '-' or '.', and must not start with a "
+            "digit (e.g. 'MY_VAR')"
+        )
+    return None
+
+
+def parse_quantity(value: str) -> Decimal:
+    """The numeric value of a Kubernetes quantity; ``ValueError`` if it is not one."""
+    text = value.strip()
+    if not QUANTITY.match(text):
+        raise ValueError(value)
+    match = _SUFFIX.match(text)
+    if match is None:  # pragma: no cover - QUANTITY and _SUFFIX agree
+        raise ValueError(value)
+    number, suffix = match.group(1), match.group(2) or ""
+    try:
+        base = Decimal(number)
+    except InvalidOperation as err:  # pragma: no cover - the pattern rules it out
+        raise ValueError(value) from err
+    if suffix in _BINARY:
+        return base * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return base * _DECIMAL[suffix]
+    return base * (Decimal(10) ** Decimal(suffix[1:]))
+
+
+def check_quantity(value: str, *, what: str, memory: bool) -> str | None:
+    """A positive quantity such as ``8Gi`` (memory) or ``500m`` (CPU)."""
+    example = "'8Gi' or '512Mi'" if memory else "'4' or '500m'"
+    if value != value.strip() or not QUANTITY.match(value):
+        return (
+            f"must be a Kubernetes quantity such as {example} (a number with an optional "
+            f"suffix Ki Mi Gi Ti, k M G T or m; no spaces), got {value!r}"
+        )
+    amount = parse_quantity(value)
+    if amount <= 0:
+        return f"{what} must be greater than zero, got {value!r}"
+    if memory and value.endswith("m"):
+        return f"{value!r} means {amount} bytes ('m' is milli); did you mean {value[:-1]}Mi?"
+    return None
+
+
+def check_absolute_path(value: str) -> str | None:
+    """An absolute, normalised container path without ``..``."""
+    if not value.startswith("/"):
+        return f"must be an absolute path starting with '/', got {value!r}"
+    if ".." in value.split("/"):
+        return f"must not contain '..', got {value!r}"
+    if "\x00" in value or "\n" in value:
+        return "must not contain NUL or newline characters"
+    return None
+
+
+def normalise_path(value: str) -> str:
+    """``/a//b/./c/`` -> ``/a/b/c`` (``posixpath.normpath`` keeps a leading ``//``)."""
+    normal = posixpath.normpath(value)
+    if normal.startswith("//"):
+        normal = "/" + normal.lstrip("/")
+    return normal
+
+
+def check_relative_path(value: str) -> str | None:
+    """A volume sub-path: relative, no ``..``."""
+    if value.startswith("/"):
+        return f"must be a relative path (no leading '/'), got {value!r}"
+    if ".." in value.split("/"):
+        return f"must not contain '..', got {value!r}"
+    return None

@@ -1,0 +1,646 @@
+"""``JobSpec``: every field of the job form, validated, with concrete defaults.
+
+The wire form (``from_wire``/``to_wire``) is the JSON body of the ``render`` and
+``jobs`` endpoints; its keys are the CLI's long flags in camelCase. ``from_wire``
+checks everything and raises ``JobSpecInvalid`` naming each bad field, so that an
+invalid job never reaches a manifest. Defaults are resolved there (e.g.
+``nprocPerNode`` becomes the GPU count, or 1), so a ``JobSpec`` is always concrete
+and a round trip through a manifest gives back the same object.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import k8s_rules as rules
+from .errors import FieldError, JobSpecInvalid
+
+DEFAULT_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
+DEFAULT_SHM = "2Gi"
+DEFAULT_RESTART_POLICY = "OnFailure"
+DEFAULT_BACKOFF_LIMIT = 3
+# Running frees stragglers once the master is done but keeps finished pods and their
+# logs; the operator's own default (None) leaves workers burning GPUs.
+DEFAULT_CLEAN_POD_POLICY = "Running"
+
+RESTART_POLICIES = ("OnFailure", "Never", "Always", "ExitCode")
+CLEAN_POD_POLICIES = ("Running", "All", "None")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+# The operator appends these to every container, so a user value would be silently
+# overridden; ours carry the script and the log directory.
+OPERATOR_ENV = ("PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
+RESERVED_ENV_PREFIXES = ("PET_", "PTJOB_")
+# A single environment string may not exceed MAX_ARG_STRLEN (128 KiB) on Linux; the
+# script travels as one, inside the PyTorchJob object itself.
+SCRIPT_MAX_BYTES = 120 * 1024
+SHM_MOUNT = "/dev/shm"  # noqa: S108 - a path inside the pod, not a temp file
+
+WIRE_FIELDS = (
+    "name",
+    "image",
+    "command",
+    "args",
+    "script",
+    "workdir",
+    "nodes",
+    "gpus",
+    "gpuResource",
+    "cpu",
+    "memory",
+    "shm",
+    "nprocPerNode",
+    "pvc",
+    "env",
+    "restartPolicy",
+    "backoffLimit",
+    "deadline",
+    "ttl",
+    "cleanPodPolicy",
+    "nodeSelector",
+    "tolerations",
+    "labels",
+    "annotations",
+    "queue",
+    "logdir",
+    "extras",
+)
+
+
+@dataclass(frozen=True)
+class PvcMount:
+    """A PersistentVolumeClaim mounted into every replica."""
+
+    claim: str
+    mount_path: str
+    sub_path: str = ""
+    read_only: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim,
+            "mountPath": self.mount_path,
+            "subPath": self.sub_path,
+            "readOnly": self.read_only,
+        }
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration; ``operator`` Exists matches any value of ``key``."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    seconds: int | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "key": self.key,
+            "operator": self.operator,
+            "value": self.value,
+            "effect": self.effect,
+        }
+        if self.seconds is not None:
+            wire["tolerationSeconds"] = self.seconds
+        return wire
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A PyTorchJob as the form, the CLI and the magic describe it.
+
+    ``nodes`` counts pods: node 0 is the Master, the other ``nodes - 1`` are
+    Workers. ``gpus``, ``cpu`` and ``memory`` are per node. Exactly one of
+    ``command`` (a command line; ``args`` optional) or ``script`` (Python source
+    shipped inside the job; ``args`` go to the script) is set. ``extras`` holds
+    the parts of a manifest the form does not know, so they survive a round trip.
+    """
+
+    name: str
+    image: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    script: str | None = None
+    workdir: str | None = None
+    nodes: int = 1
+    gpus: int = 0
+    gpu_resource: str = DEFAULT_GPU_RESOURCE
+    cpu: str | None = None
+    memory: str | None = None
+    shm: str | None = DEFAULT_SHM
+    nproc_per_node: int = 1
+    pvc: tuple[PvcMount, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    restart_policy: str = DEFAULT_RESTART_POLICY
+    backoff_limit: int | None = DEFAULT_BACKOFF_LIMIT
+    deadline: int | None = None
+    ttl: int | None = None
+    clean_pod_policy: str = DEFAULT_CLEAN_POD_POLICY
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    queue: str | None = None
+    logdir: str | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def workers(self) -> int:
+        """Worker replicas: every node but the Master."""
+        return self.nodes - 1
+
+    @property
+    def world_size(self) -> int:
+        """Processes in the job: nodes x processes per node."""
+        return self.nodes * self.nproc_per_node
+
+    def replica_names(self) -> list[str]:
+        """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
+        return ["master-0"] + [f"worker-{i}" for i in range(self.workers)]
+
+    def with_changes(self, **changes: Any) -> JobSpec:
+        """A copy with some fields replaced, validated again."""
+        return JobSpec.from_wire({**self.to_wire(), **_to_wire_keys(changes)})
+
+    # -- wire form ---------------------------------------------------------------
+
+    @classmethod
+    def from_wire(
+        cls, body: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
+    ) -> JobSpec:
+        """Validate a job body; ``defaults`` (image, gpuResource, shm) fill gaps."""
+        return _WireReader(body, defaults or {}).read()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The job body, with every default spelled out."""
+        wire: dict[str, Any] = {
+            "name": self.name,
+            "image": self.image,
+            "command": list(self.command),
+            "args": list(self.args),
+            "script": self.script,
+            "workdir": self.workdir,
+            "nodes": self.nodes,
+            "gpus": self.gpus,
+            "gpuResource": self.gpu_resource,
+            "cpu": self.cpu,
+            "memory": self.memory,
+            "shm": self.shm,
+            "nprocPerNode": self.nproc_per_node,
+            "pvc": [m.to_wire() for m in self.pvc],
+            "env": dict(self.env),
+            "restartPolicy": self.restart_policy,
+            "backoffLimit": self.backoff_limit,
+            "deadline": self.deadline,
+            "ttl": self.ttl,
+            "cleanPodPolicy": self.clean_pod_policy,
+            "nodeSelector": dict(self.node_selector),
+            "tolerations": [t.to_wire() for t in self.tolerations],
+            "labels": dict(self.labels),
+            "annotations": dict(self.annotations),
+            "queue": self.queue,
+            "logdir": self.logdir,
+            "extras": dict(self.extras),
+        }
+        return wire
+
+
+def max_name_length(nodes: int) -> int:
+    """How long a job name may be so that every pod and Service name fits 63 chars.
+
+    The operator names them ``<job>-master-0`` and ``<job>-worker-<i>`` with i up to
+    ``nodes - 2``; the webhook checks only the job name, so a longer one is
+    admitted and then hangs when the Services cannot be created (trainer#1101).
+    """
+    longest_suffix = len("-master-0")
+    if nodes >= 2:
+        longest_suffix = max(longest_suffix, len("-worker-") + len(str(nodes - 2)))
+    return rules.LABEL_MAX - longest_suffix
+
+
+def suggest_name(hint: str | None = None) -> str:
+    """A fresh, valid job name derived from a script or command name."""
+    base = (hint or "").rsplit("/", 1)[-1]
+    base = re.sub(r"\.(py|sh|ipynb)$", "", base).lower()
+    base = re.sub(r"[^a-z0-9-]+", "-", base).strip("-")
+    base = re.sub(r"^[^a-z]+", "", base)[:40].rstrip("-") or "ptjob"
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return f"{base}-{''.join(secrets.choice(alphabet) for _ in range(5))}"
+
+
+def _to_wire_keys(changes: Mapping[str, Any]) -> dict[str, Any]:
+    def camel(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(p.title() for p in rest)
+
+    return {camel(k): v for k, v in changes.items()}
+
+
+class _WireReader:
+    """Reads one job body, collecting every ``FieldError`` before raising."""
+
+    def __init__(self, body: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+        self.body = body
+        self.defaults = defaults
+        self.errors: list[FieldError] = []
+
+    def fail(self, name: str, message: str) -> None:
+        self.errors.append(FieldError(name, message))
+
+    def read(self) -> JobSpec:
+        if not isinstance(self.body, Mapping):
+            raise JobSpecInvalid([FieldError("body", "must be a JSON object")])
+        for key in self.body:
+            if key not in WIRE_FIELDS:
+                self.fail(str(key), f"unknown field; known fields are {', '.join(WIRE_FIELDS)}")
+
+        nodes = self.integer("nodes", default=1, minimum=1)
+        gpus = self.integer("gpus", default=0, minimum=0)
+        nproc = self.integer("nprocPerNode", default=max(gpus or 1, 1), minimum=1)
+        name = self.job_name(nodes)
+        image = self.text("image", default=self.defaults.get("image", DEFAULT_IMAGE))
+        if image is not None and (not image or any(c.isspace() for c in image)):
+            self.fail("image", "must be a container image reference without spaces")
+        command, args, script = self.entrypoint()
+        gpu_resource = self.text(
+            "gpuResource", default=self.defaults.get("gpuResource", DEFAULT_GPU_RESOURCE)
+        )
+        if gpu_resource is not None and (
+            not gpu_resource or rules.check_qualified_name(gpu_resource)
+        ):
+            self.fail("gpuResource", "must be an extended resource name such as 'nvidia.com/gpu'")
+        default_shm = self.defaults.get("shm", DEFAULT_SHM) or None
+        shm = self.quantity("shm", default=default_shm, memory=True, off_values=("", "0", "off"))
+        pvc = self.pvc_mounts()
+        spec = JobSpec(
+            name=name or "",
+            image=image or "",
+            command=command,
+            args=args,
+            script=script,
+            workdir=self.path("workdir"),
+            nodes=nodes,
+            gpus=gpus,
+            gpu_resource=gpu_resource or DEFAULT_GPU_RESOURCE,
+            cpu=self.quantity("cpu", default=None, memory=False),
+            memory=self.quantity("memory", default=None, memory=True),
+            shm=shm,
+            nproc_per_node=nproc,
+            pvc=pvc,
+            env=self.env(),
+            restart_policy=self.choice("restartPolicy", RESTART_POLICIES, DEFAULT_RESTART_POLICY),
+            backoff_limit=self.optional_integer(
+                "backoffLimit", default=DEFAULT_BACKOFF_LIMIT, minimum=0
+            ),
+            deadline=self.optional_integer("deadline", default=None, minimum=1),
+            ttl=self.optional_integer("ttl", default=None, minimum=0),
+            clean_pod_policy=self.choice(
+                "cleanPodPolicy", CLEAN_POD_POLICIES, DEFAULT_CLEAN_POD_POLICY
+            ),
+            node_selector=self.label_map("nodeSelector", values_are_labels=True),
+            tolerations=self.tolerations(),
+            labels=self.label_map("labels", values_are_labels=True),
+            annotations=self.label_map("annotations", values_are_labels=False),
+            queue=self.queue(),
+            logdir=self.path("logdir"),
+            extras=self.extras(),
+        )
+        if spec.logdir and shm and spec.logdir.startswith(SHM_MOUNT + "/"):
+            self.fail("logdir", "must not be under /dev/shm, which vanishes with the pod")
+        if self.errors:
+            raise JobSpecInvalid(self.errors)
+        return spec
+
+    # -- scalars -----------------------------------------------------------------
+
+    def text(self, name: str, *, default: str | None) -> str | None:
+        value = self.body.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            self.fail(name, f"must be a string, got {type(value).__name__}")
+            return default
+        return value.strip()
+
+    def integer(self, name: str, *, default: int, minimum: int) -> int:
+        value = self.optional_integer(name, default=default, minimum=minimum)
+        return default if value is None else value
+
+    def optional_integer(self, name: str, *, default: int | None, minimum: int) -> int | None:
+        """Absent or ``""``: the default; an explicit ``null``: unset."""
+        if name not in self.body or self.body[name] == "":
+            return default
+        value = self.body[name]
+        if value is None:
+            return None
+        number: int | None = None
+        if isinstance(value, bool):
+            number = None
+        elif isinstance(value, int):
+            number = value
+        elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
+            number = int(value)
+        if number is None:
+            self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
+            return default
+        if number < minimum:
+            self.fail(name, f"must be a whole number >= {minimum}, got {number}")
+            return default
+        if number > rules.INT32_MAX:
+            self.fail(name, f"must be at most {rules.INT32_MAX}, got {number}")
+            return default
+        return number
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = self.body.get(name)
+        if value is None or value == "":
+            return default
+        if value not in allowed:
+            self.fail(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+            return default
+        return str(value)
+
+    def quantity(
+        self,
+        name: str,
+        *,
+        default: str | None,
+        memory: bool,
+        off_values: tuple[str, ...] = (),
+    ) -> str | None:
+        if name not in self.body:
+            return default
+        value = self.body[name]
+        if value is None or value in off_values:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            self.fail(name, f"must be a Kubernetes quantity string, got {value!r}")
+            return default
+        problem = rules.check_quantity(value, what=name, memory=memory)
+        if problem:
+            self.fail(name, problem)
+            return default
+        return value
+
+    def path(self, name: str) -> str | None:
+        value = self.text(name, default=None)
+        if not value:
+            return None
+        problem = rules.check_absolute_path(value)
+        if problem:
+            self.fail(name, problem)
+            return None
+        return rules.normalise_path(value)
+
+    def job_name(self, nodes: int) -> str | None:
+        value = self.text("name", default=None)
+        if not value:
+            self.fail("name", "is required: a DNS-1035 label such as 'mnist-ddp'")
+            return None
+        problem = rules.check_dns1035_label(value)
+        if problem:
+            self.fail("name", problem)
+            return None
+        limit = max_name_length(nodes)
+        if len(value) > limit:
+            last = f"{value}-worker-{nodes - 2}" if nodes >= 2 else f"{value}-master-0"
+            self.fail(
+                "name",
+                f"must be at most {limit} characters for {nodes} node(s), got {len(value)}: "
+                f"the pod and Service '{last}' must fit in 63 characters",
+            )
+            return None
+        return value
+
+    def queue(self) -> str | None:
+        value = self.text("queue", default=None)
+        if not value:
+            return None
+        problem = rules.check_label_value(value)
+        if problem:
+            self.fail("queue", f"is a Kueue LocalQueue name and {problem}")
+            return None
+        return value
+
+    # -- command or script ----------------------------------------------------------
+
+    def string_list(self, name: str) -> tuple[str, ...]:
+        value = self.body.get(name)
+        if value is None:
+            return ()
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            self.fail(name, "must be a list of strings")
+            return ()
+        return tuple(value)
+
+    def entrypoint(self) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+        command = self.string_list("command")
+        args = self.string_list("args")
+        script = self.body.get("script")
+        if script is not None and not isinstance(script, str):
+            self.fail("script", "must be the Python source text of the training script")
+            script = None
+        if script is not None and command:
+            self.fail("command", "give either a command or a script, not both")
+        elif script is not None:
+            if not script.strip():
+                self.fail("script", "is empty")
+            size = len(script.encode("utf-8"))
+            if size > SCRIPT_MAX_BYTES:
+                self.fail(
+                    "script",
+                    f"is {size} bytes; a script shipped inside the job may be at most "
+                    f"{SCRIPT_MAX_BYTES} bytes. Put larger code on a PVC and give a command",
+                )
+        elif not command and not args:
+            self.fail("command", "is required: give a command (e.g. python train.py) or a script")
+        elif command and not command[0].strip():
+            self.fail("command", "must not start with an empty word")
+        return command, args, script
+
+    # -- collections ---------------------------------------------------------------
+
+    def mapping(self, name: str) -> Mapping[str, Any]:
+        value = self.body.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.fail(name, "must be an object of string keys and values")
+            return {}
+        return value
+
+    def label_map(self, name: str, *, values_are_labels: bool) -> dict[str, str]:
+        result: dict[str, str] = {}
+        for key, value in self.mapping(name).items():
+            where = f"{name}[{key}]"
+            problem = rules.check_qualified_name(str(key))
+            if problem:
+                self.fail(where, f"key {key!r} {problem}")
+                continue
+            if not isinstance(value, str):
+                self.fail(where, "value must be a string")
+                continue
+            if values_are_labels:
+                problem = rules.check_label_value(value)
+                if problem:
+                    self.fail(where, f"value {value!r} {problem}")
+                    continue
+            result[str(key)] = value
+        return result
+
+    def env(self) -> dict[str, str]:
+        result: dict[str, str] = {}
+        for key, value in self.mapping("env").items():
+            where = f"env[{key}]"
+            problem = rules.check_env_name(str(key))
+            if problem:
+                self.fail(where, f"name {key!r} {problem}")
+                continue
+            if key in OPERATOR_ENV or str(key).startswith(RESERVED_ENV_PREFIXES):
+                self.fail(
+                    where,
+                    f"{key} is set by the Training Operator or by jupyter-pytorchjob in every "
+                    "replica; choose another name",
+                )
+                continue
+            if not isinstance(value, str):
+                self.fail(where, "value must be a string")
+                continue
+            result[str(key)] = value
+        return result
+
+    def pvc_mounts(self) -> tuple[PvcMount, ...]:
+        value = self.body.get("pvc")
+        if value is None:
+            return ()
+        if not isinstance(value, list | tuple):
+            self.fail("pvc", "must be a list of {claim, mountPath, subPath, readOnly}")
+            return ()
+        mounts: list[PvcMount] = []
+        seen: dict[str, int] = {}
+        for index, item in enumerate(value):
+            where = f"pvc[{index}]"
+            if not isinstance(item, Mapping):
+                self.fail(where, "must be an object {claim, mountPath, subPath, readOnly}")
+                continue
+            errors_before = len(self.errors)
+            claim = item.get("claim")
+            if not isinstance(claim, str) or not claim:
+                self.fail(f"{where}.claim", "is required: the name of a PersistentVolumeClaim")
+            else:
+                problem = rules.check_dns1123_subdomain(claim)
+                if problem:
+                    self.fail(f"{where}.claim", problem)
+            mount = item.get("mountPath")
+            if not isinstance(mount, str) or not mount:
+                self.fail(f"{where}.mountPath", "is required: an absolute path such as /mnt/data")
+                mount = ""
+            else:
+                problem = rules.check_absolute_path(mount)
+                if problem:
+                    self.fail(f"{where}.mountPath", problem)
+                else:
+                    mount = rules.normalise_path(mount)
+                    if mount == "/":
+                        self.fail(f"{where}.mountPath", "must not be '/'")
+                    elif mount == SHM_MOUNT or mount.startswith(SHM_MOUNT + "/"):
+                        self.fail(
+                            f"{where}.mountPath",
+                            "must not be /dev/shm; set its size with shm (--shm) instead",
+                        )
+                    elif mount in seen:
+                        self.fail(
+                            f"{where}.mountPath",
+                            f"{mount} is already mounted by pvc[{seen[mount]}]",
+                        )
+                    else:
+                        seen[mount] = index
+            sub_path = item.get("subPath") or ""
+            if not isinstance(sub_path, str):
+                self.fail(f"{where}.subPath", "must be a string")
+                sub_path = ""
+            elif sub_path:
+                problem = rules.check_relative_path(sub_path)
+                if problem:
+                    self.fail(f"{where}.subPath", problem)
+                else:
+                    sub_path = rules.normalise_path("/" + sub_path)[1:]
+            read_only = item.get("readOnly", False)
+            if not isinstance(read_only, bool):
+                self.fail(f"{where}.readOnly", "must be true or false")
+            unknown = set(item) - {"claim", "mountPath", "subPath", "readOnly"}
+            if unknown:
+                self.fail(where, f"unknown keys {sorted(unknown)}")
+            if len(self.errors) == errors_before:
+                mounts.append(PvcMount(str(claim), mount, sub_path, bool(read_only)))
+        return tuple(mounts)
+
+    def tolerations(self) -> tuple[Toleration, ...]:
+        value = self.body.get("tolerations")
+        if value is None:
+            return ()
+        if not isinstance(value, list | tuple):
+            self.fail("tolerations", "must be a list of {key, operator, value, effect}")
+            return ()
+        result: list[Toleration] = []
+        for index, item in enumerate(value):
+            where = f"tolerations[{index}]"
+            if not isinstance(item, Mapping):
+                self.fail(where, "must be an object {key, operator, value, effect}")
+                continue
+            errors_before = len(self.errors)
+            key = item.get("key") or ""
+            operator = item.get("operator") or ("Exists" if not item.get("value") else "Equal")
+            value_ = item.get("value") or ""
+            effect = item.get("effect") or ""
+            seconds = item.get("tolerationSeconds")
+            if not isinstance(key, str) or (key and rules.check_qualified_name(key)):
+                self.fail(f"{where}.key", f"key {key!r} must be a label key such as 'gpu'")
+            if operator not in TOLERATION_OPERATORS:
+                self.fail(
+                    f"{where}.operator",
+                    f"must be one of {', '.join(TOLERATION_OPERATORS)}, got {operator!r}",
+                )
+            if not isinstance(value_, str) or rules.check_label_value(value_):
+                self.fail(f"{where}.value", f"value {value_!r} must be a label value")
+            elif operator == "Exists" and value_:
+                self.fail(f"{where}.value", "must be empty when the operator is Exists")
+            if operator == "Equal" and not key:
+                self.fail(f"{where}.key", "is required when the operator is Equal")
+            if effect and effect not in TOLERATION_EFFECTS:
+                self.fail(
+                    f"{where}.effect",
+                    f"must be one of {', '.join(TOLERATION_EFFECTS)} (or empty for all), "
+                    f"got {effect!r}",
+                )
+            if seconds is not None and (
+                isinstance(seconds, bool) or not isinstance(seconds, int) or effect != "NoExecute"
+            ):
+                self.fail(
+                    f"{where}.tolerationSeconds", "is a whole number, allowed only with NoExecute"
+                )
+            unknown = set(item) - {"key", "operator", "value", "effect", "tolerationSeconds"}
+            if unknown:
+                self.fail(where, f"unknown keys {sorted(unknown)}")
+            if len(self.errors) == errors_before:
+                result.append(Toleration(key, operator, value_, effect, seconds))
+        return tuple(result)
+
+    def extras(self) -> dict[str, Any]:
+        value = self.body.get("extras")
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.fail("extras", "must be an object (parts of a manifest the form does not know)")
+            return {}
+        return dict(value)

@@ -1,0 +1,7 @@
+/**
+ * SVG files are bundled as their source text.
+ */
+declare module '*.svg' {
+  const value: string;
+  export default value;
+}

@@ -1,0 +1,198 @@
+"""``ptjob render`` end to end, as a subprocess through the installed console script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jupyter_pytorchjob.job import parse_manifest
+
+from .crd import schema_errors
+
+PTJOB = Path(sys.executable).with_name("ptjob")
+
+
+def ptjob(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(PTJOB), *args], capture_output=True, text=True, timeout=60, cwd=cwd, check=False
+    )
+
+
+def test_console_script_is_installed() -> None:
+    assert PTJOB.exists(), "pip install -e . creates the ptjob console script"
+
+
+def test_render_the_done_when_example() -> None:
+    result = ptjob(
+        "render",
+        "--name",
+        "demo",
+        "--nodes",
+        "3",
+        "--gpus",
+        "2",
+        "--pvc",
+        "data:/mnt/data",
+        "--shm",
+        "8Gi",
+        "--",
+        "python",
+        "train.py",
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert schema_errors(manifest) == []
+    spec = parse_manifest(manifest)
+    assert (spec.name, spec.nodes, spec.gpus, spec.shm) == ("demo", 3, 2, "8Gi")
+    assert spec.command == ("python", "train.py")
+    assert spec.pvc[0].claim == "data" and spec.pvc[0].mount_path == "/mnt/data"
+
+
+def test_render_every_flag(tmp_path: Path) -> None:
+    script = tmp_path / "train_ddp.py"
+    script.write_text("import torch\nprint('hello')\n")
+    result = ptjob(
+        "render",
+        "--namespace",
+        "team-a",
+        "--image",
+        "my/img:1",
+        "--nodes",
+        "2",
+        "--gpus",
+        "1",
+        "--gpu-resource",
+        "amd.com/gpu",
+        "--cpu",
+        "4",
+        "--memory",
+        "16Gi",
+        "--pvc",
+        "home:/home/jovyan",
+        "--pvc",
+        "data:/data:sets/a:ro",
+        "--shm",
+        "1Gi",
+        "--nproc-per-node",
+        "1",
+        "--env",
+        "A=1",
+        "--env",
+        "B=x=y",
+        "--workdir",
+        "/home/jovyan",
+        "--restart-policy",
+        "Never",
+        "--backoff-limit",
+        "0",
+        "--deadline",
+        "3600",
+        "--ttl",
+        "600",
+        "--clean-pod-policy",
+        "All",
+        "--node-selector",
+        "gpu=a100",
+        "--toleration",
+        "nvidia.com/gpu:NoSchedule",
+        "--toleration",
+        "team=a:NoExecute",
+        "--label",
+        "team=a",
+        "--annotation",
+        "note=hi there",
+        "--queue",
+        "team-a",
+        "--logdir",
+        "/home/jovyan/runs",
+        "--script",
+        str(script),
+        "--",
+        "--epochs",
+        "2",
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert schema_errors(manifest) == []
+    assert manifest["metadata"]["namespace"] == "team-a"
+    assert manifest["metadata"]["name"].startswith("train-ddp-")
+    spec = parse_manifest(manifest)
+    assert spec.script == script.read_text() and spec.args == ("--epochs", "2")
+    assert spec.env == {"A": "1", "B": "x=y"}
+    assert spec.pvc[1].sub_path == "sets/a" and spec.pvc[1].read_only
+    assert [(t.key, t.operator, t.value, t.effect) for t in spec.tolerations] == [
+        ("nvidia.com/gpu", "Exists", "", "NoSchedule"),
+        ("team", "Equal", "a", "NoExecute"),
+    ]
+    assert (spec.restart_policy, spec.backoff_limit, spec.deadline, spec.ttl) == (
+        "Never",
+        0,
+        3600,
+        600,
+    )
+    assert spec.gpu_resource == "amd.com/gpu" and spec.queue == "team-a"
+
+
+def test_render_json() -> None:
+    result = ptjob("render", "--name", "j", "-o", "json", "--", "python", "t.py")
+    assert result.returncode == 0
+    assert '"kind": "PyTorchJob"' in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--nodes", "0"], "--nodes"),
+        (["--nodes", "two"], "--nodes"),
+        (["--gpus", "-1"], "--gpus"),
+        (["--name", "Bad_Name"], "--name"),
+        (["--name", "a" * 60, "--nodes", "3"], "--name"),
+        (["--memory", "8 GB"], "--memory"),
+        (["--cpu", "-1"], "--cpu"),
+        (["--shm", "lots"], "--shm"),
+        (["--pvc", "data"], "--pvc"),
+        (["--pvc", "Data:/mnt"], "--pvc #1 (claim)"),
+        (["--pvc", "data:/dev/shm"], "--pvc #1 (mountPath)"),
+        (["--pvc", "a:/m", "--pvc", "b:/m"], "--pvc #2 (mountPath)"),
+        (["--env", "NOEQUALS"], "--env"),
+        (["--env", "1BAD=x"], "--env 1BAD"),
+        (["--env", "RANK=3"], "--env RANK"),
+        (["--restart-policy", "Sometimes"], "--restart-policy"),
+        (["--clean-pod-policy", "Some"], "--clean-pod-policy"),
+        (["--label", "bad key=x"], "--label bad key"),
+        (["--toleration", "gpu:NoRun"], "--toleration #1 (effect)"),
+        (["--nproc-per-node", "auto"], "--nproc-per-node"),
+        (["--workdir", "relative"], "--workdir"),
+        (["--logdir", "/a/../b"], "--logdir"),
+        (["--queue", "bad queue"], "--queue"),
+        (["--nodez", "3"], "--nodez"),
+    ],
+)
+def test_bad_flags_exit_2_naming_the_flag(args: list[str], flag: str) -> None:
+    result = ptjob("render", *args, "--", "python", "train.py")
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    assert flag in result.stderr
+    assert "Traceback" not in result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("ptjob")
+
+
+def test_missing_command_and_unreadable_script() -> None:
+    result = ptjob("render", "--name", "x")
+    assert result.returncode == 2 and "COMMAND" in result.stderr
+    result = ptjob("render", "--script", "/does/not/exist.py")
+    assert result.returncode == 2 and "--script" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_error_is_reported_each_on_one_line() -> None:
+    result = ptjob("render", "--nodes", "0", "--memory", "1 G", "--", "python", "t.py")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert any("--nodes" in line for line in lines) and any("--memory" in line for line in lines)
