@@ -81,10 +81,12 @@ clean:
 # The wheel must install into a fresh venv with no node on PATH and show up enabled.
 check-wheel: wheel
 	rm -rf .wheel-venv && python3 -m venv .wheel-venv
-	.wheel-venv/bin/pip install -q dist/jupyter_pytorchjob-*.whl
-	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/jupyter labextension list 2>&1 \
-	    | tee /dev/stderr | grep -E "jupyter-pytorchjob .*enabled.*OK"
-	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/jupyter server extension list 2>&1 \
-	    | tee /dev/stderr | grep -E "jupyter_pytorchjob .*OK"
-	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin .wheel-venv/bin/ptjob render --name w -- python t.py >/dev/null
+	.wheel-venv/bin/pip install -q dist/jupyter_pytorchjob-*.whl 'jupyterlab>=4.6,<5'
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin jupyter labextension list > .wheel-venv/lab.txt 2>&1
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin jupyter server extension list > .wheel-venv/server.txt 2>&1
+	cat .wheel-venv/lab.txt .wheel-venv/server.txt
+	grep -qE "jupyter-pytorchjob .*enabled.*OK" .wheel-venv/lab.txt
+	grep -qE "jupyter_pytorchjob .*enabled" .wheel-venv/server.txt
+	grep -qE "jupyter_pytorchjob .*OK" .wheel-venv/server.txt
+	env -i HOME=$(HOME) PATH=$(abspath .wheel-venv)/bin ptjob render --name w -- python t.py > /dev/null
 	rm -rf .wheel-venv

@@ -20,6 +20,8 @@ from .job.errors import JobSpecInvalid
 from .job.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, suggest_name
 
 BACKENDS = ("local", "kubernetes")
+# Subcommands that take job flags and build a job body.
+JOB_COMMANDS = ("render", "submit")
 
 # Wire field (first segment) -> the flag that sets it.
 FLAG_OF_FIELD = {
@@ -96,7 +98,60 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     render.add_argument(
         "-o", "--output", choices=("yaml", "json"), default="yaml", help="output format"
     )
+    submit = sub.add_parser(
+        "submit",
+        help="submit a job and print its name",
+        description="Submit a job and print its name. Give the training code as "
+        "--script FILE or as -- COMMAND [ARGS...].",
+    )
+    _add_global_flags(submit)
+    _add_job_flags(submit)
+
+    listing = sub.add_parser("list", help="list jobs with their state")
+    _add_global_flags(listing)
+    status = sub.add_parser("status", help="a job's state, conditions and replicas")
+    _add_global_flags(status)
+    status.add_argument("job", metavar="NAME")
+    logs = sub.add_parser(
+        "logs",
+        help="print a job's logs, every replica merged with a prefix",
+        description="Print a job's logs: every replica merged, each line prefixed with its "
+        "replica (master-0 | ...), or one replica with --replica.",
+    )
+    _add_global_flags(logs)
+    logs.add_argument("job", metavar="NAME")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep following new lines")
+    logs.add_argument("--replica", metavar="REPLICA", help="only this replica, e.g. worker-0")
+    logs.add_argument("--tail", metavar="N", type=_non_negative, help="last N lines per replica")
+    logs.add_argument(
+        "--previous", action="store_true", help="the log of the replica's previous (crashed) run"
+    )
+    wait = sub.add_parser(
+        "wait", help="wait until the job finishes: exit 0 on Succeeded, 1 on Failed or timeout"
+    )
+    _add_global_flags(wait)
+    wait.add_argument("job", metavar="NAME")
+    wait.add_argument("--timeout", metavar="SECONDS", type=_positive_float, help="give up after")
+    delete = sub.add_parser("delete", help="stop every replica and remove the job")
+    _add_global_flags(delete)
+    delete.add_argument("job", metavar="NAME")
     return parser
+
+
+def _non_negative(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _add_global_flags(parser: argparse.ArgumentParser) -> None:
@@ -169,7 +224,7 @@ def parse(
     flags, command = split_command(argv)
     options = build_parser(prog).parse_args(flags)
     invocation = Invocation(options.subcommand, options)
-    if options.subcommand == "render":
+    if options.subcommand in JOB_COMMANDS:
         try:
             invocation.job = job_body(options, command, script_text=script_text)
         except UsageError as err:

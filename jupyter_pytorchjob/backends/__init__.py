@@ -1,0 +1,56 @@
+"""Where jobs run, behind one contract (``base.Backend``).
+
+* ``local``      - each node a local process with the operator's environment.
+* ``kubernetes`` - Kubeflow Training Operator v1 PyTorchJobs (a later release).
+
+The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
+``create_backend`` and never know which one it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import (
+    Backend,
+    BackendError,
+    Event,
+    JobExists,
+    JobInfo,
+    JobNotFound,
+    JobState,
+    LogChunk,
+    ReplicaInfo,
+    Volume,
+)
+
+BACKENDS = ("local", "kubernetes")
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "BackendError",
+    "Event",
+    "JobExists",
+    "JobInfo",
+    "JobNotFound",
+    "JobState",
+    "LogChunk",
+    "ReplicaInfo",
+    "Volume",
+    "create_backend",
+]
+
+
+def create_backend(name: str = "local", **options: Any) -> Backend:
+    """The backend called ``name``, configured with ``options``."""
+    if name == "local":
+        from .local import LocalBackend
+
+        return LocalBackend(**options)
+    if name == "kubernetes":
+        raise BackendError(
+            "the kubernetes backend is not available in this release; use --backend local",
+            status=501,
+        )
+    raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}", status=400)

@@ -1,0 +1,229 @@
+"""The backend contract: what the server, the CLI and the magic may ask of a backend.
+
+Modelled on jupyter-scheduler's ``BaseScheduler`` and the Kubeflow SDK's backends:
+REST-shaped verbs on a job name, wire models as dataclasses with ``to_wire``.
+Every backend maps its own world (processes, pods) onto these models, so the
+views never know where a job runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..job.spec import JobSpec
+
+
+class JobState(str, enum.Enum):
+    """A job's state, derived as in notes/operator.md section 8."""
+
+    CREATED = "Created"
+    RUNNING = "Running"
+    RESTARTING = "Restarting"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    SUSPENDED = "Suspended"
+
+    @property
+    def finished(self) -> bool:
+        return self in (JobState.SUCCEEDED, JobState.FAILED)
+
+
+class BackendError(Exception):
+    """A failure a person can act on; ``status`` is the HTTP status to answer with."""
+
+    status = 500
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class JobNotFound(BackendError):
+    """No job of that name (in this namespace)."""
+
+    status = 404
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"job {name!r} not found")
+        self.name = name
+
+
+class JobExists(BackendError):
+    """The name is taken."""
+
+    status = 409
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"a job named {name!r} already exists; choose another name or delete it first"
+        )
+        self.name = name
+
+
+@dataclass
+class Condition:
+    """One entry of ``status.conditions`` (type Created, Running, ...)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_transition: float
+
+
+@dataclass
+class ReplicaInfo:
+    """One replica (a pod, or a local process): ``master-0``, ``worker-1`` ..."""
+
+    name: str
+    phase: str  # Pending, Running, Succeeded, Failed, Unknown
+    restarts: int = 0
+    exit_code: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    node: str | None = None
+
+
+@dataclass
+class JobInfo:
+    """A job as the list and the job view show it."""
+
+    name: str
+    state: JobState
+    replicas: list[ReplicaInfo]
+    nodes: int
+    gpus: int
+    created: float
+    started: float | None = None
+    finished: float | None = None
+    conditions: list[Condition] = field(default_factory=list)
+    logdir: str | None = None
+    namespace: str | None = None
+    manifest: Mapping[str, Any] | None = None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to finish (or to now while it runs)."""
+        if self.started is None:
+            return None
+        return (self.finished or time.time()) - self.started
+
+    def to_wire(self, *, with_manifest: bool = False) -> dict[str, Any]:
+        wire = asdict(self)
+        wire["state"] = self.state.value
+        wire["duration"] = self.duration
+        if not with_manifest:
+            wire.pop("manifest")
+        return wire
+
+
+@dataclass
+class Event:
+    """Something that happened to a job or one of its replicas."""
+
+    type: str  # Normal or Warning
+    reason: str
+    message: str
+    object: str  # the job name or a replica name
+    time: float
+    count: int = 1
+
+
+@dataclass
+class Volume:
+    """A PersistentVolumeClaim (or, locally, the directory a claim maps to)."""
+
+    name: str
+    phase: str
+    capacity: str | None
+    access_modes: list[str]
+    local_path: str | None = None
+
+
+@dataclass
+class LogChunk:
+    """Some complete lines of one replica's log.
+
+    ``offset`` is where the chunk ends in that replica's log (for the current
+    container unless ``previous``); giving it back as ``since`` resumes after the
+    chunk without repeating a line.
+    """
+
+    replica: str
+    text: str
+    offset: int
+    previous: bool = False
+
+
+class Backend(ABC):
+    """Submit, inspect and remove PyTorchJobs; one implementation per place jobs run."""
+
+    name: str = ""
+
+    @abstractmethod
+    async def submit(self, spec: JobSpec) -> JobInfo:
+        """Create the job; ``JobExists`` if the name is taken. Nothing is left
+        behind when it fails."""
+
+    @abstractmethod
+    async def list_jobs(self) -> list[JobInfo]:
+        """Every job, newest first."""
+
+    @abstractmethod
+    async def get_job(self, name: str) -> JobInfo:
+        """One job with its replicas; ``JobNotFound`` if absent."""
+
+    @abstractmethod
+    async def delete_job(self, name: str) -> None:
+        """Stop every replica and remove the job; ``JobNotFound`` if absent."""
+
+    @abstractmethod
+    async def events(self, name: str) -> list[Event]:
+        """Events of the job and its replicas, oldest first."""
+
+    @abstractmethod
+    async def volumes(self) -> list[Volume]:
+        """The claims a job can mount."""
+
+    @abstractmethod
+    def logs(
+        self,
+        name: str,
+        *,
+        replica: str | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        previous: bool = False,
+        since: Mapping[str, int] | None = None,
+    ) -> AsyncIterator[LogChunk]:
+        """The logs of every replica (or one), as chunks of whole lines.
+
+        ``tail`` limits each replica's backlog to its last lines; ``since`` maps a
+        replica to the ``offset`` of the last chunk seen, to resume without
+        duplicates; ``follow`` keeps going until the job is finished and every log
+        is read, picking up replicas that start later.
+        """
+
+    async def wait(
+        self, name: str, *, timeout: float | None = None, interval: float = 0.5
+    ) -> JobInfo:
+        """Poll until the job is Succeeded or Failed; ``TimeoutError`` past ``timeout``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = await self.get_job(name)
+            if job.state.finished:
+                return job
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"job {name!r} is still {job.state.value} after {timeout} s")
+            await asyncio.sleep(interval)
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release connections; the backend is not used afterwards."""

@@ -1,0 +1,419 @@
+"""``LocalBackend``: the backend contract over local processes and their on-disk state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+from ...job.manifest import build_manifest
+from ...job.spec import JobSpec
+from ..base import (
+    Backend,
+    BackendError,
+    Condition,
+    Event,
+    JobExists,
+    JobInfo,
+    JobNotFound,
+    JobState,
+    LogChunk,
+    ReplicaInfo,
+    Volume,
+)
+from .plan import free_port, plan_nodes, plans_to_wire
+from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
+
+CHUNK = 65536
+FOLLOW_POLL = 0.1
+# A supervisor that has not written its pid this long after submit is presumed dead.
+SUPERVISOR_START_GRACE = 30.0
+STOP_TIMEOUT = 10.0
+
+
+class LocalBackend(Backend):
+    """Jobs as local processes; see ``plan`` and ``supervisor`` for the details.
+
+    ``root`` holds the jobs' state, ``volume_root/<claim>`` is the directory a
+    claim maps to unless ``claim_dirs`` names another, and ``default_workdir`` is
+    where a job without ``workdir`` starts.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        root: str | Path | None = None,
+        volume_root: str | Path | None = None,
+        claim_dirs: Mapping[str, str | Path] | None = None,
+        default_workdir: str | Path | None = None,
+    ) -> None:
+        self.root = Path(root) if root else default_root()
+        self.volume_root = Path(volume_root) if volume_root else default_volume_root()
+        self.claim_dirs = {k: Path(v) for k, v in (claim_dirs or {}).items()}
+        self.default_workdir = Path(default_workdir) if default_workdir else Path.cwd()
+        self.jobs_dir = self.root / "jobs"
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def claim_dir(self, claim: str) -> Path:
+        """The local directory of a claim (created on first use, like a dynamic PVC)."""
+        return self.claim_dirs.get(claim, self.volume_root / claim)
+
+    def _jobdir(self, name: str) -> JobDir:
+        jobdir = JobDir(self.jobs_dir / name)
+        if not jobdir.job.exists():
+            raise JobNotFound(name)
+        return jobdir
+
+    # -- contract -----------------------------------------------------------------------
+
+    async def submit(self, spec: JobSpec) -> JobInfo:
+        manifest = build_manifest(spec)
+        claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        plans = plan_nodes(
+            spec,
+            claim_dir=claim_dir,
+            port=free_port(),
+            default_cwd=self.default_workdir,
+            gpu_count=gpu_count() if spec.gpus else 0,
+        )
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        jobdir = JobDir(self.jobs_dir / spec.name)
+        try:
+            jobdir.path.mkdir()
+        except FileExistsError:
+            raise JobExists(spec.name) from None
+        try:
+            for directory in claim_dir.values():
+                directory.mkdir(parents=True, exist_ok=True)
+            jobdir.logs.mkdir()
+            now = time.time()
+            write_json(jobdir.manifest, manifest)
+            write_json(jobdir.plan, plans_to_wire(plans))
+            write_json(
+                jobdir.replicas,
+                {p.replica: {"phase": "Pending", "restarts": 0} for p in plans},
+            )
+            write_json(
+                jobdir.job,
+                {
+                    "state": "Created",
+                    "created": now,
+                    "conditions": [
+                        {
+                            "type": "Created",
+                            "status": "True",
+                            "reason": "PyTorchJobCreated",
+                            "message": f"PyTorchJob {spec.name} is created.",
+                            "last_transition": now,
+                        }
+                    ],
+                    "restart_policy": spec.restart_policy,
+                    "run_policy": manifest["spec"]["runPolicy"],
+                    "nodes": spec.nodes,
+                    "gpus": spec.gpus,
+                    "logdir": spec.logdir,
+                    "port": plans[0].env["MASTER_PORT"],
+                },
+            )
+            jobdir.add_event("Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name)
+            await asyncio.to_thread(self._start_supervisor, jobdir)
+        except BaseException:
+            shutil.rmtree(jobdir.path, ignore_errors=True)
+            raise
+        return self._info(jobdir)
+
+    def _start_supervisor(self, jobdir: JobDir) -> None:
+        # The supervisor double-forks; this child exits as soon as it has detached.
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_pytorchjob.backends.local.supervisor",
+                str(jobdir.path),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        if child.wait(timeout=30) != 0:
+            raise BackendError("the job supervisor failed to start", status=500)
+
+    async def list_jobs(self) -> list[JobInfo]:
+        if not self.jobs_dir.is_dir():
+            return []
+        jobs = []
+        for path in self.jobs_dir.iterdir():
+            if (path / "job.json").exists():
+                with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
+                    jobs.append(self._info(JobDir(path)))
+        return sorted(jobs, key=lambda j: j.created, reverse=True)
+
+    async def get_job(self, name: str) -> JobInfo:
+        return self._info(self._jobdir(name), with_manifest=True)
+
+    def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
+        job = read_json(jobdir.job, {})
+        replicas = read_json(jobdir.replicas, {})
+        state = JobState(job.get("state", "Created"))
+        conditions = [Condition(**c) for c in job.get("conditions", [])]
+        pid = job.get("supervisor_pid")
+        lost = not state.finished and (
+            (pid is not None and not pid_alive(pid))
+            or (pid is None and time.time() - job.get("created", 0) > SUPERVISOR_START_GRACE)
+        )
+        if lost:
+            # The supervisor died (machine reboot, kill -9): nobody runs the job any more.
+            state = JobState.FAILED
+            conditions.append(
+                Condition(
+                    "Failed",
+                    "True",
+                    "SupervisorLost",
+                    f"the supervisor of {jobdir.name} is gone (was the machine restarted?); "
+                    "its processes are no longer watched",
+                    time.time(),
+                )
+            )
+        infos = []
+        for name, r in replicas.items():
+            phase = r.get("phase", "Pending")
+            if lost and phase in ("Pending", "Running"):
+                phase = "Unknown"
+            infos.append(
+                ReplicaInfo(
+                    name=name,
+                    phase=phase,
+                    restarts=r.get("restarts", 0),
+                    exit_code=r.get("exit_code"),
+                    reason=r.get("reason"),
+                    message=r.get("message"),
+                    node="localhost",
+                )
+            )
+        return JobInfo(
+            name=jobdir.name,
+            state=state,
+            replicas=infos,
+            nodes=job.get("nodes", len(infos)),
+            gpus=job.get("gpus", 0),
+            created=job.get("created", 0.0),
+            started=job.get("started"),
+            finished=job.get("finished"),
+            conditions=conditions,
+            logdir=job.get("logdir"),
+            manifest=read_json(jobdir.manifest) if with_manifest else None,
+        )
+
+    async def delete_job(self, name: str) -> None:
+        jobdir = self._jobdir(name)
+        await asyncio.to_thread(self._stop_everything, jobdir)
+        shutil.rmtree(jobdir.path, ignore_errors=True)
+
+    def _stop_everything(self, jobdir: JobDir) -> None:
+        """SIGTERM the supervisor (it stops the nodes), then make sure of it."""
+        job = read_json(jobdir.job, {})
+        pids = [r.get("pid") for r in read_json(jobdir.replicas, {}).values() if r.get("pid")]
+        supervisor = job.get("supervisor_pid")
+        if supervisor and pid_alive(supervisor):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(supervisor, signal.SIGTERM)
+            end = time.monotonic() + STOP_TIMEOUT
+            while pid_alive(supervisor) and time.monotonic() < end:
+                time.sleep(0.05)
+        pids = pids + [
+            r.get("pid") for r in read_json(jobdir.replicas, {}).values() if r.get("pid")
+        ]
+        for pid in [supervisor, *pids]:
+            if pid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+
+    async def events(self, name: str) -> list[Event]:
+        jobdir = self._jobdir(name)
+        events = []
+        with contextlib.suppress(FileNotFoundError):
+            for line in jobdir.events.read_text().splitlines():
+                with contextlib.suppress(json.JSONDecodeError, TypeError):
+                    events.append(Event(**json.loads(line)))
+        return events
+
+    async def volumes(self) -> list[Volume]:
+        claims: dict[str, Path] = {}
+        if self.volume_root.is_dir():
+            claims.update({p.name: p for p in self.volume_root.iterdir() if p.is_dir()})
+        claims.update(self.claim_dirs)
+        volumes = []
+        for claim, path in sorted(claims.items()):
+            capacity = None
+            with contextlib.suppress(OSError):
+                capacity = f"{shutil.disk_usage(path).total // 2**30}Gi"
+            volumes.append(
+                Volume(
+                    name=claim,
+                    phase="Bound" if path.is_dir() else "Pending",
+                    capacity=capacity,
+                    access_modes=["ReadWriteMany"],
+                    local_path=str(path),
+                )
+            )
+        return volumes
+
+    async def logs(
+        self,
+        name: str,
+        *,
+        replica: str | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        previous: bool = False,
+        since: Mapping[str, int] | None = None,
+    ) -> AsyncIterator[LogChunk]:
+        jobdir = self._jobdir(name)
+        replicas = list(read_json(jobdir.replicas, {}))
+        if replica is not None and replica not in replicas:
+            raise BackendError(
+                f"job {name!r} has no replica {replica!r}; it has {', '.join(replicas)}",
+                status=404,
+            )
+        wanted = [replica] if replica else replicas
+        offsets: dict[str, int] = {}
+        for r in wanted:
+            path = jobdir.log(r, previous=previous)
+            if since and r in since:
+                offsets[r] = since[r]
+            elif tail is not None:
+                offsets[r] = await asyncio.to_thread(tail_offset, path, tail)
+            else:
+                offsets[r] = 0
+        if previous:
+            follow = False
+        while True:
+            progressed = False
+            for r in wanted:
+                path = jobdir.log(r, previous=previous)
+                async for chunk in read_lines(path, r, offsets[r], previous=previous):
+                    offsets[r] = chunk.offset
+                    progressed = True
+                    yield chunk
+            if not follow:
+                return
+            if not progressed:
+                # Finished and fully read: nothing more will be written.
+                if not jobdir.path.exists():
+                    return
+                if self._settled(jobdir):
+                    for r in wanted:  # a last look: the final lines may have just landed
+                        path = jobdir.log(r, previous=previous)
+                        async for chunk in read_lines(path, r, offsets[r], previous=previous):
+                            offsets[r] = chunk.offset
+                            yield chunk
+                    return
+                await asyncio.sleep(FOLLOW_POLL)
+
+    def _settled(self, jobdir: JobDir) -> bool:
+        """The job is finished and no node process is left to write."""
+        job = read_json(jobdir.job, {})
+        if not JobState(job.get("state", "Created")).finished:
+            supervisor = job.get("supervisor_pid")
+            return supervisor is not None and not pid_alive(supervisor)
+        replicas = read_json(jobdir.replicas, {})
+        return all(r.get("phase") != "Running" for r in replicas.values())
+
+
+async def read_lines(
+    path: Path, replica: str, offset: int, *, previous: bool = False
+) -> AsyncIterator[LogChunk]:
+    """Whole lines of ``path`` from ``offset``, timestamps removed, in bounded chunks."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if offset > size:  # the file was rotated (a restart): start over on the new one
+        offset = 0
+    while offset < size:
+        data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            if len(data) < CHUNK:
+                return  # a partial line: wait for its newline
+            cut = len(data)  # one enormous line: pass it on in pieces
+        text = strip_timestamps(data[:cut])
+        offset += cut
+        yield LogChunk(replica, text, offset, previous)
+
+
+def _read_at(path: Path, offset: int, size: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read(size)
+
+
+def strip_timestamps(data: bytes) -> str:
+    """Drop the ``<timestamp> `` prefix the supervisor writes on every line."""
+    width = len(timestamp()) + 1
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    out = [
+        line[width:] if len(line) >= width and line[width - 1] == " " else line for line in lines
+    ]
+    return "\n".join(out)
+
+
+def tail_offset(path: Path, lines: int) -> int:
+    """The byte offset where the last ``lines`` lines of ``path`` begin."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if lines <= 0:
+        return size
+    with path.open("rb") as f:
+        end = size
+        found = 0
+        while end > 0:
+            start = max(0, end - CHUNK)
+            f.seek(start)
+            block = f.read(end - start)
+            for i in range(len(block) - 1, -1, -1):
+                if block[i] == 0x0A and start + i != size - 1:
+                    found += 1
+                    if found == lines:
+                        return start + i + 1
+            end = start
+    return 0
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def gpu_count() -> int:
+    """GPUs this machine has (CUDA), without importing torch when there is no driver."""
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--list-gpus"], capture_output=True, text=True, timeout=20, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))

@@ -1,0 +1,150 @@
+"""What each node process of a local job runs: argv, environment, working directory.
+
+A node gets exactly the environment the Training Operator gives its pod
+(``job.environment.replica_env``) with ``MASTER_ADDR=127.0.0.1`` and a free port
+per job. Mount paths become local directories by **path rewriting**: wherever a
+PVC's mount path starts a command word, an ``--opt=value``, an env value, the
+working directory or ``PTJOB_LOGDIR``, it is replaced by the claim's local
+directory. Scripts that take their paths as arguments or from the environment
+(as the examples do) therefore run unchanged here and in a cluster; a path
+hard-coded inside a script is not rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ...job.environment import node_env
+from ...job.manifest import BOOTSTRAP_COMMAND, LOGDIR_ENV, SCRIPT_ENV
+from ...job.spec import OPERATOR_ENV, JobSpec
+from ..base import BackendError
+
+# Inherited from the server's own environment, these would confuse a job (a server
+# started inside another job, or a torchrun child).
+_DROP_FROM_PARENT = (*OPERATOR_ENV, "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
+_DROP_PREFIXES = ("PET_", "PTJOB_", "TORCHELASTIC_")
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """How to start one node (replica) of the job."""
+
+    replica: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """Mount path in the job -> local directory, longest first."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def for_spec(cls, spec: JobSpec, claim_dir: dict[str, Path]) -> Mounts:
+        pairs = []
+        for pvc in spec.pvc:
+            local = claim_dir[pvc.claim] / pvc.sub_path if pvc.sub_path else claim_dir[pvc.claim]
+            pairs.append((pvc.mount_path, str(local)))
+        return cls(tuple(sorted(pairs, key=lambda p: -len(p[0]))))
+
+    def rewrite_path(self, value: str) -> str:
+        for mount, local in self.pairs:
+            if value == mount or value.startswith(mount + "/"):
+                return local + value[len(mount) :]
+        return value
+
+    def rewrite_word(self, word: str) -> str:
+        """A command word, or the value of ``--opt=value``."""
+        if word.startswith("-") and "=" in word:
+            option, _, value = word.partition("=")
+            return f"{option}={self.rewrite_path(value)}"
+        return self.rewrite_path(word)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (the job binds it moments later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def local_argv(command: list[str]) -> list[str]:
+    """Run ``python``, ``python3`` and ``torchrun`` with this server's interpreter, so a
+    job sees the packages JupyterLab runs with, whatever PATH says."""
+    if not command:
+        raise BackendError("the job has no command to run", status=400)
+    head, rest = command[0], command[1:]
+    if head in ("python", "python3"):
+        return [sys.executable, *rest]
+    if head == "torchrun":
+        return [sys.executable, "-m", "torch.distributed.run", *rest]
+    return command
+
+
+def plan_nodes(
+    spec: JobSpec,
+    *,
+    claim_dir: dict[str, Path],
+    port: int,
+    default_cwd: Path,
+    gpu_count: int,
+    base_env: dict[str, str] | None = None,
+) -> list[NodePlan]:
+    """The node processes of ``spec``; ``BackendError`` if this machine cannot run it."""
+    if spec.gpus and spec.gpus * spec.nodes > gpu_count:
+        raise BackendError(
+            f"the job asks for {spec.gpus} GPU(s) on each of {spec.nodes} node(s) but this "
+            f"machine has {gpu_count}; lower gpus (0 runs on the CPU with gloo)",
+            status=400,
+        )
+    mounts = Mounts.for_spec(spec, claim_dir)
+    parent = {
+        k: v
+        for k, v in (os.environ if base_env is None else base_env).items()
+        if k not in _DROP_FROM_PARENT and not k.startswith(_DROP_PREFIXES)
+    }
+    if spec.script is not None:
+        launcher = "torchrun" if spec.nproc_per_node > 1 else "python"
+        # The bootstrap of the manifest, run by this interpreter.
+        command = [BOOTSTRAP_COMMAND[0], *BOOTSTRAP_COMMAND[1:], launcher, "--", *spec.args]
+    else:
+        command = [*spec.command, *spec.args]
+    argv = [mounts.rewrite_word(w) for w in local_argv(command)]
+    cwd = mounts.rewrite_path(spec.workdir) if spec.workdir else str(default_cwd)
+    if not Path(cwd).is_dir():
+        raise BackendError(
+            f"workdir {spec.workdir} is {cwd} on this machine, which is not a directory",
+            status=400,
+        )
+    plans = []
+    for node, replica in enumerate(spec.replica_names()):
+        env = dict(parent)
+        env.update({k: mounts.rewrite_path(v) for k, v in spec.env.items()})
+        if spec.logdir:
+            env[LOGDIR_ENV] = mounts.rewrite_path(spec.logdir)
+        if spec.script is not None:
+            env[SCRIPT_ENV] = spec.script
+        if spec.gpus:
+            first = node * spec.gpus
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(first + i) for i in range(spec.gpus))
+        else:
+            # A pod without GPU limits sees no GPU; so does the local node.
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        env.update(node_env(spec, node, master_addr="127.0.0.1", master_port=port))
+        plans.append(NodePlan(replica, argv, env, cwd))
+    return plans
+
+
+def plans_to_wire(plans: list[NodePlan]) -> list[dict[str, Any]]:
+    return [asdict(p) for p in plans]
+
+
+def plans_from_wire(data: list[dict[str, Any]]) -> list[NodePlan]:
+    return [NodePlan(**d) for d in data]

@@ -1,0 +1,111 @@
+"""On-disk state of local jobs.
+
+``<root>/jobs/<name>/`` holds ``manifest.json`` (what was submitted), ``plan.json``
+(what each node runs), ``job.json`` (state, conditions, times, supervisor pid),
+``replicas.json`` (pid, exit code, restarts per replica), ``events.jsonl`` and
+``logs/<replica>.log`` (each line ``<RFC 3339 timestamp> <text>``; the previous
+container's log is ``<replica>.previous.log``). The supervisor is the only writer
+once the job runs; every write is atomic (temporary file + rename), so readers in
+other processes never see half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_data_dir
+
+ROOT_ENV = "PTJOB_HOME"
+VOLUMES_ENV = "PTJOB_VOLUMES"
+
+
+def default_root() -> Path:
+    """Where local jobs live: ``$PTJOB_HOME``, else ``<jupyter data dir>/pytorchjob``."""
+    env = os.environ.get(ROOT_ENV)
+    return Path(env) if env else Path(jupyter_data_dir()) / "pytorchjob"
+
+
+def default_volume_root() -> Path:
+    """Where claims map to directories: ``$PTJOB_VOLUMES``, else ``<root>/volumes``."""
+    env = os.environ.get(VOLUMES_ENV)
+    return Path(env) if env else default_root() / "volumes"
+
+
+def timestamp(when: float | None = None) -> str:
+    """RFC 3339 with microseconds, as the kubelet prefixes log lines."""
+    moment = datetime.fromtimestamp(time.time() if when is None else when, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def read_json(path: Path, default: Any = None) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return default
+
+
+@dataclass(frozen=True)
+class JobDir:
+    """The files of one job."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def plan(self) -> Path:
+        return self.path / "plan.json"
+
+    @property
+    def job(self) -> Path:
+        return self.path / "job.json"
+
+    @property
+    def replicas(self) -> Path:
+        return self.path / "replicas.json"
+
+    @property
+    def events(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def supervisor_log(self) -> Path:
+        return self.path / "supervisor.log"
+
+    def log(self, replica: str, *, previous: bool = False) -> Path:
+        return self.logs / (f"{replica}.previous.log" if previous else f"{replica}.log")
+
+    def add_event(self, type_: str, reason: str, message: str, obj: str) -> None:
+        line = json.dumps(
+            {
+                "type": type_,
+                "reason": reason,
+                "message": message,
+                "object": obj,
+                "time": time.time(),
+            }
+        )
+        with self.events.open("a") as f:
+            f.write(line + "\n")

@@ -1,0 +1,331 @@
+"""The local backend with real processes and real torch.distributed (gloo)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
+from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.backend import pid_alive
+from jupyter_pytorchjob.job import JobSpec
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> LocalBackend:
+    return LocalBackend(
+        root=tmp_path / "home", volume_root=tmp_path / "volumes", default_workdir=EXAMPLES
+    )
+
+
+def spec(**body: Any) -> JobSpec:
+    return JobSpec.from_wire({"shm": "off", **body})
+
+
+async def collect_logs(backend: LocalBackend, name: str, **kwargs: Any) -> dict[str, str]:
+    text: dict[str, str] = {}
+    async for chunk in backend.logs(name, **kwargs):
+        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
+    return text
+
+
+async def test_two_node_ddp_with_tensorboard_on_the_pvc(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    job = await backend.submit(
+        spec(
+            name="cnn",
+            nodes=2,
+            pvc=[{"claim": "data", "mountPath": "/mnt/data"}],
+            logdir="/mnt/data/runs/cnn",
+            command=["python", "mnist_cnn.py", "--epochs", "1", "--samples", "256"],
+        )
+    )
+    assert job.state in (JobState.CREATED, JobState.RUNNING)
+    assert [r.name for r in job.replicas] == ["master-0", "worker-0"]
+    done = await backend.wait("cnn", timeout=120)
+    assert done.state is JobState.SUCCEEDED, await collect_logs(backend, "cnn")
+    assert [r.exit_code for r in done.replicas] == [0, 0]
+    logs = await collect_logs(backend, "cnn")
+    assert "rank 0 epoch 0" in logs["master-0"]
+    assert "rank 1 epoch 0" in logs["worker-0"]
+    # The job wrote to /mnt/data/runs/cnn; locally that is the claim's directory.
+    events = list((tmp_path / "volumes" / "data" / "runs" / "cnn").glob("events.out.tfevents.*"))
+    assert events, "tfevents under the PVC's local directory"
+    assert "writing TensorBoard events to " + str(tmp_path / "volumes" / "data") in logs["master-0"]
+
+
+async def test_torchrun_two_nodes_two_processes_each(backend: LocalBackend) -> None:
+    await backend.submit(
+        spec(name="tr", nodes=2, nprocPerNode=2, command=["torchrun", "train_torchrun.py"])
+    )
+    done = await backend.wait("tr", timeout=120)
+    logs = await collect_logs(backend, "tr")
+    assert done.state is JobState.SUCCEEDED, logs
+    text = logs["master-0"] + logs["worker-0"]
+    assert text.count("world_size 4") == 4
+    assert "sum_of_ranks 6" in text
+
+
+async def test_script_shipped_in_the_job(backend: LocalBackend) -> None:
+    script = "import os, sys\nprint('script rank', os.environ['RANK'], 'args', sys.argv[1:])\n"
+    await backend.submit(spec(name="scr", nodes=2, script=script, args=["--x", "1"]))
+    done = await backend.wait("scr", timeout=60)
+    logs = await collect_logs(backend, "scr")
+    assert done.state is JobState.SUCCEEDED, logs
+    assert "script rank 0 args ['--x', '1']" in logs["master-0"]
+    assert "script rank 1 args ['--x', '1']" in logs["worker-0"]
+
+
+FAIL = "import sys; print('about to fail', flush=True); sys.exit(3)"
+
+
+async def test_failing_script_with_restart_policy_never(backend: LocalBackend) -> None:
+    await backend.submit(spec(name="bad", restartPolicy="Never", command=["python", "-c", FAIL]))
+    done = await backend.wait("bad", timeout=60)
+    assert done.state is JobState.FAILED
+    (master,) = done.replicas
+    assert (master.phase, master.exit_code, master.restarts) == ("Failed", 3, 0)
+    assert "exited with code 3" in (master.message or "")
+    assert "about to fail" in (await collect_logs(backend, "bad"))["master-0"]
+    reasons = [e.reason for e in await backend.events("bad")]
+    assert "ExitedWithCode" in reasons
+
+
+async def test_on_failure_restarts_until_the_backoff_limit(backend: LocalBackend) -> None:
+    await backend.submit(
+        spec(
+            name="flaky",
+            restartPolicy="OnFailure",
+            backoffLimit=2,
+            command=["python", "-c", FAIL],
+        )
+    )
+    done = await backend.wait("flaky", timeout=60)
+    assert done.state is JobState.FAILED
+    assert done.replicas[0].restarts == 2
+    assert "backoff limit" in done.conditions[-1].message
+    assert [c.type for c in done.conditions if c.type == "Restarting"] == ["Restarting"]
+    previous = await collect_logs(backend, "flaky", previous=True)
+    assert "about to fail" in previous["master-0"]
+
+
+async def test_deadline_fails_the_job(backend: LocalBackend) -> None:
+    await backend.submit(
+        spec(name="slow", deadline=1, command=["python", "-c", "import time; time.sleep(60)"])
+    )
+    done = await backend.wait("slow", timeout=30)
+    assert done.state is JobState.FAILED
+    assert "deadline" in done.conditions[-1].message
+
+
+def job_pids(backend: LocalBackend, name: str) -> list[int]:
+    jobdir = backend.jobs_dir / name
+    replicas = json.loads((jobdir / "replicas.json").read_text())
+    job = json.loads((jobdir / "job.json").read_text())
+    return [r["pid"] for r in replicas.values() if r.get("pid")] + [job["supervisor_pid"]]
+
+
+async def test_delete_during_a_run_leaves_no_process(backend: LocalBackend) -> None:
+    sleeper = "import subprocess, time; subprocess.Popen(['sleep', '300']); time.sleep(300)"
+    await backend.submit(spec(name="long", nodes=2, command=["python", "-c", sleeper]))
+    for _ in range(100):
+        job = await backend.get_job("long")
+        if all(r.phase == "Running" for r in job.replicas):
+            break
+        await asyncio.sleep(0.1)
+    pids = job_pids(backend, "long")
+    assert all(pid_alive(p) for p in pids)
+    await backend.delete_job("long")
+    for _ in range(50):
+        if not any(pid_alive(p) for p in pids):
+            break
+        await asyncio.sleep(0.1)
+    assert not any(pid_alive(p) for p in pids)
+    # The grandchildren (`sleep 300`) were in the nodes' process groups: gone too.
+    sleepers = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True)
+    assert sleepers.stdout.strip() == ""
+    assert not (backend.jobs_dir / "long").exists()
+    with pytest.raises(JobNotFound):
+        await backend.get_job("long")
+
+
+async def test_a_new_process_sees_the_job_and_resumes_logs(backend: LocalBackend) -> None:
+    ticker = (
+        "import time\nfor i in range(30):\n    print('tick', i, flush=True)\n    time.sleep(0.1)\n"
+    )
+    await backend.submit(spec(name="tick", script=ticker))
+    # Read what is there so far, remember the offset, then let another process resume.
+    await asyncio.sleep(1.0)
+    seen = ""
+    offset = 0
+    async for chunk in backend.logs("tick"):
+        seen += chunk.text
+        offset = chunk.offset
+    program = textwrap.dedent(
+        f"""
+        import asyncio, json, sys
+        from jupyter_pytorchjob.backends.local import LocalBackend
+        async def main():
+            b = LocalBackend(root={str(backend.root)!r}, volume_root={str(backend.volume_root)!r})
+            names = [j.name for j in await b.list_jobs()]
+            text = ""
+            async for c in b.logs("tick", follow=True, since={{"master-0": {offset}}}):
+                text += c.text
+            job = await b.get_job("tick")
+            print(json.dumps({{"names": names, "text": text, "state": job.state.value}}))
+        asyncio.run(main())
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    other = json.loads(result.stdout)
+    assert other["names"] == ["tick"]
+    assert other["state"] == "Succeeded"
+    lines = (seen + other["text"]).splitlines()
+    assert lines == [f"tick {i}" for i in range(30)]  # nothing lost, nothing repeated
+
+
+async def test_two_jobs_at_once(backend: LocalBackend) -> None:
+    command = ["python", "train_ddp.py", "--epochs", "1", "--steps", "5"]
+    first = await backend.submit(spec(name="one", nodes=2, command=command))
+    second = await backend.submit(spec(name="two", nodes=2, command=command))
+    del first, second
+    ports = {
+        json.loads((backend.jobs_dir / n / "job.json").read_text())["port"] for n in ("one", "two")
+    }
+    assert len(ports) == 2
+    results = await asyncio.gather(
+        backend.wait("one", timeout=120), backend.wait("two", timeout=120)
+    )
+    assert [r.state for r in results] == [JobState.SUCCEEDED, JobState.SUCCEEDED]
+    assert [j.name for j in await backend.list_jobs()] == ["two", "one"]
+
+
+async def test_name_taken_and_missing_jobs(backend: LocalBackend) -> None:
+    await backend.submit(spec(name="dup", command=["python", "-c", "pass"]))
+    with pytest.raises(JobExists):
+        await backend.submit(spec(name="dup", command=["python", "-c", "pass"]))
+    await backend.wait("dup", timeout=30)
+    for call in (backend.get_job, backend.delete_job, backend.events):
+        with pytest.raises(JobNotFound):
+            await call("nope")
+
+
+async def test_gpus_on_a_machine_without_them_are_refused(backend: LocalBackend) -> None:
+    with pytest.raises(BackendError) as info:
+        await backend.submit(spec(name="gpu", gpus=1, command=["python", "-c", "pass"]))
+    assert "GPU" in info.value.message and info.value.status == 400
+    assert not (backend.jobs_dir / "gpu").exists()
+
+
+async def test_volumes_list_the_claims(backend: LocalBackend) -> None:
+    await backend.submit(
+        spec(
+            name="vol",
+            pvc=[{"claim": "home", "mountPath": "/home/me"}],
+            command=["python", "-c", "pass"],
+        )
+    )
+    volumes = await backend.volumes()
+    assert [v.name for v in volumes] == ["home"]
+    assert volumes[0].phase == "Bound" and volumes[0].local_path
+
+
+def ptjob(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    ptjob_bin = Path(sys.executable).with_name("ptjob")
+    return subprocess.run(
+        [str(ptjob_bin), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=EXAMPLES,
+        check=False,
+    )
+
+
+def test_cli_flow(tmp_path: Path) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    submitted = ptjob(
+        "submit",
+        "--name",
+        "cli",
+        "--nodes",
+        "2",
+        "--shm",
+        "off",
+        "--",
+        "python",
+        "train_ddp.py",
+        "--epochs",
+        "1",
+        "--steps",
+        "5",
+        env=env,
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stdout.strip() == "cli"
+    logs = ptjob("logs", "cli", "-f", env=env)
+    assert logs.returncode == 0
+    assert any(line.startswith("master-0 | rank 0") for line in logs.stdout.splitlines())
+    assert any(line.startswith("worker-0 | rank 1") for line in logs.stdout.splitlines())
+    waited = ptjob("wait", "cli", "--timeout", "60", env=env)
+    assert waited.returncode == 0 and "Succeeded" in waited.stdout
+    listed = ptjob("list", env=env)
+    assert "cli" in listed.stdout and "Succeeded" in listed.stdout
+    status = ptjob("status", "cli", env=env)
+    assert "worker-0" in status.stdout and "Succeeded" in status.stdout
+    one = ptjob("logs", "cli", "--replica", "worker-0", "--tail", "1", env=env)
+    assert one.stdout.count("\n") == 1 and "|" not in one.stdout
+    assert ptjob("delete", "cli", env=env).returncode == 0
+    missing = ptjob("status", "cli", env=env)
+    assert missing.returncode == 1 and "not found" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_cli_failed_job_wait_exits_1(tmp_path: Path) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    ptjob("submit", "--name", "f", "--restart-policy", "Never", "--", "python", "-c", FAIL, env=env)
+    waited = ptjob("wait", "f", "--timeout", "60", env=env)
+    assert waited.returncode == 1 and "Failed" in waited.stdout
+
+
+def test_cli_bad_input_leaves_no_job_directory(tmp_path: Path) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    for args in (
+        ["--name", "Bad_Name", "--", "python", "x.py"],
+        ["--name", "ok", "--memory", "8 GB", "--", "python", "x.py"],
+        ["--name", "ok", "--workdir", "/does/not/exist", "--", "python", "x.py"],
+    ):
+        result = ptjob("submit", *args, env=env)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+    assert "--name" in ptjob("submit", "--name", "Bad_Name", "--", "x", env=env).stderr
+    jobs = tmp_path / "home" / "jobs"
+    assert not jobs.exists() or list(jobs.iterdir()) == []
+    timeout = ptjob("wait", "nothing", "--timeout", "1", env=env)
+    assert timeout.returncode == 1
+
+
+def test_wait_timeout(tmp_path: Path) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    ptjob("submit", "--name", "sl", "--", "python", "-c", "import time; time.sleep(30)", env=env)
+    start = time.monotonic()
+    waited = ptjob("wait", "sl", "--timeout", "1", env=env)
+    assert waited.returncode == 1 and "still" in waited.stderr
+    assert time.monotonic() - start < 20
+    ptjob("delete", "sl", env=env)
