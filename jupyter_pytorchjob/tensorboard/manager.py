@@ -1,0 +1,519 @@
+"""One TensorBoard subprocess per log directory, confined to configured roots.
+
+Design (see the project notes on TensorBoard in a tab):
+
+* TensorBoard runs as its own process (never in the server's process or event
+  loop), bound to ``127.0.0.1`` on a free port, with ``--path_prefix`` set to the
+  full path the browser requests through our proxy
+  (``<base_url>pytorchjob/tensorboard/<id>``), so the proxy keeps the path as is.
+* ``id`` is a short stable hash of the resolved log directory; a second request
+  for the same directory reuses the running process.
+* ``start()`` reports an instance only once TensorBoard answers
+  ``<prefix>/data/environment``; waiting is asynchronous.
+* Each process leads its own process group (``start_new_session``). Stopping sends
+  SIGTERM to the group, then SIGKILL after a timeout, and reaps the leader.
+  ``stop_all()`` runs from the extension's ``stop_extension`` (normal shutdown,
+  SIGTERM and SIGINT of ``jupyter server``); an ``atexit`` hook and a
+  parent-death signal (``_launch``) are safety nets for abnormal exits.
+* Log directories are resolved (symlinks followed) and must lie inside one of the
+  roots. ``..`` is refused outright. A directory that does not exist yet is
+  accepted when it would lie inside a root: TensorBoard starts empty and shows
+  the job's data as soon as it writes some (handy when TensorBoard is opened at
+  submission). Nothing is ever created on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import builtins
+import contextlib
+import hashlib
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from ._launch import PARENT_ENV
+
+#: The route under the server's base URL that serves every instance.
+PROXY_PATH = "pytorchjob/tensorboard"
+#: ``--load_fast`` values TensorBoard 2.21 accepts.
+LOAD_FAST_VALUES = ("false", "true", "auto")
+
+_log = logging.getLogger(__name__)
+
+# Process groups of every live TensorBoard of this Python process, for atexit.
+_LIVE_GROUPS: set[int] = set()
+_ATEXIT_REGISTERED = False
+
+
+class TensorBoardError(Exception):
+    """A request the manager refuses or cannot fulfil, with the field to blame.
+
+    ``status`` is the HTTP status the REST API answers with.
+    """
+
+    def __init__(self, field: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.status = status
+
+    def to_wire(self) -> dict[str, str]:
+        """The JSON error body: ``{field, message}``."""
+        return {"field": self.field, "message": self.message}
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(eq=False)
+class TensorBoardInstance:
+    """A running TensorBoard process and what the proxy needs to reach it."""
+
+    id: str
+    logdir: Path
+    port: int
+    #: The path TensorBoard serves under (URL-decoded, no trailing slash).
+    prefix: str
+    process: asyncio.subprocess.Process
+    started: float = field(default_factory=time.time)
+    last_access: float = field(default_factory=time.time)
+    output: deque[str] = field(default_factory=lambda: deque(maxlen=40))
+    reader: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        """TensorBoard's PID, also its process group ID."""
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process has not exited."""
+        return self.process.returncode is None
+
+    @property
+    def url(self) -> str:
+        """Where the browser opens it, relative to the server's base URL."""
+        return f"{PROXY_PATH}/{self.id}/"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The REST model of an instance."""
+        return {
+            "id": self.id,
+            "url": self.url,
+            "logdir": str(self.logdir),
+            "pid": self.pid,
+            "port": self.port,
+            "started": _iso(self.started),
+            "last_access": _iso(self.last_access),
+        }
+
+
+def instance_id(logdir: Path) -> str:
+    """A short, stable id for a resolved log directory."""
+    return hashlib.sha256(str(logdir).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to a process group; False when the group is gone."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - the group ID was reused
+        return False
+    return True
+
+
+def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit
+    """atexit safety net: stop TensorBoards that ``stop_all()`` did not reach."""
+    groups = list(_LIVE_GROUPS)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + 2.0
+    while groups and time.monotonic() < deadline:
+        groups = [g for g in groups if _signal_group(g, 0)]
+        time.sleep(0.05)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+    _LIVE_GROUPS.clear()
+
+
+def _register_atexit() -> None:
+    global _ATEXIT_REGISTERED
+    if not _ATEXIT_REGISTERED:
+        atexit.register(_kill_leftovers)
+        _ATEXIT_REGISTERED = True
+
+
+class TensorBoardManager:
+    """Start, reuse, cull and stop TensorBoard processes.
+
+    ``roots``: directories log directories must lie in (after resolving symlinks).
+    ``relative_to``: what a relative log directory is relative to (the server's
+    root directory, as the file browser shows paths); default the first root.
+    ``base_url``: the server's base URL, part of TensorBoard's ``--path_prefix``.
+    ``command``: argv prefix that runs TensorBoard (tests may substitute one); the
+    manager appends the TensorBoard flags.
+    """
+
+    def __init__(
+        self,
+        *,
+        roots: Sequence[str | os.PathLike[str]],
+        relative_to: str | os.PathLike[str] | None = None,
+        base_url: str = "/",
+        reload_interval: float = 2.0,
+        load_fast: str = "false",
+        start_timeout: float = 60.0,
+        idle_timeout: float = 3600.0,
+        cull_interval: float | None = None,
+        stop_timeout: float = 5.0,
+        command: Sequence[str] | None = None,
+        extra_args: Sequence[str] = (),
+        log: logging.Logger | None = None,
+    ) -> None:
+        if not roots:
+            raise ValueError("TensorBoardManager needs at least one root directory")
+        if load_fast not in LOAD_FAST_VALUES:
+            raise ValueError(f"load_fast must be one of {LOAD_FAST_VALUES}, not {load_fast!r}")
+        self.roots = [Path(r).resolve() for r in roots]
+        self.relative_to = Path(relative_to).resolve() if relative_to else self.roots[0]
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self.reload_interval = reload_interval
+        self.load_fast = load_fast
+        self.start_timeout = start_timeout
+        self.idle_timeout = idle_timeout
+        self.cull_interval = cull_interval
+        self.stop_timeout = stop_timeout
+        self.command = (
+            list(command)
+            if command
+            else [sys.executable, "-m", "jupyter_pytorchjob.tensorboard._launch"]
+        )
+        self.extra_args = list(extra_args)
+        self.log = log or _log
+        self._instances: dict[str, TensorBoardInstance] = {}
+        self._starting: dict[str, asyncio.Task[TensorBoardInstance]] = {}
+        self._culler: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- paths ---------------------------------------------------------------
+
+    def resolve(self, logdir: str) -> Path:
+        """The resolved log directory, or ``TensorBoardError`` (field ``logdir``).
+
+        Relative paths are taken relative to ``relative_to``. ``..`` is refused
+        (400); a path whose resolution (symlinks followed) leaves every root is
+        forbidden (403); an existing non-directory is refused (400). A missing
+        directory inside a root is accepted and not created.
+        """
+        if not isinstance(logdir, str) or not logdir.strip():
+            raise TensorBoardError("logdir", "name a log directory")
+        if "\x00" in logdir:
+            raise TensorBoardError("logdir", "the log directory contains a NUL character")
+        raw = Path(logdir)
+        if ".." in raw.parts:
+            raise TensorBoardError("logdir", "'..' is not allowed in a log directory")
+        candidate = raw if raw.is_absolute() else self.relative_to / raw
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError) as err:  # symlink loops, permissions
+            raise TensorBoardError("logdir", f"cannot resolve {logdir!r}: {err}") from err
+        if not any(resolved == root or resolved.is_relative_to(root) for root in self.roots):
+            roots = ", ".join(str(r) for r in self.roots)
+            raise TensorBoardError(
+                "logdir",
+                f"{logdir!r} resolves to {resolved}, outside the TensorBoard roots ({roots})",
+                403,
+            )
+        if resolved.exists() and not resolved.is_dir():
+            raise TensorBoardError("logdir", f"{resolved} is not a directory")
+        return resolved
+
+    def prefix_for(self, tb_id: str) -> str:
+        """TensorBoard's ``--path_prefix``: the decoded browser path, no trailing slash.
+
+        Tornado hands the proxy decoded path segments and TensorBoard (WSGI)
+        matches the decoded ``PATH_INFO``, so a base URL such as ``/a%40b/``
+        becomes ``/a@b/`` here.
+        """
+        return f"{unquote(self.base_url)}{PROXY_PATH}/{tb_id}"
+
+    # -- queries ---------------------------------------------------------------
+
+    def get(self, tb_id: str) -> TensorBoardInstance | None:
+        """The running instance with this id, or None (a dead one is dropped)."""
+        instance = self._instances.get(tb_id)
+        if instance is not None and not instance.alive:
+            self.log.warning(
+                "TensorBoard %s (pid %s) exited with %s",
+                tb_id,
+                instance.pid,
+                instance.process.returncode,
+            )
+            self._forget(instance)
+            return None
+        return instance
+
+    def touch(self, tb_id: str) -> TensorBoardInstance | None:
+        """``get`` and record an access (the proxy calls it on every request)."""
+        instance = self.get(tb_id)
+        if instance is not None:
+            instance.last_access = time.time()
+        return instance
+
+    def list(self) -> list[TensorBoardInstance]:
+        """Running instances, oldest first."""
+        return [i for i in list(self._instances.values()) if self.get(i.id) is not None]
+
+    # -- lifecycle -----------------------------------------------------------
+
+    async def start(self, logdir: str) -> TensorBoardInstance:
+        """A ready TensorBoard for ``logdir``: the running one, or a new one."""
+        if self._closed:
+            raise TensorBoardError("logdir", "the server is shutting down", 503)
+        path = self.resolve(logdir)
+        tb_id = instance_id(path)
+        instance = self.touch(tb_id)
+        if instance is not None:
+            return instance
+        task = self._starting.get(tb_id)
+        if task is None:
+            task = asyncio.ensure_future(self._launch(tb_id, path))
+            self._starting[tb_id] = task
+            task.add_done_callback(lambda _t: self._starting.pop(tb_id, None))
+        # Shielded: a client that disconnects does not abort a shared start.
+        return await asyncio.shield(task)
+
+    async def stop(self, tb_id: str) -> bool:
+        """Stop one instance; False when no instance has this id."""
+        instance = self._instances.get(tb_id)
+        if instance is None:
+            return False
+        await self._terminate(instance)
+        return True
+
+    async def stop_all(self) -> None:
+        """Stop every instance and the culler; the manager accepts no more starts."""
+        self._closed = True
+        if self._culler is not None:
+            self._culler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._culler
+            self._culler = None
+        starting = list(self._starting.values())
+        for task in starting:
+            task.cancel()
+        if starting:
+            await asyncio.gather(*starting, return_exceptions=True)
+        await asyncio.gather(*(self._terminate(i) for i in list(self._instances.values())))
+
+    def argv(self, logdir: Path, port: int, prefix: str) -> builtins.list[str]:
+        """The command line of one TensorBoard (an argument list, never a shell)."""
+        return [
+            *self.command,
+            "--logdir",
+            str(logdir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--path_prefix",
+            prefix,
+            "--reload_interval",
+            f"{self.reload_interval:g}",
+            "--load_fast",
+            self.load_fast,
+            *self.extra_args,
+        ]
+
+    async def _launch(self, tb_id: str, path: Path) -> TensorBoardInstance:
+        attempts = 3  # another process may grab the free port before TensorBoard binds it
+        for attempt in range(1, attempts + 1):
+            instance = await self._spawn(tb_id, path)
+            try:
+                await self._wait_ready(instance)
+            except TensorBoardError:
+                await self._terminate(instance)
+                if attempt < attempts and self._port_conflict(instance):
+                    continue
+                raise
+            except BaseException:  # cancelled (server stopping) or a bug: leave nothing
+                await self._terminate(instance)
+                raise
+            # Registered only once ready: neither the proxy nor a second start()
+            # sees a TensorBoard that cannot answer yet.
+            self._instances[tb_id] = instance
+            self.log.info(
+                "TensorBoard %s ready for %s on 127.0.0.1:%s (pid %s) after %.2f s",
+                tb_id,
+                path,
+                instance.port,
+                instance.pid,
+                time.time() - instance.started,
+            )
+            self._ensure_culler()
+            return instance
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _spawn(self, tb_id: str, path: Path) -> TensorBoardInstance:
+        port = free_port()
+        prefix = self.prefix_for(tb_id)
+        argv = self.argv(path, port, prefix)
+        env = {**os.environ, PARENT_ENV: str(os.getpid())}
+        self.log.debug("Starting TensorBoard %s: %s", tb_id, argv)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        except OSError as err:
+            raise TensorBoardError("logdir", f"cannot run TensorBoard: {err}", 500) from err
+        _register_atexit()
+        _LIVE_GROUPS.add(process.pid)
+        instance = TensorBoardInstance(
+            id=tb_id, logdir=path, port=port, prefix=prefix, process=process
+        )
+        instance.reader = asyncio.ensure_future(self._read_output(instance))
+        return instance
+
+    async def _read_output(self, instance: TensorBoardInstance) -> None:
+        stream = instance.process.stdout
+        if stream is None:  # pragma: no cover
+            return
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip()
+            instance.output.append(text)
+            self.log.debug("TensorBoard %s: %s", instance.id, text)
+
+    async def _wait_ready(self, instance: TensorBoardInstance) -> None:
+        url = f"http://127.0.0.1:{instance.port}{instance.prefix}/data/environment"
+        client = AsyncHTTPClient()
+        started = time.monotonic()
+        deadline = started + self.start_timeout
+        while True:
+            if not instance.alive:
+                await self._drain(instance)
+                raise TensorBoardError(
+                    "logdir",
+                    f"TensorBoard exited with status {instance.process.returncode}: "
+                    + self._tail(instance),
+                    500,
+                )
+            try:
+                response = await client.fetch(
+                    HTTPRequest(url, connect_timeout=2, request_timeout=5), raise_error=False
+                )
+                if response.code == 200:
+                    return
+            except OSError:
+                pass  # not listening yet
+            if time.monotonic() >= deadline:
+                raise TensorBoardError(
+                    "logdir",
+                    f"TensorBoard did not answer within {self.start_timeout:g} s: "
+                    + self._tail(instance),
+                    504,
+                )
+            # A refused connection costs microseconds: poll often, answer sooner.
+            await asyncio.sleep(0.02 if time.monotonic() - started < 10 else 0.2)
+
+    async def _drain(self, instance: TensorBoardInstance) -> None:
+        if instance.reader is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(instance.reader), 1.0)
+
+    @staticmethod
+    def _tail(instance: TensorBoardInstance) -> str:
+        lines = [line for line in instance.output if line.strip()]
+        return " | ".join(lines[-5:]) or "(no output)"
+
+    @staticmethod
+    def _port_conflict(instance: TensorBoardInstance) -> bool:
+        text = "\n".join(instance.output).lower()
+        return "address already in use" in text or "could not bind" in text
+
+    async def _terminate(self, instance: TensorBoardInstance) -> None:
+        """SIGTERM the group, SIGKILL after ``stop_timeout``, reap the leader."""
+        self._forget(instance)
+        pgid = instance.pid
+        if instance.alive:
+            _signal_group(pgid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(instance.process.wait(), self.stop_timeout)
+            except asyncio.TimeoutError:
+                self.log.warning("TensorBoard %s (pid %s) ignored SIGTERM", instance.id, pgid)
+                _signal_group(pgid, signal.SIGKILL)
+                await instance.process.wait()
+        else:
+            await instance.process.wait()
+        # Anything the leader left behind in its group (e.g. its data server).
+        _signal_group(pgid, signal.SIGKILL)
+        _LIVE_GROUPS.discard(pgid)
+        await self._drain(instance)
+        if instance.reader is not None and not instance.reader.done():
+            instance.reader.cancel()
+        self.log.info("TensorBoard %s (pid %s) stopped", instance.id, pgid)
+
+    def _forget(self, instance: TensorBoardInstance) -> None:
+        if self._instances.get(instance.id) is instance:
+            del self._instances[instance.id]
+
+    # -- idle culling --------------------------------------------------------
+
+    def _ensure_culler(self) -> None:
+        if self.idle_timeout > 0 and self._culler is None and not self._closed:
+            self._culler = asyncio.ensure_future(self._cull_loop())
+
+    async def _cull_loop(self) -> None:
+        interval = self.cull_interval or min(60.0, max(1.0, self.idle_timeout / 4))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.cull_idle()
+            except Exception:  # pragma: no cover - keep culling
+                self.log.exception("Culling idle TensorBoards failed")
+
+    async def cull_idle(self, now: float | None = None) -> builtins.list[str]:
+        """Stop instances idle for longer than ``idle_timeout``; their ids."""
+        if self.idle_timeout <= 0:
+            return []
+        now = time.time() if now is None else now
+        idle = [
+            i
+            for i in list(self._instances.values())
+            if not i.alive or now - i.last_access > self.idle_timeout
+        ]
+        for instance in idle:
+            self.log.info(
+                "Culling TensorBoard %s (idle since %s)", instance.id, _iso(instance.last_access)
+            )
+            await self._terminate(instance)
+        return [i.id for i in idle]

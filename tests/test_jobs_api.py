@@ -1,0 +1,225 @@
+"""The jobs REST API and the log websocket, on the local backend, on a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+API = ("pytorchjob", "api")
+TICKER = (
+    "import time\nfor i in range(20):\n    print('tick', i, flush=True)\n    time.sleep(0.05)\n"
+)
+pytestmark = pytest.mark.slow
+
+
+async def call(jp_fetch: Any, *path: str, method: str = "GET", body: Any = None) -> Any:
+    kwargs: dict[str, Any] = {"method": method}
+    if body is not None:
+        kwargs["body"] = json.dumps(body)
+    response = await jp_fetch(*API, *path, **kwargs)
+    return response
+
+
+async def error(
+    jp_fetch: Any, *path: str, method: str = "GET", body: Any = None
+) -> tuple[int, Any]:
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, *path, method=method, body=body)
+    return info.value.code, json.loads(info.value.response.body)
+
+
+async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[str, Any]:
+    for _ in range(int(timeout / 0.2)):
+        job = json.loads((await call(jp_fetch, "jobs", name)).body)
+        if job["state"] in ("Succeeded", "Failed"):
+            return job  # type: ignore[no-any-return]
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{name} did not finish")
+
+
+async def read_ws(jp_ws_fetch: Any, name: str, **params: str) -> list[dict[str, Any]]:
+    ws = await jp_ws_fetch(*API, "jobs", name, "logs", params=params)
+    messages = []
+    while True:
+        raw = await asyncio.wait_for(ws.read_message(), 30)
+        if raw is None:
+            break
+        message = json.loads(raw)
+        messages.append(message)
+        if message.get("end") or message.get("error"):
+            break
+    ws.close()
+    return messages
+
+
+async def test_submit_list_get_events_logs_delete(jp_fetch: Any, jp_ws_fetch: Any) -> None:
+    response = await call(
+        jp_fetch, "jobs", method="POST", body={"name": "tick", "nodes": 2, "script": TICKER}
+    )
+    assert response.code == 201
+    assert response.headers["Location"].endswith("/pytorchjob/api/jobs/tick")
+    created = json.loads(response.body)
+    assert created["name"] == "tick" and [r["name"] for r in created["replicas"]] == [
+        "master-0",
+        "worker-0",
+    ]
+    # Follow the logs while the job runs: every line of both replicas, once.
+    messages = await read_ws(jp_ws_fetch, "tick", follow="1")
+    assert messages[-1] == {"end": True}
+    text: dict[str, str] = {}
+    for m in messages[:-1]:
+        text[m["replica"]] = text.get(m["replica"], "") + m["text"]
+    for replica in ("master-0", "worker-0"):
+        assert text[replica].splitlines() == [f"tick {i}" for i in range(20)]
+
+    job = await wait_finished(jp_fetch, "tick")
+    assert job["state"] == "Succeeded"
+    assert job["manifest"]["kind"] == "PyTorchJob"
+    assert job["spec"]["script"] == TICKER and job["spec"]["nodes"] == 2
+    listed = json.loads((await call(jp_fetch, "jobs")).body)["jobs"]
+    assert [(j["name"], j["state"]) for j in listed] == [("tick", "Succeeded")]
+    assert listed[0]["duration"] > 0
+    events = json.loads((await call(jp_fetch, "jobs", "tick", "events")).body)["events"]
+    assert {"PyTorchJobCreated", "SuccessfulCreatePod"} <= {e["reason"] for e in events}
+
+    # Resume from an offset: only what came after it.
+    first = next(m for m in messages if m.get("replica") == "master-0")
+    resumed = await read_ws(
+        jp_ws_fetch, "tick", replica="master-0", since=json.dumps({"master-0": first["offset"]})
+    )
+    resumed_text = "".join(m["text"] for m in resumed if "text" in m)
+    assert first["text"] + resumed_text == text["master-0"]
+
+    deleted = await call(jp_fetch, "jobs", "tick", method="DELETE")
+    assert deleted.code == 204
+    code, body = await error(jp_fetch, "jobs", "tick")
+    assert code == 404 and "not found" in body["message"]
+
+
+async def test_invalid_job_is_400_and_creates_nothing(jp_fetch: Any) -> None:
+    code, body = await error(
+        jp_fetch, "jobs", method="POST", body={"name": "x", "nodes": 0, "command": ["python"]}
+    )
+    assert code == 400 and body["field"] == "nodes"
+    code, body = await error(
+        jp_fetch,
+        "jobs",
+        method="POST",
+        body={"name": "x", "workdir": "/nowhere/at/all", "command": ["python"]},
+    )
+    assert code == 400 and "workdir" in body["message"]
+    assert json.loads((await call(jp_fetch, "jobs")).body)["jobs"] == []
+
+
+async def test_name_taken_is_409(jp_fetch: Any) -> None:
+    body = {"name": "twice", "command": ["python", "-c", "pass"]}
+    await call(jp_fetch, "jobs", method="POST", body=body)
+    code, answer = await error(jp_fetch, "jobs", method="POST", body=body)
+    assert code == 409 and "already exists" in answer["message"]
+    await wait_finished(jp_fetch, "twice")
+
+
+async def test_missing_jobs_are_404(jp_fetch: Any, jp_ws_fetch: Any) -> None:
+    for path, method in (
+        (("jobs", "nope"), "GET"),
+        (("jobs", "nope"), "DELETE"),
+        (("jobs", "nope", "events"), "GET"),
+    ):
+        code, body = await error(jp_fetch, *path, method=method)
+        assert code == 404 and "nope" in body["message"]
+    messages = await read_ws(jp_ws_fetch, "nope")
+    assert messages == [{"error": "job 'nope' not found", "status": 404}]
+
+
+async def test_volumes(jp_fetch: Any) -> None:
+    body = {
+        "name": "v",
+        "pvc": [{"claim": "home", "mountPath": "/home/me"}],
+        "command": ["python", "-c", "pass"],
+    }
+    await call(jp_fetch, "jobs", method="POST", body=body)
+    volumes = json.loads((await call(jp_fetch, "volumes")).body)["volumes"]
+    assert [(v["name"], v["phase"]) for v in volumes] == [("home", "Bound")]
+    await wait_finished(jp_fetch, "v")
+
+
+async def test_render_reads_edited_yaml_back(jp_fetch: Any) -> None:
+    rendered = json.loads(
+        (
+            await call(
+                jp_fetch,
+                "render",
+                method="POST",
+                body={"name": "y", "nodes": 2, "command": ["python", "t.py"]},
+            )
+        ).body
+    )
+    edited = rendered["yaml"].replace(
+        "replicas: 1\n      restartPolicy: OnFailure\n      template:",
+        "replicas: 1\n      restartPolicy: Never\n      template:",
+        1,
+    )
+    edited = edited.replace(
+        "spec:\n  nprocPerNode", "spec:\n  elasticPolicy:\n    rdzvBackend: c10d\n  nprocPerNode", 1
+    )
+    back = json.loads((await call(jp_fetch, "render", method="POST", body={"yaml": edited})).body)
+    assert back["job"]["restartPolicy"] == "Never"
+    assert back["job"]["extras"] == {"spec": {"elasticPolicy": {"rdzvBackend": "c10d"}}}
+    assert back["manifest"]["spec"]["elasticPolicy"] == {"rdzvBackend": "c10d"}
+    code, body = await error(jp_fetch, "render", method="POST", body={"yaml": "kind: ["})
+    assert code == 400 and body["field"] == "yaml"
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        (("jobs",), "GET"),
+        (("jobs",), "POST"),
+        (("jobs", "x"), "GET"),
+        (("jobs", "x"), "DELETE"),
+        (("jobs", "x", "events"), "GET"),
+        (("volumes",), "GET"),
+    ],
+)
+async def test_every_job_route_needs_auth(
+    jp_fetch: Any, path: tuple[str, ...], method: str
+) -> None:
+    body = json.dumps({"name": "x", "command": ["x"]}) if method == "POST" else None
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch(*API, *path, method=method, body=body, headers={"Authorization": ""})
+    assert info.value.code == 403
+
+
+async def test_log_websocket_needs_auth(jp_ws_fetch: Any) -> None:
+    with pytest.raises(HTTPClientError) as info:
+        await jp_ws_fetch(*API, "jobs", "x", "logs", headers={"Authorization": ""})
+    assert info.value.code == 403
+
+
+async def test_closing_the_websocket_stops_the_upstream_stream(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any
+) -> None:
+    slow = "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)\n"
+    await call(jp_fetch, "jobs", method="POST", body={"name": "slow", "script": slow})
+    ws = await jp_ws_fetch(*API, "jobs", "slow", "logs", params={"follow": "1"})
+    assert json.loads(await asyncio.wait_for(ws.read_message(), 30))["replica"] == "master-0"
+
+    def log_tasks() -> list[asyncio.Task[Any]]:
+        return [
+            t
+            for t in asyncio.all_tasks()
+            if "LogsHandler._stream" in repr(t.get_coro()) and not t.done()
+        ]
+
+    assert len(log_tasks()) == 1
+    ws.close()
+    for _ in range(50):
+        if not log_tasks():
+            break
+        await asyncio.sleep(0.05)
+    assert log_tasks() == []
+    await call(jp_fetch, "jobs", "slow", method="DELETE")

@@ -1,0 +1,375 @@
+"""TensorBoard on a real Jupyter server: REST API, proxy, auth, confinement, shutdown.
+
+Every test runs the real ``tensorboard`` (2.21, without TensorFlow) on event files
+written by ``torch.utils.tensorboard.SummaryWriter``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyter_pytorchjob.tensorboard.handlers import MANAGER_SETTING, RESOLVER_SETTING
+from jupyter_pytorchjob.tensorboard.manager import TensorBoardManager
+
+API = ("pytorchjob", "api", "tensorboards")
+LOSS = [1.0, 0.5, 0.25]
+
+
+@pytest.fixture(scope="session")
+def events_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A log directory with a few ``loss`` scalars, written once per session."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    path = tmp_path_factory.mktemp("events")
+    writer = SummaryWriter(log_dir=str(path))
+    for step, value in enumerate(LOSS):
+        writer.add_scalar("loss", value, step)
+    writer.close()
+    return path
+
+
+@pytest.fixture
+def logdir(jp_root_dir: Path, events_dir: Path) -> Path:
+    """``<root>/runs/exp`` holding the events."""
+    target = jp_root_dir / "runs" / "exp"
+    shutil.copytree(events_dir, target)
+    return target
+
+
+@pytest.fixture
+def manager(jp_serverapp: Any) -> TensorBoardManager:
+    manager = jp_serverapp.web_app.settings[MANAGER_SETTING]
+    assert isinstance(manager, TensorBoardManager)
+    return manager
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def open_tensorboard(jp_fetch: Any, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    response = await jp_fetch(*API, method="POST", body=json.dumps(body), **kwargs)
+    assert response.code == 201
+    answer: dict[str, Any] = json.loads(response.body)
+    return answer
+
+
+async def proxied(jp_fetch: Any, tb: dict[str, Any], path: str, **kwargs: Any) -> Any:
+    return await jp_fetch(tb["url"] + path, **kwargs)
+
+
+async def login_cookie(jp_fetch: Any) -> str:
+    """The login cookie the server sets on a token request, as a browser gets it."""
+    response = await jp_fetch("pytorchjob", "api", "config")
+    cookies = [c.split(";", 1)[0] for c in response.headers.get_list("Set-Cookie")]
+    cookie = "; ".join(c for c in cookies if not c.startswith("_xsrf="))
+    assert cookie
+    return cookie
+
+
+@pytest.mark.slow
+async def test_open_read_reuse_and_stop(
+    jp_fetch: Any, jp_base_url: str, logdir: Path, manager: TensorBoardManager
+) -> None:
+    tb = await open_tensorboard(jp_fetch, {"logdir": "runs/exp"})
+    assert tb["logdir"] == str(logdir.resolve())
+    assert tb["url"] == f"pytorchjob/tensorboard/{tb['id']}/"
+    assert alive(tb["pid"])
+
+    # Through the proxy, under the base URL, with the token.
+    tags = json.loads((await proxied(jp_fetch, tb, "data/plugin/scalars/tags")).body)
+    assert "loss" in tags["."]
+    response = await proxied(
+        jp_fetch, tb, "data/plugin/scalars/scalars", params={"run": ".", "tag": "loss"}
+    )
+    points = json.loads(response.body)
+    assert [p[1] for p in points] == [0, 1, 2]
+    assert [p[2] for p in points] == pytest.approx(LOSS)
+    # The UI's index page.
+    index = await proxied(jp_fetch, tb, "")
+    assert b"<tf-tensorboard" in index.body or b"tensorboard" in index.body.lower()
+
+    # The same directory, named another way: the same instance.
+    again = await open_tensorboard(jp_fetch, {"logdir": str(logdir)})
+    assert (again["id"], again["pid"]) == (tb["id"], tb["pid"])
+    listed = json.loads((await jp_fetch(*API)).body)
+    assert [i["id"] for i in listed] == [tb["id"]]
+    one = json.loads((await jp_fetch(*API, tb["id"])).body)
+    assert one["pid"] == tb["pid"]
+
+    response = await jp_fetch(*API, tb["id"], method="DELETE")
+    assert response.code == 204
+    assert await wait_gone(tb["pid"])
+    assert manager.list() == []
+    for fetch in (
+        lambda: proxied(jp_fetch, tb, "data/plugin/scalars/tags"),
+        lambda: jp_fetch(*API, tb["id"], method="DELETE"),
+        lambda: jp_fetch(*API, tb["id"]),
+    ):
+        with pytest.raises(HTTPClientError) as info:
+            await fetch()
+        assert info.value.code == 404
+
+
+@pytest.mark.slow
+async def test_auth_xsrf_and_redirect(
+    jp_fetch: Any, jp_base_url: str, logdir: Path, manager: TensorBoardManager
+) -> None:
+    tb = await open_tensorboard(jp_fetch, {"logdir": "runs/exp"})
+    no_auth = {"Authorization": ""}
+    for path, method in [("data/plugin/scalars/tags", "GET"), ("", "GET"), ("x", "POST")]:
+        with pytest.raises(HTTPClientError) as info:
+            body = "" if method == "POST" else None
+            await proxied(jp_fetch, tb, path, method=method, body=body, headers=no_auth)
+        assert info.value.code == 403, path
+    for parts, method in [((), "GET"), ((), "POST"), ((tb["id"],), "DELETE")]:
+        body = json.dumps({"logdir": "runs/exp"}) if method == "POST" else None
+        with pytest.raises(HTTPClientError) as info:
+            await jp_fetch(*API, *parts, method=method, body=body, headers=no_auth)
+        assert info.value.code == 403
+    assert alive(tb["pid"])
+
+    # TensorBoard's own POST, cookie-authenticated, without an XSRF token: proxied.
+    cookie = await login_cookie(jp_fetch)
+    response = await proxied(
+        jp_fetch,
+        tb,
+        "data/plugin/scalars/scalars_multirun",
+        method="POST",
+        body="tag=loss&runs=.",
+        headers={
+            "Authorization": "",
+            "Cookie": cookie,
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )
+    multirun = json.loads(response.body)
+    assert [p[2] for p in multirun["."]] == pytest.approx(LOSS)
+    # Our own API still wants the XSRF token from a cookie-authenticated client.
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch(
+            *API, tb["id"], method="DELETE", headers={"Authorization": "", "Cookie": cookie}
+        )
+    assert info.value.code == 403
+    assert alive(tb["pid"])
+
+    # The bare id redirects to the slash, which TensorBoard needs for relative URLs.
+    response = await proxied(jp_fetch, tb, "", follow_redirects=False, raise_error=False)
+    bare = await jp_fetch(
+        *API[:1], "tensorboard", tb["id"], follow_redirects=False, raise_error=False
+    )
+    assert response.code == 200
+    assert bare.code == 302
+    assert (
+        bare.headers["Location"].split("?")[0] == f"{jp_base_url}pytorchjob/tensorboard/{tb['id']}/"
+    )
+
+
+async def test_unknown_id_is_404(jp_fetch: Any) -> None:
+    for fetch in (
+        lambda: jp_fetch("pytorchjob", "tensorboard", "0123456789ab", "data", "environment"),
+        lambda: jp_fetch("pytorchjob", "tensorboard", "nope"),
+        lambda: jp_fetch(*API, "0123456789ab", method="DELETE"),
+    ):
+        with pytest.raises(HTTPClientError) as info:
+            await fetch()
+        assert info.value.code == 404
+
+
+@pytest.mark.parametrize(
+    ("logdir", "status"),
+    [
+        ("../outside", 400),
+        ("runs/../../outside", 400),
+        ("escape", 403),  # a symlink to a directory outside the root
+        ("escape/sub", 403),
+        ("/", 403),
+        ("notes.txt", 400),
+        ("", 400),
+    ],
+)
+async def test_logdir_outside_roots_is_refused(
+    jp_fetch: Any,
+    jp_root_dir: Path,
+    tmp_path: Path,
+    manager: TensorBoardManager,
+    logdir: str,
+    status: int,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (jp_root_dir / "escape").symlink_to(outside, target_is_directory=True)
+    (jp_root_dir / "notes.txt").write_text("not a directory")
+    with pytest.raises(HTTPClientError) as info:
+        await open_tensorboard(jp_fetch, {"logdir": logdir})
+    assert info.value.code == status
+    assert json.loads(info.value.response.body)["field"] == "logdir"
+    assert manager.list() == []
+    assert manager._starting == {}
+    assert not (outside / "sub").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "logdir"),
+        ({"logdir": "a", "job": "b"}, "logdir"),
+        ({"logdir": 3}, "logdir"),
+        ({"job": "demo"}, "job"),
+        ({"colour": "red"}, "colour"),
+        ([1], "body"),
+    ],
+)
+async def test_bad_bodies(jp_fetch: Any, body: Any, field: str) -> None:
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch(*API, method="POST", body=json.dumps(body))
+    assert info.value.code == 400
+    answer = json.loads(info.value.response.body)
+    assert answer["field"] == field
+    assert answer["message"]
+
+
+@pytest.mark.slow
+async def test_job_resolver_missing_dir_and_stop_extension(
+    jp_fetch: Any, jp_serverapp: Any, jp_root_dir: Path, manager: TensorBoardManager
+) -> None:
+    async def resolver(name: str) -> str:
+        if name != "demo":
+            raise LookupError("no such job")
+        return "jobs/demo/tb"  # not written yet: TensorBoard starts empty
+
+    jp_serverapp.web_app.settings[RESOLVER_SETTING] = resolver
+    with pytest.raises(HTTPClientError) as info:
+        await open_tensorboard(jp_fetch, {"job": "other"})
+    assert info.value.code == 404
+    assert json.loads(info.value.response.body)["field"] == "job"
+    tb = await open_tensorboard(jp_fetch, {"job": "demo"})
+    assert tb["logdir"] == str((jp_root_dir / "jobs" / "demo" / "tb").resolve())
+    assert not (jp_root_dir / "jobs").exists(), "nothing is created"
+    assert json.loads((await proxied(jp_fetch, tb, "data/plugin/scalars/tags")).body) == {}
+
+    # Idle culling stops it once idle for longer than the timeout.
+    culled = await manager.cull_idle(now=time.time() + manager.idle_timeout + 1)
+    assert culled == [tb["id"]]
+    assert await wait_gone(tb["pid"])
+
+    # The extension's stop path (server shutdown) stops whatever is left.
+    tb = await open_tensorboard(jp_fetch, {"job": "demo"})
+    extension = jp_serverapp.extension_manager.extension_apps["jupyter_pytorchjob"]
+    for app in extension:
+        await app.stop_extension()
+    assert await wait_gone(tb["pid"], timeout=10)
+    assert manager.list() == []
+    with pytest.raises(HTTPClientError) as info:
+        await open_tensorboard(jp_fetch, {"job": "demo"})
+    assert info.value.code == 503
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _request(url: str, token: str, body: Any = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        url,
+        data=data,
+        headers={"Authorization": f"token {token}"},
+        method="POST" if data else "GET",
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_jupyter_server_stops_tensorboard(
+    tmp_path: Path, events_dir: Path, sig: signal.Signals
+) -> None:
+    """SIGTERM: stop_extension stops it. SIGKILL: the parent-death signal does."""
+    root = tmp_path / "root"
+    shutil.copytree(events_dir, root / "logs")
+    port, token = _free_port(), "secret-token"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
+            f"--IdentityProvider.token={token}",
+            "--ServerApp.allow_root=True",
+            "--ServerApp.open_browser=False",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.base_url=/base/",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}/base/"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                _request(base + "pytorchjob/api/config", token)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        tb = _request(base + "pytorchjob/api/tensorboards", token, {"logdir": "logs"})
+        tags = _request(base + tb["url"] + "data/plugin/scalars/tags", token)
+        assert "loss" in tags["."]
+        assert alive(tb["pid"])
+        server.send_signal(sig)
+        server.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while alive(tb["pid"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(tb["pid"])
+        if sig == signal.SIGTERM:
+            stderr = server.stderr.read().decode() if server.stderr else ""
+            assert f"TensorBoard {tb['id']} (pid {tb['pid']}) stopped" in stderr
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
