@@ -244,7 +244,7 @@ async def test_logdir_outside_roots_is_refused(
         ({}, "logdir"),
         ({"logdir": "a", "job": "b"}, "logdir"),
         ({"logdir": 3}, "logdir"),
-        ({"job": "demo"}, "job"),
+        ({"job": ""}, "job"),
         ({"colour": "red"}, "colour"),
         ([1], "body"),
     ],

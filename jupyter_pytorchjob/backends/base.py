@@ -225,5 +225,15 @@ class Backend(ABC):
                 raise TimeoutError(f"job {name!r} is still {job.state.value} after {timeout} s")
             await asyncio.sleep(interval)
 
+    async def job_logdir(self, name: str) -> str:
+        """The job's TensorBoard log directory as a path this server can read
+        (the same PVC, seen from here); ``BackendError`` saying why not."""
+        raise BackendError(f"the {self.name} backend cannot locate log directories", status=501)
+
+    def readable_roots(self) -> list[str]:
+        """Directories outside the server's root where job data lands (TensorBoard
+        may read them)."""
+        return []
+
     async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections; the backend is not used afterwards."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from ...job.manifest import build_manifest
+from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
 from ..base import (
     Backend,
@@ -29,7 +29,7 @@ from ..base import (
     ReplicaInfo,
     Volume,
 )
-from .plan import free_port, plan_nodes, plans_to_wire
+from .plan import Mounts, free_port, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 
 CHUNK = 65536
@@ -250,6 +250,22 @@ class LocalBackend(Backend):
                 with contextlib.suppress(json.JSONDecodeError, TypeError):
                     events.append(Event(**json.loads(line)))
         return events
+
+    async def job_logdir(self, name: str) -> str:
+        """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
+        jobdir = self._jobdir(name)
+        spec = parse_manifest(read_json(jobdir.manifest))
+        if not spec.logdir:
+            raise BackendError(
+                f"job {name!r} has no TensorBoard log directory; submit it with --logdir "
+                "(the form's TensorBoard log directory) on a PVC",
+                status=400,
+            )
+        claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        return Mounts.for_spec(spec, claim_dir).rewrite_path(spec.logdir)
+
+    def readable_roots(self) -> list[str]:
+        return [str(self.volume_root), *(str(p) for p in self.claim_dirs.values())]
 
     async def volumes(self) -> list[Volume]:
         claims: dict[str, Path] = {}
