@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import CaselessStrEnum, Dict, Float, List, Unicode, default
+from traitlets import Bool, CaselessStrEnum, Dict, Float, List, Unicode, default
 
 from . import __version__
 from .backends import Backend, BackendError, create_backend
@@ -56,6 +56,32 @@ class PyTorchJobApp(ExtensionApp):
     @default("backend")
     def _default_backend(self) -> str:
         return "local"
+
+    # -- kubernetes backend (jupyter_pytorchjob.backends.kubernetes) -------------------
+    namespace = Unicode(
+        "",
+        config=True,
+        help=(
+            "Kubernetes namespace of the jobs. Empty: the notebook pod's own namespace "
+            "(its service account's) in a cluster, else the kubeconfig context's."
+        ),
+    )
+    allowed_namespaces = List(
+        Unicode(),
+        config=True,
+        help=(
+            "Other namespaces a request may name (?namespace= in the REST API). A request "
+            "for any namespace not listed here is refused with 403."
+        ),
+    )
+    dry_run = Bool(
+        False,
+        config=True,
+        help=(
+            "Validate every submission with a server-side dry run (dryRun=All) first, so the "
+            "operator's webhook rejects a bad job before anything is created."
+        ),
+    )
 
     # -- local backend (jupyter_pytorchjob.backends.local) ---------------------------
     local_root = Unicode(
@@ -172,6 +198,12 @@ class PyTorchJobApp(ExtensionApp):
     def create_backend(self) -> Backend:
         """The configured backend (``local`` needs no cluster)."""
         options: dict[str, Any] = {}
+        if self.backend == "kubernetes":
+            options = {
+                "namespace": self.namespace or None,
+                "allowed_namespaces": list(self.allowed_namespaces),
+                "dry_run": self.dry_run,
+            }
         if self.backend == "local":
             root_dir = self.serverapp.root_dir if self.serverapp else None
             options = {

@@ -71,7 +71,10 @@ class PyTorchJobHandler(APIHandler):
 
     @property
     def backend(self) -> Backend:
-        return self.settings["pytorchjob_backend"]  # type: ignore[no-any-return]
+        """The backend, on the ``?namespace=`` of the request if it names one (only
+        namespaces the server's configuration allows)."""
+        backend: Backend = self.settings["pytorchjob_backend"]
+        return backend.for_namespace(self.get_argument("namespace", None))
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -235,8 +238,9 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         return self.get_argument(name, "0").lower() in ("1", "true", "yes")
 
     async def _stream(self, name: str) -> None:
-        backend: Backend = self.settings["pytorchjob_backend"]
         try:
+            backend: Backend = self.settings["pytorchjob_backend"]
+            backend = backend.for_namespace(self.get_argument("namespace", None))
             tail_arg = self.get_argument("tail", None)
             since_arg = self.get_argument("since", None)
             since = json.loads(since_arg) if since_arg else None

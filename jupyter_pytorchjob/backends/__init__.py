@@ -49,8 +49,7 @@ def create_backend(name: str = "local", **options: Any) -> Backend:
 
         return LocalBackend(**options)
     if name == "kubernetes":
-        raise BackendError(
-            "the kubernetes backend is not available in this release; use --backend local",
-            status=501,
-        )
+        from .kubernetes import KubernetesBackend
+
+        return KubernetesBackend(**options)
     raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}", status=400)

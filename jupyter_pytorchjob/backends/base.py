@@ -225,6 +225,15 @@ class Backend(ABC):
                 raise TimeoutError(f"job {name!r} is still {job.state.value} after {timeout} s")
             await asyncio.sleep(interval)
 
+    def for_namespace(self, namespace: str | None) -> Backend:
+        """This backend on ``namespace`` (None: the default one); ``BackendError`` (403)
+        when the configuration does not allow it."""
+        if namespace is None:
+            return self
+        raise BackendError(
+            f"the {self.name} backend has no namespaces; leave the namespace out", status=400
+        )
+
     async def job_logdir(self, name: str) -> str:
         """The job's TensorBoard log directory as a path this server can read
         (the same PVC, seen from here); ``BackendError`` saying why not."""

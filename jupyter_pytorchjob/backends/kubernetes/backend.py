@@ -1,0 +1,271 @@
+"""``KubernetesBackend``: the backend contract on Kubeflow Training Operator v1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ...job.manifest import build_manifest
+from ...job.spec import JobSpec
+from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume
+from .connection import CrdMissing, crd_missing_message, load_configuration, translate
+from .logs import LogMerger, job_selector
+from .status import GROUP, JOB_LABEL, PLURAL, VERSION, epoch, job_info, replica_name
+
+
+class KubernetesBackend(Backend):
+    """PyTorchJobs in one namespace of a cluster.
+
+    ``namespace``: the namespace to use (default: the pod's own, else the
+    kubeconfig context's, else ``default``). ``allowed_namespaces``: the other
+    namespaces a request may name (empty: only the default one). ``dry_run``:
+    validate every submit with a server-side dry run first (the webhook runs).
+    """
+
+    name = "kubernetes"
+
+    def __init__(
+        self,
+        *,
+        namespace: str | None = None,
+        allowed_namespaces: Sequence[str] = (),
+        dry_run: bool = False,
+    ) -> None:
+        self._namespace = namespace
+        self.allowed_namespaces = tuple(allowed_namespaces)
+        self.dry_run = dry_run
+        self._api: client.ApiClient | None = None
+        self._lock = asyncio.Lock()
+        self._crd_checked = False
+
+    # -- connection ---------------------------------------------------------------------
+
+    async def api(self) -> client.ApiClient:
+        async with self._lock:
+            if self._api is None:
+                configuration, namespace = await load_configuration()
+                self._namespace = self._namespace or namespace or "default"
+                self._api = client.ApiClient(configuration=configuration)
+            return self._api
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace or "default"
+
+    def for_namespace(self, namespace: str | None) -> KubernetesBackend:
+        """This backend on another namespace, if the configuration allows it."""
+        if namespace is None or namespace == self.namespace:
+            return self
+        if namespace not in self.allowed_namespaces:
+            raise BackendError(
+                f"namespace {namespace!r} is not allowed here; this server works in "
+                f"{self.namespace!r}"
+                + (f" and {', '.join(self.allowed_namespaces)}" if self.allowed_namespaces else ""),
+                status=403,
+            )
+        other = KubernetesBackend(
+            namespace=namespace, allowed_namespaces=self.allowed_namespaces, dry_run=self.dry_run
+        )
+        other._api = self._api
+        other._crd_checked = self._crd_checked
+        return other
+
+    async def custom(self) -> client.CustomObjectsApi:
+        api = await self.api()
+        if not self._crd_checked:
+            await self._check_crd(api)
+        return client.CustomObjectsApi(api)
+
+    async def core(self) -> client.CoreV1Api:
+        return client.CoreV1Api(await self.api())
+
+    async def _check_crd(self, api: client.ApiClient) -> None:
+        """Say plainly when only Trainer v2 (or nothing) is installed."""
+        try:
+            resources = await client.CustomObjectsApi(api).get_api_resources(GROUP, VERSION)
+        except ApiException as err:
+            if err.status == 404:
+                raise CrdMissing(crd_missing_message()) from err
+            raise translate(
+                err, what="discover the PyTorchJob API", namespace=self.namespace
+            ) from err
+        except Exception as err:
+            raise translate(
+                err, what="discover the PyTorchJob API", namespace=self.namespace
+            ) from err
+        names = [r.name for r in (resources.resources or [])]
+        if PLURAL not in names:
+            raise CrdMissing(crd_missing_message())
+        self._crd_checked = True
+
+    async def _call(self, what: str, coro: Any, *, name: str | None = None) -> Any:
+        try:
+            return await coro
+        except ApiException as err:
+            error = translate(err, what=what, namespace=self.namespace, name=name)
+            if isinstance(error, CrdMissing):
+                self._crd_checked = False
+            raise error from err
+        except (OSError, TimeoutError) as err:
+            raise translate(err, what=what, namespace=self.namespace, name=name) from err
+        except Exception as err:
+            if type(err).__module__.startswith("aiohttp"):
+                raise translate(err, what=what, namespace=self.namespace, name=name) from err
+            raise
+
+    # -- contract -----------------------------------------------------------------------
+
+    async def submit(self, spec: JobSpec) -> JobInfo:
+        custom = await self.custom()
+        manifest = build_manifest(spec, namespace=self.namespace)
+        create = custom.create_namespaced_custom_object
+        what = f"create pytorchjobs (job {spec.name!r})"
+        if self.dry_run:
+            await self._call(
+                what,
+                create(GROUP, VERSION, self.namespace, PLURAL, manifest, dry_run="All"),
+                name=spec.name,
+            )
+        created = await self._call(
+            what, create(GROUP, VERSION, self.namespace, PLURAL, manifest), name=spec.name
+        )
+        return job_info(created, [])
+
+    async def list_jobs(self) -> list[JobInfo]:
+        custom = await self.custom()
+        jobs = await self._call(
+            "list pytorchjobs",
+            custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL),
+        )
+        pods = await self._pods(JOB_LABEL)
+        by_job: dict[str, list[dict[str, Any]]] = {}
+        for pod in pods:
+            by_job.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
+        infos = [job_info(j, by_job.get(j["metadata"]["name"], [])) for j in jobs.get("items", [])]
+        return sorted(infos, key=lambda j: j.created, reverse=True)
+
+    async def _job(self, name: str) -> dict[str, Any]:
+        custom = await self.custom()
+        job: dict[str, Any] = await self._call(
+            f"read pytorchjob {name!r}",
+            custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name),
+            name=name,
+        )
+        return job
+
+    async def get_job(self, name: str) -> JobInfo:
+        job = await self._job(name)
+        return job_info(job, await self._pods(job_selector(name)), with_manifest=True)
+
+    async def _pods(self, selector: str) -> list[dict[str, Any]]:
+        core = await self.core()
+        api = await self.api()
+        pods = await self._call(
+            "list pods", core.list_namespaced_pod(self.namespace, label_selector=selector)
+        )
+        return [api.sanitize_for_serialization(p) for p in pods.items]
+
+    async def delete_job(self, name: str) -> None:
+        custom = await self.custom()
+        await self._call(
+            f"delete pytorchjob {name!r}",
+            custom.delete_namespaced_custom_object(
+                GROUP, VERSION, self.namespace, PLURAL, name, propagation_policy="Background"
+            ),
+            name=name,
+        )
+
+    async def events(self, name: str) -> list[Event]:
+        await self._job(name)
+        core = await self.core()
+        names = [name, *[p["metadata"]["name"] for p in await self._pods(job_selector(name))]]
+        replica_of = {p: p for p in names}
+        for pod in await self._pods(job_selector(name)):
+            replica_of[pod["metadata"]["name"]] = replica_name(pod)
+        results = await asyncio.gather(
+            *[
+                self._call(
+                    "list events",
+                    core.list_namespaced_event(
+                        self.namespace, field_selector=f"involvedObject.name={n}"
+                    ),
+                )
+                for n in names
+            ]
+        )
+        events = []
+        for result in results:
+            for e in result.items:
+                when = e.last_timestamp or e.event_time or e.first_timestamp
+                events.append(
+                    Event(
+                        type=e.type or "Normal",
+                        reason=e.reason or "",
+                        message=e.message or "",
+                        object=replica_of.get(e.involved_object.name, e.involved_object.name),
+                        time=epoch(when) or 0.0,
+                        count=e.count or 1,
+                    )
+                )
+        return sorted(events, key=lambda e: e.time)
+
+    async def volumes(self) -> list[Volume]:
+        core = await self.core()
+        claims = await self._call(
+            "list persistentvolumeclaims",
+            core.list_namespaced_persistent_volume_claim(self.namespace),
+        )
+        return [
+            Volume(
+                name=c.metadata.name,
+                phase=(c.status.phase if c.status else None) or "Unknown",
+                capacity=((c.status.capacity or {}).get("storage") if c.status else None),
+                access_modes=list((c.spec.access_modes if c.spec else None) or []),
+            )
+            for c in claims.items
+        ]
+
+    async def logs(
+        self,
+        name: str,
+        *,
+        replica: str | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        previous: bool = False,
+        since: Mapping[str, int] | None = None,
+    ) -> AsyncIterator[LogChunk]:
+        await self._job(name)
+
+        async def finished() -> bool:
+            try:
+                return (await self.get_job(name)).state.finished
+            except BackendError as err:
+                return err.status == 404  # deleted (or TTL): nothing more will come
+
+        merger = LogMerger(
+            await self.api(),
+            self.namespace,
+            name,
+            list_pods=lambda: self._pods(job_selector(name)),
+            finished=finished,
+            replica=replica,
+            follow=follow,
+            tail=tail,
+            previous=previous,
+            since=since,
+        )
+        try:
+            async for chunk in merger.chunks():
+                yield chunk
+        except ApiException as err:
+            raise translate(err, what="read pod logs", namespace=self.namespace) from err
+
+    async def close(self) -> None:
+        if self._api is not None:
+            await self._api.close()
+            self._api = None

@@ -1,0 +1,262 @@
+"""Every replica's log, merged, followed through Pending, restarts and late pods.
+
+One task per pod streams the ``pytorch`` container with ``timestamps=true``, read
+in 64 KiB chunks (never an await per line) and forwarded as ``LogChunk`` batches
+through a bounded queue, so memory stays bounded whatever the log size and a
+slow client slows the reads instead of filling memory. A chunk's ``offset`` is
+the timestamp (ns since the epoch) of its last line: resuming with it asks the
+API for ``sinceTime`` and drops the lines already seen, so nothing repeats.
+
+Following: a container still waiting to start (400 "is waiting to start") is
+retried; pods created later and containers that restart are picked up by a
+periodic re-listing; the stream ends when the job is finished and every pod's
+stream has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ..base import LogChunk
+from .status import CONTAINER, JOB_LABEL, replica_name
+
+CHUNK = 65536
+QUEUE_CHUNKS = 64
+REDISCOVER = 1.0
+WAITING_RETRY = 1.0
+
+PodLister = Callable[[], Awaitable[list[dict[str, Any]]]]
+FinishedCheck = Callable[[], Awaitable[bool]]
+
+
+def parse_timestamp_ns(text: str) -> int | None:
+    """``2026-11-22T04:25:01.123456789Z`` -> ns since the epoch (None if not one)."""
+    try:
+        main, _, frac = text.rstrip("Z").partition(".")
+        seconds = datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    nanos = int((frac + "000000000")[:9]) if frac.isdigit() else 0
+    return int(seconds.timestamp()) * 1_000_000_000 + nanos
+
+
+def since_time(ns: int) -> str:
+    """The ``sinceTime`` (whole seconds) at or before ``ns``."""
+    moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_waiting(err: ApiException) -> bool:
+    """The container has not started yet (still creating, initialising, or the pod
+    is not scheduled): retry, it is not a failure."""
+    body = err.body or ""
+    return err.status == 400 and (
+        "waiting to start" in body or "does not have a host assigned" in body
+    )
+
+
+async def open_log(api: client.ApiClient, namespace: str, pod: str, query: dict[str, Any]) -> Any:
+    """GET the pod log unparsed (a streaming aiohttp response).
+
+    Called directly because kubernetes_asyncio's ``read_namespaced_pod_log`` has no
+    ``sinceTime``, which an exact resume needs; and because with unparsed content
+    the client raises nothing for an error status, this does."""
+    params = [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in query.items()]
+    response = await api.call_api(
+        "/api/v1/namespaces/{namespace}/pods/{name}/log",
+        "GET",
+        {"namespace": namespace, "name": pod},
+        params,
+        {"Accept": "text/plain"},
+        auth_settings=["BearerToken"],
+        response_types_map={200: "str"},
+        _return_http_data_only=True,
+        _preload_content=False,
+    )
+    if response.status >= 400:
+        try:
+            body = await response.text()
+        finally:
+            response.release()
+        err = ApiException(status=response.status, reason=response.reason)
+        err.body = body
+        raise err
+    return response
+
+
+class LogMerger:
+    """The merged log of one job, as an async iterator of ``LogChunk``."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        namespace: str,
+        job: str,
+        *,
+        list_pods: PodLister,
+        finished: FinishedCheck,
+        replica: str | None,
+        follow: bool,
+        tail: int | None,
+        previous: bool,
+        since: Mapping[str, int] | None,
+    ) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.namespace = namespace
+        self.job = job
+        self.list_pods = list_pods
+        self.finished = finished
+        self.replica = replica
+        self.follow = follow and not previous
+        self.tail = tail
+        self.previous = previous
+        self.last_ns: dict[str, int] = dict(since or {})
+        self.queue: asyncio.Queue[LogChunk] = asyncio.Queue(QUEUE_CHUNKS)
+        # pod uid + restart count -> the task streaming that container instance
+        self.tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
+
+    async def chunks(self) -> AsyncIterator[LogChunk]:
+        discoverer = asyncio.create_task(self._discover())
+        try:
+            while True:
+                getter = asyncio.ensure_future(self.queue.get())
+                done, _ = await asyncio.wait(
+                    {getter, discoverer}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await getter
+                discoverer.result()  # raises what the discoverer raised
+                while not self.queue.empty():
+                    yield self.queue.get_nowait()
+                return
+        finally:
+            discoverer.cancel()
+            for task in self.tasks.values():
+                task.cancel()
+            await asyncio.gather(discoverer, *self.tasks.values(), return_exceptions=True)
+
+    async def _discover(self) -> None:
+        """Start a stream per pod (and per restart); end when all is read."""
+        while True:
+            pods = [p for p in await self.list_pods() if self._wanted(p)]
+            for pod in pods:
+                key = (pod["metadata"]["uid"], self._restarts(pod))
+                if key not in self.tasks:
+                    self.tasks[key] = asyncio.create_task(self._stream(pod))
+            if not self.follow:
+                await asyncio.gather(*self.tasks.values())
+                return
+            if all(t.done() for t in self.tasks.values()) and await self.finished():
+                # A last listing: a stream that ended just now may have a successor.
+                pods = [p for p in await self.list_pods() if self._wanted(p)]
+                if all((p["metadata"]["uid"], self._restarts(p)) in self.tasks for p in pods):
+                    for task in self.tasks.values():
+                        task.result()
+                    return
+            await asyncio.sleep(REDISCOVER)
+
+    def _wanted(self, pod: Mapping[str, Any]) -> bool:
+        return self.replica is None or replica_name(pod) == self.replica
+
+    @staticmethod
+    def _restarts(pod: Mapping[str, Any]) -> int:
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if status.get("name") == CONTAINER:
+                return int(status.get("restartCount") or 0)
+        return 0
+
+    async def _stream(self, pod: Mapping[str, Any]) -> None:
+        name = pod["metadata"]["name"]
+        replica = replica_name(pod)
+        first = True
+        while True:
+            last = self.last_ns.get(replica)
+            query: dict[str, Any] = {
+                "container": CONTAINER,
+                "follow": self.follow,
+                "timestamps": True,
+                "previous": self.previous,
+            }
+            if last is not None:
+                query["sinceTime"] = since_time(last)
+            elif first and self.tail is not None:
+                query["tailLines"] = self.tail
+            try:
+                response = await open_log(self.api, self.namespace, name, query)
+            except ApiException as err:
+                if is_waiting(err) and self.follow:
+                    await asyncio.sleep(WAITING_RETRY)
+                    continue
+                if err.status in (400, 404):
+                    return  # nothing to read (never started, no previous run, pod gone)
+                raise
+            first = False
+            try:
+                await self._pump(response, replica)
+            finally:
+                response.release()
+            if not self.follow or not await self._still_running(name):
+                return
+            # The stream broke while the container runs (a dropped connection): resume.
+
+    async def _still_running(self, pod_name: str) -> bool:
+        try:
+            pod = await self.core.read_namespaced_pod(pod_name, self.namespace)
+        except ApiException:
+            return False
+        for status in pod.status.container_statuses or []:
+            if status.name == CONTAINER:
+                return bool(status.state and status.state.running)
+        return False
+
+    async def _pump(self, response: Any, replica: str) -> None:
+        pending = b""
+        try:
+            async for data in response.content.iter_chunked(CHUNK):
+                data = pending + data
+                cut = data.rfind(b"\n") + 1
+                pending = data[cut:]
+                if cut:
+                    await self._forward(data[:cut], replica)
+        except aiohttp.ClientError:
+            return  # the connection broke: the caller resumes if the container still runs
+        if pending:
+            await self._forward(pending + b"\n", replica)
+
+    async def _forward(self, data: bytes, replica: str) -> None:
+        last = self.last_ns.get(replica, -1)
+        lines = []
+        newest = last
+        for raw in data.decode("utf-8", errors="replace").split("\n")[:-1]:
+            stamp, _, text = raw.partition(" ")
+            ns = parse_timestamp_ns(stamp)
+            if ns is None:
+                lines.append(raw)
+                continue
+            if ns <= last:
+                continue  # seen before a reconnect or resume
+            newest = ns
+            lines.append(text)
+        if not lines:
+            return
+        self.last_ns[replica] = max(newest, 0)
+        await self.queue.put(
+            LogChunk(replica, "\n".join(lines) + "\n", max(newest, 0), self.previous)
+        )
+
+
+def job_selector(job: str) -> str:
+    return f"{JOB_LABEL}={job}"

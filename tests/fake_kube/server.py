@@ -1,0 +1,1409 @@
+"""An HTTP-level fake Kubernetes API server (see ``shared/notes/fake-kube.md``).
+
+It speaks the API server's wire rules to real clients through a kubeconfig:
+PyTorchJobs (CRUD + watch), pods (+ watch, logs), PVCs, Events and discovery.
+Tests drive scenarios with the hook methods of ``FakeKube``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import json
+import random
+import re
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+from aiohttp import web
+
+from jupyter_pytorchjob.job import k8s_rules
+
+from .logs import LogInstance, parse_rfc3339, rfc3339
+from .selectors import SelectorError, matcher
+
+DEFAULT_USER = "system:serviceaccount:team-a:default-editor"
+NOT_FOUND_TEXT = "the server could not find the requested resource"
+LOG_CHUNK = 1 << 20
+
+
+class Resource(NamedTuple):
+    group: str
+    version: str
+    kind: str
+    plural: str
+    returns_deleted: bool = False  # pods' registry returns the object, CRs a Status
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+RESOURCES = {
+    "pytorchjobs": Resource("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs"),
+    "pods": Resource("", "v1", "Pod", "pods", True),
+    "services": Resource("", "v1", "Service", "services", True),
+    "persistentvolumeclaims": Resource(
+        "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True
+    ),
+    "events": Resource("", "v1", "Event", "events"),
+}
+BY_KIND = {r.kind: name for name, r in RESOURCES.items()}
+_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+_PATHS = [
+    re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events)"
+               r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log))?)?/?$"),
+    re.compile(r"^/api/v1/(?P<res>pods|services|persistentvolumeclaims|events)/?$"),
+    re.compile(r"^/apis/kubeflow\.org/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pytorchjobs)"
+               r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
+    re.compile(r"^/apis/kubeflow\.org/v1/(?P<res>pytorchjobs)/?$"),
+]  # fmt: skip
+_SUBDOMAIN_TEXT = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    r"for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+class KubeError(Exception):
+    """Answered as a ``metav1.Status`` with ``code`` as the HTTP status."""
+
+    def __init__(
+        self, code: int, message: str, reason: str | None = None, details: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+        self.reason = reason or _REASONS.get(code, "Unknown")
+        self.details = details
+        self.headers: dict[str, str] = {}
+
+    def body(self) -> dict[str, Any]:
+        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        body |= {"message": self.message, "reason": self.reason, "code": self.code}
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+    def response(self) -> web.Response:
+        return web.json_response(self.body(), status=self.code, headers=self.headers)
+
+
+def _details(res: Resource, name: str | None = None, kind: str | None = None) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": name} if name else {}
+    if res.group:
+        details["group"] = res.group
+    details["kind"] = kind or res.plural
+    return details
+
+
+def not_found(res: Resource, name: str) -> KubeError:
+    return KubeError(404, f'{res.qualified} "{name}" not found', details=_details(res, name))
+
+
+def invalid(res: Resource, name: str, errors: list[tuple[str, str]]) -> KubeError:
+    texts = [f"{f}: {m}" for f, m in errors]
+    joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    qualified = f"{res.kind}.{res.group}" if res.group else res.kind
+    details = _details(res, name, kind=res.kind)
+    details["causes"] = [
+        {"reason": "FieldValueInvalid", "message": m, "field": f} for f, m in errors
+    ]
+    return KubeError(422, f'{qualified} "{name}" is invalid: {joined}', details=details)
+
+
+def parse_bool(value: str | None, name: str = "value") -> bool:
+    """Go ``strconv.ParseBool``."""
+    if value is None or value == "":
+        return False
+    if value in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if value in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise KubeError(400, f'strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
+def _int(query: Mapping[str, str], name: str) -> int | None:
+    if name not in query or query[name] == "":
+        return None
+    try:
+        return int(query[name])
+    except ValueError:
+        raise KubeError(400, f'strconv.ParseInt: parsing "{query[name]}": invalid syntax') from None
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def json_patch(doc: Any, ops: list[Any]) -> Any:
+    """RFC 6902 (add, remove, replace, test, move, copy)."""
+    doc = copy.deepcopy(doc)
+
+    def split(path: str) -> tuple[Any, str]:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+        parent = doc
+        for part in parts[:-1]:
+            parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+        return parent, parts[-1]
+
+    def get(path: str) -> Any:
+        parent, key = split(path)
+        return parent[int(key)] if isinstance(parent, list) else parent[key]
+
+    def put(path: str, value: Any, replace: bool) -> None:
+        parent, key = split(path)
+        if isinstance(parent, list):
+            if key == "-":
+                parent.append(value)
+            elif replace:
+                parent[int(key)] = value
+            else:
+                parent.insert(int(key), value)
+        else:
+            if replace and key not in parent:
+                raise KeyError(key)
+            parent[key] = value
+
+    def remove(path: str) -> Any:
+        parent, key = split(path)
+        return parent.pop(int(key) if isinstance(parent, list) else key)
+
+    try:
+        for op in ops:
+            kind, path = op["op"], op["path"]
+            if kind == "add":
+                put(path, copy.deepcopy(op["value"]), False)
+            elif kind == "replace":
+                put(path, copy.deepcopy(op["value"]), True)
+            elif kind == "remove":
+                remove(path)
+            elif kind == "test":
+                if get(path) != op["value"]:
+                    raise ValueError(f"testing value {path} failed")
+            elif kind in ("move", "copy"):
+                value = remove(op["from"]) if kind == "move" else copy.deepcopy(get(op["from"]))
+                put(path, value, False)
+            else:
+                raise ValueError(f"unexpected kind: {kind}")
+    except (KeyError, IndexError, ValueError, TypeError) as err:
+        raise KubeError(
+            422, f"the server rejected our request due to an error in our request: {err}"
+        ) from None
+    return doc
+
+
+@dataclass(eq=False)
+class Stream:
+    """An open watch or log-follow response."""
+
+    request: web.Request
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    queue: deque[tuple[str, dict[str, Any], dict[str, Any] | None]] = field(default_factory=deque)
+    resource: str = ""
+    namespace: str | None = None
+    dropped: bool = False
+    closing: bool = False
+
+
+class Runtime:
+    """One container's log instances and followers."""
+
+    def __init__(self) -> None:
+        self.current = LogInstance()
+        self.previous: LogInstance | None = None
+        self.followers: set[Stream] = set()
+
+    def wake(self) -> None:
+        for stream in self.followers:
+            stream.wake.set()
+
+
+@dataclass
+class _Injection:
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    retry_after: int | None
+
+
+class FakeKube:
+    """The fake API server and its test hooks. ``await FakeKube.start()`` to run it."""
+
+    def __init__(
+        self,
+        *,
+        operator: bool = False,
+        history: int = 1000,
+        validator: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None,
+        user: str = DEFAULT_USER,
+    ) -> None:
+        from .operator import Operator, default_validator
+
+        self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {r: {} for r in RESOURCES}
+        self.resource_version = 100
+        self.history: deque[tuple[int, str, str, str, dict[str, Any], Any]] = deque(maxlen=history)
+        self._floor = 0
+        self.streams: set[Stream] = set()
+        self.runtimes: dict[tuple[str, str, str], Runtime] = {}
+        self.access_log: list[tuple[str, str, dict[str, str]]] = []
+        self.denials: list[tuple[str, str, str, str | None]] = []
+        self.token: str | None = None
+        self.injections: list[_Injection] = []
+        self.crd_installed = True
+        self.latency = 0.0
+        self.bookmark_interval = 60.0
+        self.user = user
+        self.validator = validator or default_validator
+        self.operator = Operator(self, enabled=operator)
+        self.host = "127.0.0.1"
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @classmethod
+    async def start(cls, *, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> FakeKube:
+        fake = cls(**kwargs)
+        await fake.serve(host=host, port=port)
+        return fake
+
+    async def serve(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        app = web.Application(client_max_size=64 << 20)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner = web.AppRunner(
+            app, access_log=None, shutdown_timeout=2.0, handler_cancellation=True
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        self.host = host
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        for stream in list(self.streams):
+            stream.closing = True
+            stream.wake.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def write_kubeconfig(
+        self, path: str | Path, namespace: str = "team-a", token: str | None = "dummy-token"
+    ) -> Path:
+        user: dict[str, Any] = {"token": token} if token else {}
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "tester", "user": user}],
+            "contexts": [
+                {
+                    "name": "fake",
+                    "context": {"cluster": "fake", "user": "tester", "namespace": namespace},
+                }
+            ],
+            "current-context": "fake",
+        }
+        path = Path(path)
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
+
+    # -- store -------------------------------------------------------------------------
+
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects[resource].get((namespace, name))
+
+    def list(
+        self, resource: str, namespace: str | None = None, label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        match = matcher(label_selector, "", resource)
+        return [
+            obj
+            for (ns, _), obj in sorted(self.objects[resource].items())
+            if (namespace is None or ns == namespace) and match(obj)
+        ]
+
+    def _emit(self, resource: str, kind: str, obj: dict[str, Any], old: Any = None) -> None:
+        self.resource_version += 1
+        obj["metadata"]["resourceVersion"] = str(self.resource_version)
+        ns = obj["metadata"].get("namespace", "")
+        key = (ns, obj["metadata"]["name"])
+        if kind == "DELETED":
+            self.objects[resource].pop(key, None)
+        else:
+            self.objects[resource][key] = obj
+        snapshot = copy.deepcopy(obj)
+        if len(self.history) == self.history.maxlen:
+            self._floor = self.history[0][0]
+        self.history.append((self.resource_version, resource, ns, kind, snapshot, old))
+        for stream in self.streams:
+            if stream.resource == resource and stream.namespace in (None, ns):
+                stream.queue.append((kind, snapshot, old))
+                stream.wake.set()
+
+    def _new_meta(self, res: Resource, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+        obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        meta = obj.setdefault("metadata", {})
+        meta["namespace"] = namespace
+        if not meta.get("name") and meta.get("generateName"):
+            suffix = "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+            meta["name"] = meta["generateName"] + suffix
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", rfc3339())
+        meta.setdefault("generation", 1)
+        for key in ("resourceVersion", "deletionTimestamp", "managedFields"):
+            meta.pop(key, None)
+        return meta
+
+    def _stored(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a new object (no checks) and run what controllers do on create."""
+        meta = obj.setdefault("metadata", {})
+        self._new_meta(RESOURCES[resource], obj, meta.get("namespace") or "team-a")
+        if resource == "pods":
+            self._init_pod(obj)
+        self._emit(resource, "ADDED", obj)
+        return obj
+
+    def _delete(self, resource: str, obj: dict[str, Any], propagation: str = "Background") -> None:
+        meta = obj["metadata"]
+        if resource == "pods":
+            for name in self._container_names(obj):
+                runtime = self.runtimes.pop((meta["namespace"], meta["name"], name), None)
+                if runtime:
+                    runtime.current.closed = True
+                    runtime.wake()
+        self._emit(resource, "DELETED", obj, copy.deepcopy(obj))
+        if propagation != "Orphan":
+            try:  # the garbage collector runs after the delete has been answered
+                asyncio.get_running_loop().call_soon(self._collect, meta.get("uid"))
+            except RuntimeError:
+                self._collect(meta.get("uid"))
+
+    def _collect(self, uid: str | None) -> None:
+        """The garbage collector: remove objects whose ownerReferences name ``uid``."""
+        for resource, objects in self.objects.items():
+            for obj in list(objects.values()):
+                owners = obj["metadata"].get("ownerReferences") or []
+                if uid and any(o.get("uid") == uid for o in owners):
+                    self._delete(resource, obj)
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        query = dict(request.query)
+        if request.path.startswith("/_fake/"):
+            return await self._control(request)
+        self.access_log.append((request.method, request.path, query))
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            self._check_injections(request.path)
+            if self.token is not None and request.headers.get("Authorization") != (
+                f"Bearer {self.token}"
+            ):
+                raise KubeError(401, "Unauthorized")
+            return await self._route(request, query)
+        except KubeError as err:
+            return err.response()
+        except SelectorError as err:
+            return KubeError(400, str(err)).response()
+
+    def _check_injections(self, path: str) -> None:
+        for injection in self.injections:
+            if injection.times and injection.pattern.search(path):
+                injection.times -= 1
+                if injection.status == 429:
+                    err = KubeError(429, "Too many requests, please try again later.")
+                    if injection.retry_after is not None:
+                        err.details = {"retryAfterSeconds": injection.retry_after}
+                else:
+                    err = KubeError(injection.status, "Internal error occurred: injected fault")
+                if injection.retry_after is not None:
+                    err.headers["Retry-After"] = str(injection.retry_after)
+                raise err
+
+    async def _route(self, request: web.Request, query: dict[str, str]) -> web.StreamResponse:
+        path = request.path
+        if path.rstrip("/") == "/version":
+            return web.json_response(VERSION)
+        discovery = self._discovery(path.rstrip("/"))
+        if discovery is not None:
+            return web.json_response(discovery)
+        for pattern in _PATHS:
+            match = pattern.match(path)
+            if match:
+                break
+        else:
+            raise KubeError(404, NOT_FOUND_TEXT, details={})
+        parts = match.groupdict()
+        resource, ns, name, sub = parts["res"], parts.get("ns"), parts.get("name"), parts.get("sub")
+        res = RESOURCES[resource]
+        if res.group == "kubeflow.org" and not self.crd_installed:
+            raise KubeError(404, NOT_FOUND_TEXT, details={})
+        method = request.method
+        watch = parse_bool(query.get("watch"))
+        if name is None:
+            verb = {"GET": "watch" if watch else "list", "POST": "create"}.get(method)
+        else:
+            verb = "get" if method == "GET" else _VERBS.get(method)
+        if verb is None or (name is None and ns is None and verb == "create"):
+            raise KubeError(405, "the server does not allow this method on the requested resource")
+        self._authorize(verb, res, f"{resource}/{sub}" if sub else resource, ns, name)
+        if sub == "log":
+            return await self._pod_log(request, ns or "", name or "", query)
+        if name is None:
+            if method == "POST":
+                return await self._create(request, res, ns or "", query)
+            match_fn = matcher(
+                query.get("labelSelector", ""), query.get("fieldSelector", ""), resource
+            )
+            if watch:
+                return await self._watch(request, resource, ns, match_fn, query)
+            return self._list(resource, ns, match_fn, query)
+        obj = self.get(resource, ns or "", name)
+        if obj is None:
+            raise not_found(res, name)
+        if method == "GET":
+            return web.json_response(obj)
+        if method == "DELETE":
+            return await self._delete_request(request, res, obj, query)
+        return await self._update(request, res, obj, sub, query)
+
+    def _authorize(
+        self, verb: str, res: Resource, resource: str, ns: str | None, name: str | None
+    ) -> None:
+        for d_verb, d_group, d_resource, d_ns in self.denials:
+            if (
+                d_verb in (verb, "*")
+                and d_group == res.group
+                and d_resource in (resource, "*")
+                and d_ns in (None, ns)
+            ):
+                subject = f'{res.qualified} "{name}"' if name else res.qualified
+                scope = f'in the namespace "{ns}"' if ns else "at the cluster scope"
+                raise KubeError(
+                    403,
+                    f'{subject} is forbidden: User "{self.user}" cannot {verb} resource '
+                    f'"{resource}" in API group "{res.group}" {scope}',
+                    details=_details(res, name),
+                )
+
+    def _list(
+        self, resource: str, ns: str | None, match: Callable[..., bool], query: dict[str, str]
+    ) -> web.Response:
+        res = RESOURCES[resource]
+        items = [obj for obj in self.list(resource, ns) if match(obj)]
+        meta: dict[str, Any] = {"resourceVersion": str(self.resource_version)}
+        start = 0
+        if query.get("continue"):
+            try:
+                start = json.loads(base64.urlsafe_b64decode(query["continue"]))["start"]
+            except ValueError:
+                raise KubeError(400, "continue key is not valid: illegal base64 data") from None
+        limit = _int(query, "limit")
+        end = start + limit if limit else len(items)
+        if end < len(items):
+            meta["continue"] = base64.urlsafe_b64encode(
+                json.dumps({"start": end}).encode()
+            ).decode()
+            meta["remainingItemCount"] = len(items) - end
+        page = items[start:end]
+        if not res.group:  # core lists carry no apiVersion/kind per item
+            page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
+        body = {"apiVersion": res.api_version, "kind": f"{res.kind}List", "metadata": meta}
+        return web.json_response(body | {"items": page})
+
+    async def _body(self, request: web.Request) -> Any:
+        try:
+            return json.loads(await request.read() or b"null")
+        except ValueError as err:
+            raise KubeError(400, f"json parse error: {err}") from None
+
+    def _check_body(self, res: Resource, body: Any, ns: str) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise KubeError(
+                400, f"the object provided is unrecognized (must be of type {res.kind})"
+            )
+        if body.get("apiVersion") not in (None, res.api_version):
+            raise KubeError(
+                400,
+                f"the API version in the data ({body['apiVersion']}) does not match the expected "
+                f"API version ({res.api_version})",
+            )
+        if body.get("kind") not in (None, res.kind):
+            raise KubeError(
+                400,
+                f"the kind in the data ({body['kind']}) does not match the expected kind "
+                f"({res.kind})",
+            )
+        meta = body.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise KubeError(400, "metadata must be an object")
+        if (meta or {}).get("namespace") not in (None, "", ns):
+            raise KubeError(
+                400,
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request",
+            )
+        return body
+
+    def _validate(self, res: Resource, obj: dict[str, Any]) -> None:
+        name = obj["metadata"].get("name") or ""
+        if not name:
+            raise invalid(
+                res, "", [("metadata.name", "Required value: name or generateName is required")]
+            )
+        if res.plural != "events" and k8s_rules.check_dns1123_subdomain(name):
+            raise invalid(
+                res, name, [("metadata.name", f'Invalid value: "{name}": {_SUBDOMAIN_TEXT}')]
+            )
+        if res.plural == "pytorchjobs":
+            errors = self.validator(obj)
+            if errors:
+                raise invalid(res, name, errors)
+
+    async def _create(
+        self, request: web.Request, res: Resource, ns: str, query: dict[str, str]
+    ) -> web.Response:
+        obj = self._check_body(res, await self._body(request), ns)
+        dry_run = query.get("dryRun")
+        if dry_run not in (None, "All"):
+            raise KubeError(400, f'Invalid dry run value: "{dry_run}"')
+        self._new_meta(res, obj, ns)
+        if res.plural == "pytorchjobs":
+            obj.pop("status", None)  # the status subresource ignores it on create
+        self._validate(res, obj)
+        name = obj["metadata"]["name"]
+        if self.get(res.plural, ns, name) is not None:
+            raise KubeError(
+                409,
+                f'{res.qualified} "{name}" already exists',
+                "AlreadyExists",
+                _details(res, name),
+            )
+        if dry_run:
+            return web.json_response(obj, status=201)
+        self._stored(res.plural, obj)
+        if res.plural == "pytorchjobs" and self.operator.enabled:
+            self.operator.on_created(obj)
+        return web.json_response(obj, status=201)
+
+    async def _update(
+        self,
+        request: web.Request,
+        res: Resource,
+        old: dict[str, Any],
+        sub: str | None,
+        query: dict[str, str],
+    ) -> web.Response:
+        name, ns = old["metadata"]["name"], old["metadata"]["namespace"]
+        body = await self._body(request)
+        if request.method == "PATCH":
+            ctype = request.content_type
+            if ctype == "application/json-patch+json":
+                if not isinstance(body, list):  # what kubernetes_asyncio sends for a dict body
+                    raise KubeError(
+                        400,
+                        f"json: cannot unmarshal {type(body).__name__.replace('dict', 'object')} "
+                        "into Go value of type jsonpatch.Patch",
+                    )
+                new = json_patch(old, body)
+            elif ctype == "application/merge-patch+json" or (
+                ctype == "application/strategic-merge-patch+json" and not res.group
+            ):
+                new = merge_patch(old, body)
+            else:
+                raise KubeError(
+                    415,
+                    "the body of the request was in an unknown format - accepted media types "
+                    "include: application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml",
+                )
+            rv = (new.get("metadata") or {}).get("resourceVersion")
+        else:
+            new = self._check_body(res, body, ns)
+            if (new.get("metadata") or {}).get("name") not in (None, name):
+                raise KubeError(
+                    400,
+                    f"the name of the object ({new['metadata']['name']}) does not match the name "
+                    f"on the URL ({name})",
+                )
+            rv = (new.get("metadata") or {}).get("resourceVersion")
+            if not rv:
+                raise invalid(
+                    res,
+                    name,
+                    [
+                        (
+                            "metadata.resourceVersion",
+                            "Invalid value: 0x0: must be specified for an update",
+                        )
+                    ],
+                )
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise KubeError(
+                409,
+                f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been '
+                "modified; please apply your changes to the latest version and try again",
+                details=_details(res, name),
+            )
+        new = copy.deepcopy(new)
+        new["apiVersion"], new["kind"] = res.api_version, res.kind
+        meta = new.setdefault("metadata", {})
+        for key in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "deletionTimestamp",
+        ):
+            if key in old["metadata"]:
+                meta[key] = old["metadata"][key]
+        meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if res.plural == "pytorchjobs":
+            if sub == "status":  # only the status changes through the status subresource
+                new = {k: v for k, v in old.items() if k != "status"} | {
+                    "status": new.get("status")
+                }
+            elif "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if new.get("spec") != old.get("spec"):
+            meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        if query.get("dryRun") == "All" or new == old:
+            return web.json_response(new)
+        self._validate(res, new)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self._delete(res.plural, new)
+        else:
+            self._emit(res.plural, "MODIFIED", new, copy.deepcopy(old))
+        return web.json_response(new)
+
+    async def _delete_request(
+        self, request: web.Request, res: Resource, obj: dict[str, Any], query: dict[str, str]
+    ) -> web.Response:
+        options = await self._body(request) or {}
+        meta = obj["metadata"]
+        preconditions = options.get("preconditions") or {}
+        for key in ("uid", "resourceVersion"):
+            if preconditions.get(key) not in (None, meta.get(key)):
+                raise KubeError(
+                    409,
+                    f"Precondition failed: {key} in precondition: {preconditions[key]}, "
+                    f"{key} in object meta: {meta.get(key)}",
+                    details=_details(res, meta["name"]),
+                )
+        if query.get("dryRun") == "All" or options.get("dryRun") == ["All"]:
+            return web.json_response(obj)
+        propagation = (
+            options.get("propagationPolicy") or query.get("propagationPolicy") or "Background"
+        )
+        if meta.get("finalizers"):
+            if not meta.get("deletionTimestamp"):
+                old = copy.deepcopy(obj)
+                meta["deletionTimestamp"] = rfc3339()
+                meta["deletionGracePeriodSeconds"] = 0
+                self._emit(res.plural, "MODIFIED", obj, old)
+            return web.json_response(obj)
+        self._delete(res.plural, obj, propagation)
+        if res.returns_deleted:
+            return web.json_response(obj)
+        details = _details(res, meta["name"]) | {"uid": meta.get("uid")}
+        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+        return web.json_response(status | {"details": details})
+
+    # -- watch -------------------------------------------------------------------------
+
+    async def _watch(
+        self,
+        request: web.Request,
+        resource: str,
+        ns: str | None,
+        match: Callable[[Mapping[str, Any]], bool],
+        query: dict[str, str],
+    ) -> web.StreamResponse:
+        rv_text = query.get("resourceVersion", "")
+        timeout = _int(query, "timeoutSeconds")
+        bookmarks = parse_bool(query.get("allowWatchBookmarks"))
+        if rv_text not in ("", "0") and not rv_text.isdigit():
+            raise KubeError(
+                400,
+                f'invalid resource version: strconv.ParseUint: parsing "{rv_text}": invalid syntax',
+            )
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        pending: list[tuple[str, dict[str, Any]]] = []
+        if rv_text in ("", "0"):
+            pending = [("ADDED", o) for o in self.list(resource, ns) if match(o)]
+        elif int(rv_text) < self._floor:
+            expired = KubeError(
+                410, f"too old resource version: {rv_text} ({self._floor})", "Expired"
+            ).body()
+            await resp.write(json.dumps({"type": "ERROR", "object": expired}).encode() + b"\n")
+            return resp
+        else:
+            for rv, r, obj_ns, kind, obj, old in self.history:
+                if rv > int(rv_text) and r == resource and ns in (None, obj_ns):
+                    pending.extend(self._translate(kind, obj, old, match))
+        stream = Stream(request, resource=resource, namespace=ns)
+        self.streams.add(stream)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout if timeout else None
+        next_bookmark = loop.time() + self.bookmark_interval
+        try:
+            while True:
+                if pending:
+                    data = b"".join(
+                        json.dumps({"type": t, "object": o}).encode() + b"\n" for t, o in pending
+                    )
+                    await resp.write(data)
+                    pending = []
+                now = loop.time()
+                wait = min(d for d in (deadline, next_bookmark) if d is not None) - now
+                if wait > 0 and not stream.queue and not stream.dropped and not stream.closing:
+                    stream.wake.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(stream.wake.wait(), wait)
+                if stream.dropped:
+                    return self._abort(request, resp)
+                while stream.queue:
+                    pending.extend(self._translate(*stream.queue.popleft(), match))
+                now = loop.time()
+                if bookmarks and (
+                    now >= next_bookmark or (deadline is not None and now >= deadline)
+                ):
+                    pending.append(("BOOKMARK", self._bookmark(resource)))
+                    next_bookmark = now + self.bookmark_interval
+                if stream.closing or (deadline is not None and now >= deadline):
+                    if pending:
+                        data = b"".join(
+                            json.dumps({"type": t, "object": o}).encode() + b"\n"
+                            for t, o in pending
+                        )
+                        await resp.write(data)
+                    return resp
+        except (ConnectionError, asyncio.CancelledError):
+            return resp
+        finally:
+            self.streams.discard(stream)
+
+    def _bookmark(self, resource: str) -> dict[str, Any]:
+        res = RESOURCES[resource]
+        meta = {"resourceVersion": str(self.resource_version)}
+        return {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
+
+    @staticmethod
+    def _translate(
+        kind: str, obj: dict[str, Any], old: Any, match: Callable[[Mapping[str, Any]], bool]
+    ) -> Iterable[tuple[str, dict[str, Any]]]:
+        now = match(obj)
+        if kind != "MODIFIED":
+            return [(kind, obj)] if now else []
+        before = match(old) if old is not None else now
+        if now and before:
+            return [("MODIFIED", obj)]
+        if now:
+            return [("ADDED", obj)]
+        return [("DELETED", obj)] if before else []
+
+    @staticmethod
+    def _abort(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
+        if request.transport is not None:
+            request.transport.abort()
+        return resp
+
+    # -- logs --------------------------------------------------------------------------
+
+    async def _pod_log(
+        self, request: web.Request, ns: str, name: str, query: dict[str, str]
+    ) -> web.StreamResponse:
+        pod = self.get("pods", ns, name)
+        if pod is None:
+            raise not_found(RESOURCES["pods"], name)
+        spec = pod.get("spec") or {}
+        regular = [c["name"] for c in spec.get("containers") or []]
+        init = [c["name"] for c in spec.get("initContainers") or []]
+        container = query.get("container") or ""
+        if not container:
+            if len(regular) != 1:
+                text = (
+                    f"a container name must be specified for pod {name}, "
+                    f"choose one of: [{' '.join(regular)}]"
+                )
+                if init:
+                    text += f" or one of the init containers: [{' '.join(init)}]"
+                raise KubeError(400, text)
+            container = regular[0]
+        elif container not in regular + init:
+            raise KubeError(400, f"container {container} is not valid for pod {name}")
+        if not spec.get("nodeName"):
+            raise KubeError(400, f"pod {name} does not have a host assigned")
+        follow = parse_bool(query.get("follow"))
+        previous = parse_bool(query.get("previous"))
+        timestamps = parse_bool(query.get("timestamps"))
+        tail, limit, since_s = (
+            _int(query, "tailLines"),
+            _int(query, "limitBytes"),
+            _int(query, "sinceSeconds"),
+        )
+        problems = []
+        if since_s is not None and query.get("sinceTime"):
+            problems.append(
+                (
+                    "sinceSeconds",
+                    "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+                )
+            )
+        for key, value, low in (
+            ("tailLines", tail, 0),
+            ("limitBytes", limit, 1),
+            ("sinceSeconds", since_s, 1),
+        ):
+            if value is not None and value < low:
+                problems.append(
+                    (
+                        key,
+                        f"Invalid value: {value}: must be greater than "
+                        f"{'or equal to ' if low == 0 else ''}0",
+                    )
+                )
+        if problems:
+            raise invalid(Resource("", "v1", "PodLogOptions", "pods"), name, problems)
+        since_ns = None
+        if since_s is not None:
+            since_ns = time.time_ns() - since_s * 1_000_000_000
+        elif query.get("sinceTime"):
+            try:
+                since_ns = parse_rfc3339(query["sinceTime"])
+            except ValueError:
+                raise KubeError(
+                    400, f'parsing time "{query["sinceTime"]}" as RFC3339: invalid'
+                ) from None
+        runtime = self.runtime(ns, name, container)
+        status = self._status_entry(pod, container)
+        state = (status or {}).get("state") or {}
+        if previous:
+            if runtime.previous is None:
+                raise KubeError(
+                    400, f'previous terminated container "{container}" in pod "{name}" not found'
+                )
+            instance = runtime.previous
+        elif "running" in state or "terminated" in state:
+            instance = runtime.current
+        elif runtime.previous is not None:  # waiting to restart: the last run's log
+            instance = runtime.previous
+        else:
+            reason = (state.get("waiting") or {}).get("reason")
+            text = {
+                "ErrImagePull": "image can't be pulled",
+                "ImagePullBackOff": "trying and failing to pull image",
+            }.get(reason or "", reason)
+            if reason is None:
+                raise KubeError(
+                    400,
+                    f'container "{container}" in pod "{name}" is waiting to start - no logs yet',
+                )
+            raise KubeError(
+                400, f'container "{container}" in pod "{name}" is waiting to start: {text}'
+            )
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        if follow:
+            resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        budget = [limit if limit is not None else -1]
+
+        async def send(start: int, end: int) -> bool:
+            """Write ``[start, end)``; False once ``limitBytes`` is spent."""
+            for pos in range(start, end, LOG_CHUNK):
+                data = instance.render(pos, min(end, pos + LOG_CHUNK), timestamps=timestamps)
+                if budget[0] >= 0:
+                    data = data[: budget[0]]
+                    budget[0] -= len(data)
+                if data:
+                    await resp.write(data)
+                if budget[0] == 0:
+                    return False
+            return True
+
+        pos = instance.start_offset(since_ns=since_ns, tail_lines=tail)
+        end = len(instance.data)
+        try:
+            if not await send(pos, end) or not follow:
+                return resp
+            stream = Stream(request)
+            runtime.followers.add(stream)
+            self.streams.add(stream)
+            try:
+                pos = end
+                while True:
+                    stream.wake.clear()
+                    if pos == len(instance.data) and not instance.closed and not stream.closing:
+                        await stream.wake.wait()
+                    if stream.dropped:
+                        return self._abort(request, resp)
+                    end = len(instance.data)
+                    if not await send(pos, end):
+                        return resp
+                    pos = end
+                    if instance.closed or stream.closing:
+                        return resp
+            finally:
+                runtime.followers.discard(stream)
+                self.streams.discard(stream)
+        except (ConnectionError, asyncio.CancelledError):
+            return resp
+
+    # -- discovery and control ---------------------------------------------------------
+
+    def _discovery(self, path: str) -> dict[str, Any] | None:
+        def resources(group_version: str, names: Iterable[str]) -> dict[str, Any]:
+            items = []
+            for plural in names:
+                res = RESOURCES[plural]
+                verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+                items.append({"name": plural, "singularName": res.kind.lower(), "namespaced": True,
+                              "kind": res.kind, "verbs": verbs})  # fmt: skip
+                if plural == "pods":
+                    items.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                                  "kind": "Pod", "verbs": ["get"]})  # fmt: skip
+                if plural == "pytorchjobs":
+                    items.append({"name": "pytorchjobs/status", "singularName": "",
+                                  "namespaced": True, "kind": "PyTorchJob",
+                                  "verbs": ["get", "patch", "update"]})  # fmt: skip
+            return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+                    "resources": items}  # fmt: skip
+
+        if path == "/api":
+            return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0",
+                 "serverAddress": f"{self.host}:{self.port}"}]}  # fmt: skip
+        if path == "/api/v1":
+            return resources("v1", ["pods", "services", "persistentvolumeclaims", "events"])
+        if path == "/apis":
+            groups = []
+            if self.crd_installed:
+                version = {"groupVersion": "kubeflow.org/v1", "version": "v1"}
+                groups.append(
+                    {"name": "kubeflow.org", "versions": [version], "preferredVersion": version}
+                )
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+        if path in ("/apis/kubeflow.org", "/apis/kubeflow.org/v1") and not self.crd_installed:
+            raise KubeError(404, NOT_FOUND_TEXT, details={})
+        if path == "/apis/kubeflow.org/v1":
+            return resources("kubeflow.org/v1", ["pytorchjobs"])
+        return None
+
+    async def _control(self, request: web.Request) -> web.Response:
+        """``POST /_fake/<hook>`` or ``/_fake/operator/<method>``, body
+        ``{"args": [], "kwargs": {}}``:
+        the hooks for a fake run as a separate process (UI tests, benchmarks)."""
+        parts = request.path.split("/")[2:]
+        on_operator = len(parts) == 2 and parts[0] == "operator"
+        target: Any = self.operator if on_operator else self
+        name = parts[-1]
+        if name not in (OPERATOR_HOOKS if on_operator else CONTROL_HOOKS):
+            return web.json_response({"error": f"no hook {request.path}"}, status=404)
+        body = json.loads(await request.read() or b"{}")
+        try:
+            result = getattr(target, name)(*body.get("args", []), **body.get("kwargs", {}))
+        except (KeyError, ValueError, TypeError) as err:
+            return web.json_response({"error": f"{type(err).__name__}: {err}"}, status=400)
+        return web.json_response(
+            {
+                "result": result
+                if isinstance(result, (dict, list, str, int, type(None)))
+                else str(result)
+            }
+        )
+
+    # -- pods and containers -------------------------------------------------------------
+
+    @staticmethod
+    def _container_names(pod: dict[str, Any]) -> list[str]:
+        spec = pod.get("spec") or {}
+        return [
+            c["name"] for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        ]
+
+    def runtime(self, ns: str, pod: str, container: str) -> Runtime:
+        return self.runtimes.setdefault((ns, pod, container), Runtime())
+
+    @staticmethod
+    def _status_entry(pod: dict[str, Any], container: str) -> dict[str, Any] | None:
+        status = pod.get("status") or {}
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for entry in status.get(key) or []:
+                if entry.get("name") == container:
+                    return entry  # type: ignore[no-any-return]
+        return None
+
+    def _init_pod(self, pod: dict[str, Any]) -> None:
+        """Give a new pod the statuses the kubelet would report once it is scheduled."""
+        spec = pod.setdefault("spec", {})
+        status = pod.setdefault("status", {})
+        status.setdefault("phase", "Pending")
+        status.setdefault("qosClass", "BestEffort")
+        if not spec.get("nodeName"):
+            return
+        status.setdefault("startTime", rfc3339())
+        waiting = "PodInitializing" if spec.get("initContainers") else "ContainerCreating"
+        for key, ckey in (
+            ("initContainers", "initContainerStatuses"),
+            ("containers", "containerStatuses"),
+        ):
+            existing = {e["name"] for e in status.get(ckey) or []}
+            for c in spec.get(key) or []:
+                if c["name"] not in existing:
+                    status.setdefault(ckey, []).append({
+                        "name": c["name"], "image": c.get("image", ""), "imageID": "",
+                        "ready": False, "restartCount": 0, "started": False,
+                        "state": {"waiting": {"reason": waiting}}, "lastState": {},
+                    })  # fmt: skip
+        self._pod_conditions(pod)
+
+    @staticmethod
+    def _pod_conditions(pod: dict[str, Any]) -> None:
+        spec, status = pod["spec"], pod["status"]
+        if not spec.get("nodeName"):
+            return
+        now = rfc3339()
+        inits = status.get("initContainerStatuses") or []
+        mains = status.get("containerStatuses") or []
+        initialized = all(
+            (e.get("state") or {}).get("terminated", {}).get("exitCode") == 0 for e in inits
+        )
+        ready = bool(mains) and all("running" in (e.get("state") or {}) for e in mains)
+        old = {c["type"]: c for c in status.get("conditions") or []}
+        conditions = []
+        for kind, value in (
+            ("Initialized", initialized),
+            ("Ready", ready),
+            ("ContainersReady", ready),
+            ("PodScheduled", True),
+        ):
+            text = "True" if value else "False"
+            prior = old.get(kind)
+            since = prior["lastTransitionTime"] if prior and prior["status"] == text else now
+            conditions.append(
+                {"type": kind, "status": text, "lastProbeTime": None, "lastTransitionTime": since}
+            )
+        status["conditions"] = conditions
+
+    def _pod_and_status(
+        self, ns: str, pod: str, container: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        obj = self.get("pods", ns, pod)
+        if obj is None:
+            raise KeyError(f"no pod {ns}/{pod}")
+        if not obj["spec"].get("nodeName"):
+            obj["spec"]["nodeName"] = "node-1"
+            obj["status"].pop("conditions", None)
+            self._init_pod(obj)
+        entry = self._status_entry(obj, container)
+        if entry is None:
+            raise KeyError(f"pod {ns}/{pod} has no container {container}")
+        return obj, entry
+
+    def _set_state(self, pod: dict[str, Any], entry: dict[str, Any], state: dict[str, Any]) -> None:
+        old = copy.deepcopy(pod)
+        entry["state"] = state
+        running = "running" in state
+        entry["started"] = running
+        is_init = entry in (pod["status"].get("initContainerStatuses") or [])
+        entry["ready"] = running and not is_init
+        if running or "terminated" in state:
+            entry.setdefault("containerID", f"containerd://{uuid.uuid4().hex}")
+        mains = pod["status"].get("containerStatuses") or []
+        if running and not is_init and pod["status"].get("phase") == "Pending":
+            pod["status"]["phase"] = "Running"
+        elif mains and all("terminated" in (e.get("state") or {}) for e in mains):
+            codes = [e["state"]["terminated"].get("exitCode") for e in mains]
+            pod["status"]["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
+        self._pod_conditions(pod)
+        self._emit("pods", "MODIFIED", pod, old)
+
+    # -- test hooks -----------------------------------------------------------------------
+
+    def add(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Seed any object (``kind`` picks the resource); server fields are filled if absent."""
+        resource = BY_KIND[obj["kind"]]
+        res = RESOURCES[resource]
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        ns = meta.get("namespace") or "team-a"
+        old = self.get(resource, ns, meta.get("name", ""))
+        keep = {k: meta[k] for k in ("uid", "creationTimestamp", "generation") if k in meta}
+        self._new_meta(res, obj, ns)
+        obj["metadata"] |= keep
+        if old is not None:
+            self._emit(resource, "MODIFIED", obj, copy.deepcopy(old))
+            return obj
+        return self._stored(resource, obj)
+
+    def delete(self, resource: str, namespace: str, name: str) -> None:
+        obj = self.get(resource, namespace, name)
+        if obj is not None:
+            self._delete(resource, obj)
+
+    def append_log(self, ns: str, pod: str, container: str, data: bytes | str) -> None:
+        """Write to the container's log; marks it running and wakes followers."""
+        obj, entry = self._pod_and_status(ns, pod, container)
+        runtime = self.runtime(ns, pod, container)
+        if "running" not in (entry.get("state") or {}):
+            if "terminated" in (entry.get("state") or {}) or runtime.current.data:
+                self.restart(ns, pod, container)
+                obj, entry = self._pod_and_status(ns, pod, container)
+            else:
+                self._set_state(obj, entry, {"running": {"startedAt": rfc3339()}})
+        runtime.current.append(data.encode() if isinstance(data, str) else bytes(data))
+        runtime.wake()
+
+    def terminate(
+        self, ns: str, pod: str, container: str, exit_code: int = 0, reason: str | None = None
+    ) -> None:
+        """End the container's current run; follow streams end."""
+        obj, entry = self._pod_and_status(ns, pod, container)
+        started = (entry.get("state") or {}).get("running", {}).get("startedAt") or rfc3339()
+        terminated = {
+            "exitCode": exit_code,
+            "reason": reason or ("Completed" if exit_code == 0 else "Error"),
+            "startedAt": started,
+            "finishedAt": rfc3339(),
+            "containerID": entry.get("containerID") or f"containerd://{uuid.uuid4().hex}",
+        }
+        runtime = self.runtime(ns, pod, container)
+        runtime.current.closed = True
+        self._set_state(obj, entry, {"terminated": terminated})
+        runtime.wake()
+
+    def restart(self, ns: str, pod: str, container: str, exit_code: int = 1) -> None:
+        """The kubelet restarts the container: current log → previous, restartCount + 1."""
+        obj, entry = self._pod_and_status(ns, pod, container)
+        if "terminated" not in (entry.get("state") or {}):
+            self.terminate(ns, pod, container, exit_code)
+            obj, entry = self._pod_and_status(ns, pod, container)
+        runtime = self.runtime(ns, pod, container)
+        runtime.previous, runtime.current = runtime.current, LogInstance()
+        entry["lastState"] = {"terminated": entry["state"]["terminated"]}
+        entry["restartCount"] = int(entry.get("restartCount", 0)) + 1
+        entry.pop("containerID", None)
+        obj["status"]["phase"] = "Running"
+        self._set_state(obj, entry, {"running": {"startedAt": rfc3339()}})
+        runtime.wake()
+
+    def set_waiting(
+        self, ns: str, pod: str, container: str, reason: str, message: str | None = None
+    ) -> None:
+        """``state.waiting`` (ContainerCreating, ImagePullBackOff, CrashLoopBackOff, ...).
+        A run in progress ends first and becomes the previous one, as on a crash."""
+        obj, entry = self._pod_and_status(ns, pod, container)
+        runtime = self.runtime(ns, pod, container)
+        state = entry.get("state") or {}
+        if "running" in state or "terminated" in state:
+            if "running" in state:
+                self.terminate(ns, pod, container, 1)
+                obj, entry = self._pod_and_status(ns, pod, container)
+            runtime.previous, runtime.current = runtime.current, LogInstance()
+            entry["lastState"] = {"terminated": entry["state"]["terminated"]}
+            entry["restartCount"] = int(entry.get("restartCount", 0)) + 1
+            entry.pop("containerID", None)
+        waiting = {"reason": reason} | ({"message": message} if message else {})
+        self._set_state(obj, entry, {"waiting": waiting})
+        runtime.wake()
+
+    def set_pod_phase(
+        self, ns: str, pod: str, phase: str, reason: str | None = None, message: str | None = None
+    ) -> None:
+        obj = self.get("pods", ns, pod)
+        if obj is None:
+            raise KeyError(f"no pod {ns}/{pod}")
+        old = copy.deepcopy(obj)
+        obj["status"]["phase"] = phase
+        for key, value in (("reason", reason), ("message", message)):
+            if value is not None:
+                obj["status"][key] = value
+        self._emit("pods", "MODIFIED", obj, old)
+
+    def set_job_conditions(
+        self, ns: str, name: str, conditions: list[Any], **status: Any
+    ) -> dict[str, Any]:
+        """Replace ``status.conditions`` (dicts, or bare type names meaning status True);
+        extra keyword arguments set other status fields (``replicaStatuses``, ``startTime``)."""
+        job = self.get("pytorchjobs", ns, name)
+        if job is None:
+            raise KeyError(f"no PyTorchJob {ns}/{name}")
+        old = copy.deepcopy(job)
+        now = rfc3339()
+        filled = []
+        for cond in conditions:
+            cond = {"type": cond} if isinstance(cond, str) else dict(cond)
+            cond.setdefault("status", "True")
+            cond.setdefault("reason", f"PyTorchJob{cond['type']}")
+            cond.setdefault("message", f"PyTorchJob {name} is {cond['type'].lower()}.")
+            cond.setdefault("lastUpdateTime", now)
+            cond.setdefault("lastTransitionTime", now)
+            filled.append(cond)
+        job.setdefault("status", {})["conditions"] = filled
+        job["status"].update(status)
+        self._emit("pytorchjobs", "MODIFIED", job, old)
+        return job
+
+    def deny(self, verb: str, resource: str, namespace: str | None = None, group: str = "") -> None:
+        """403 for ``verb`` (or ``*``) on ``resource`` (``pods/log``, ``pytorchjobs``, ``*``)."""
+        if not group and resource.split("/")[0] == "pytorchjobs":
+            group = "kubeflow.org"
+        self.denials.append((verb, group, resource, namespace))
+
+    def allow_all(self) -> None:
+        self.denials.clear()
+
+    def require_token(self, token: str | None) -> None:
+        """401 for any request without ``Authorization: Bearer <token>`` (None: no check)."""
+        self.token = token
+
+    def inject_error(
+        self, path_regex: str, status: int = 500, times: int = 1, retry_after: int | None = None
+    ) -> None:
+        self.injections.append(_Injection(re.compile(path_regex), status, times, retry_after))
+
+    def drop_streams(self) -> int:
+        """Abruptly close every open watch and log stream; returns how many."""
+        streams = list(self.streams)
+        for stream in streams:
+            stream.dropped = True
+            if stream.request.transport is not None:
+                stream.request.transport.abort()
+            stream.wake.set()
+        return len(streams)
+
+    def expire_history(self) -> None:
+        """Any resourceVersion handed out so far is now too old to watch from (410)."""
+        self.resource_version += 1
+        self.history.clear()
+        self._floor = self.resource_version
+
+    def remove_crd(self) -> None:
+        self.crd_installed = False
+
+    def restore_crd(self) -> None:
+        self.crd_installed = True
+
+    def seed_pvc(
+        self,
+        ns: str,
+        name: str,
+        capacity: str = "10Gi",
+        access_modes: Iterable[str] = ("ReadWriteMany",),
+        phase: str = "Bound",
+        storage_class: str = "standard",
+    ) -> dict[str, Any]:
+        modes = list(access_modes)
+        bound = phase == "Bound"
+        return self.add({
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"accessModes": modes, "resources": {"requests": {"storage": capacity}},
+                     "storageClassName": storage_class, "volumeMode": "Filesystem",
+                     **({"volumeName": f"pvc-{uuid.uuid4()}"} if bound else {})},
+            "status": {"phase": phase, **({"accessModes": modes, "capacity": {"storage": capacity}}
+                                          if bound else {})},
+        })  # fmt: skip
+
+    def add_event(
+        self,
+        ns: str,
+        involved_kind: str,
+        involved_name: str,
+        reason: str,
+        message: str,
+        type: str = "Normal",
+        component: str | None = None,
+    ) -> dict[str, Any]:
+        involved: dict[str, Any] = {"kind": involved_kind, "namespace": ns, "name": involved_name}
+        target = (
+            self.get(BY_KIND.get(involved_kind, ""), ns, involved_name)
+            if involved_kind in BY_KIND
+            else None
+        )
+        involved["apiVersion"] = (
+            RESOURCES[BY_KIND[involved_kind]].api_version if involved_kind in BY_KIND else "v1"
+        )
+        if target is not None:
+            involved["uid"] = target["metadata"]["uid"]
+            involved["resourceVersion"] = target["metadata"]["resourceVersion"]
+        if component is None:
+            component = {
+                "FailedScheduling": "default-scheduler",
+                "Scheduled": "default-scheduler",
+            }.get(reason, "kubelet" if involved_kind == "Pod" else "pytorchjob-controller")
+        now = rfc3339()
+        return self.add({
+            "kind": "Event",
+            "metadata": {"name": f"{involved_name}.{uuid.uuid4().hex[:16]}", "namespace": ns},
+            "involvedObject": involved, "reason": reason, "message": message, "type": type,
+            "source": {"component": component}, "reportingComponent": component,
+            "reportingInstance": "",
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1, "eventTime": None,
+        })  # fmt: skip
+
+
+VERSION = {
+    "major": "1",
+    "minor": "31",
+    "gitVersion": "v1.31.0-fake",
+    "gitCommit": "0" * 40,
+    "gitTreeState": "clean",
+    "buildDate": "2024-08-13T00:00:00Z",
+    "goVersion": "go1.22.5",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+CONTROL_HOOKS = {
+    "add", "delete", "append_log", "terminate", "restart", "set_waiting", "set_pod_phase",
+    "set_job_conditions", "deny", "allow_all", "require_token", "inject_error", "drop_streams",
+    "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event",
+}  # fmt: skip
+OPERATOR_HOOKS = {"enable", "disable", "create_pods", "run", "succeed", "fail", "set_unschedulable"}

@@ -1,0 +1,108 @@
+"""The REST API on the kubernetes backend, against the fake API server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+API = ("pytorchjob", "api")
+NS = "team-a"
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"jupyter_pytorchjob": True},
+            "allow_unauthenticated_access": False,
+        },
+        "PyTorchJobApp": {"backend": "kubernetes", "allowed_namespaces": ["team-b"]},
+    }
+
+
+async def call(jp_fetch: Any, *path: str, method: str = "GET", body: Any = None, **kw: Any) -> Any:
+    if body is not None:
+        kw["body"] = json.dumps(body)
+    return await jp_fetch(*API, *path, method=method, **kw)
+
+
+async def error(jp_fetch: Any, *path: str, **kw: Any) -> tuple[int, dict[str, Any]]:
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, *path, **kw)
+    return info.value.code, json.loads(info.value.response.body)
+
+
+JOB = {"name": "demo", "nodes": 3, "command": ["python", "train.py"]}
+
+
+async def test_every_endpoint(fake_kube: Any, jp_fetch: Any, jp_ws_fetch: Any) -> None:
+    fake_kube.seed_pvc(NS, "workspace")
+    created = await call(jp_fetch, "jobs", method="POST", body=JOB)
+    assert created.code == 201
+    assert fake_kube.get("pytorchjobs", NS, "demo")["metadata"]["namespace"] == NS
+    listed = json.loads((await call(jp_fetch, "jobs")).body)["jobs"]
+    assert [(j["name"], j["state"], j["namespace"]) for j in listed] == [("demo", "Created", NS)]
+    job = json.loads((await call(jp_fetch, "jobs", "demo")).body)
+    assert [r["name"] for r in job["replicas"]] == ["master-0", "worker-0", "worker-1"]
+    assert job["spec"]["nodes"] == 3  # the form body, to clone and edit
+    volumes = json.loads((await call(jp_fetch, "volumes")).body)["volumes"]
+    assert [v["name"] for v in volumes] == ["workspace"]
+
+    ws = await jp_ws_fetch(*API, "jobs", "demo", "logs", params={"follow": "1"})
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "epoch 0\n")
+    fake_kube.append_log(NS, "demo-worker-1", "pytorch", "epoch 0 w1\n")
+    messages = []
+    while len(messages) < 2:
+        messages.append(json.loads(await asyncio.wait_for(ws.read_message(), 10)))
+    fake_kube.operator.succeed(NS, "demo")
+    while True:
+        message = json.loads(await asyncio.wait_for(ws.read_message(), 15))
+        if message.get("end"):
+            break
+        messages.append(message)
+    ws.close()
+    assert {(m["replica"], m["text"]) for m in messages} == {
+        ("master-0", "epoch 0\n"),
+        ("worker-1", "epoch 0 w1\n"),
+    }
+    events = json.loads((await call(jp_fetch, "jobs", "demo", "events")).body)["events"]
+    assert "PyTorchJobSucceeded" in {e["reason"] for e in events}
+    assert (await call(jp_fetch, "jobs", "demo", method="DELETE")).code == 204
+    code, body = await error(jp_fetch, "jobs", "demo")
+    assert code == 404 and "demo" in body["message"]
+
+
+async def test_errors_are_actionable(fake_kube: Any, jp_fetch: Any) -> None:
+    await call(jp_fetch, "jobs", method="POST", body=JOB)
+    code, body = await error(jp_fetch, "jobs", method="POST", body=JOB)
+    assert code == 409 and "already exists" in body["message"]
+    fake_kube.deny("create", "pytorchjobs", NS, group="kubeflow.org")
+    code, body = await error(jp_fetch, "jobs", method="POST", body={**JOB, "name": "other"})
+    assert code == 403
+    assert "system:serviceaccount" in body["message"] and NS in body["message"]
+    fake_kube.allow_all()
+    code, body = await error(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 0})
+    assert code == 400 and body["field"] == "nodes"
+    assert fake_kube.get("pytorchjobs", NS, "other") is None
+
+
+async def test_namespaces(fake_kube: Any, jp_fetch: Any) -> None:
+    code, body = await error(jp_fetch, "jobs", params={"namespace": "kube-system"})
+    assert code == 403 and "kube-system" in body["message"]
+    await call(jp_fetch, "jobs", method="POST", body=JOB, params={"namespace": "team-b"})
+    assert fake_kube.get("pytorchjobs", "team-b", "demo") is not None
+    listed = json.loads((await call(jp_fetch, "jobs", params={"namespace": "team-b"})).body)
+    assert [j["name"] for j in listed["jobs"]] == ["demo"]
+    assert json.loads((await call(jp_fetch, "jobs")).body)["jobs"] == []
+
+
+async def test_crd_missing(fake_kube: Any, jp_fetch: Any) -> None:
+    fake_kube.remove_crd()
+    code, body = await error(jp_fetch, "jobs")
+    assert code == 404 and "Training Operator" in body["message"]

@@ -1,0 +1,267 @@
+"""The kubernetes backend against the HTTP-level fake API (real kubernetes_asyncio client)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
+from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
+from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
+from jupyter_pytorchjob.job import JobSpec
+
+NS = "team-a"
+
+
+@pytest.fixture
+def backend(fake_kube: Any, jp_asyncio_loop: Any) -> Any:
+    backend = KubernetesBackend()
+    yield backend
+    jp_asyncio_loop.run_until_complete(backend.close())
+
+
+def spec(name: str = "demo", **body: Any) -> JobSpec:
+    return JobSpec.from_wire({"name": name, "command": ["python", "train.py"], **body})
+
+
+async def collect(stream: Any, until: int | None = None) -> dict[str, str]:
+    text: dict[str, str] = {}
+    async for chunk in stream:
+        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
+    return text
+
+
+async def test_submit_lifecycle_and_replicas(backend: KubernetesBackend, fake_kube: Any) -> None:
+    created = await backend.submit(spec(nodes=3, gpus=1))
+    assert created.name == "demo" and created.namespace == NS
+    stored = fake_kube.get("pytorchjobs", NS, "demo")
+    assert stored["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] == 1
+    job = await backend.get_job("demo")
+    assert job.state is JobState.CREATED
+    assert [r.name for r in job.replicas] == ["master-0", "worker-0", "worker-1"]
+    assert job.nodes == 3 and job.gpus == 1
+    assert job.manifest is not None and job.manifest["kind"] == "PyTorchJob"
+    fake_kube.operator.run(NS, "demo")
+    job = await backend.get_job("demo")
+    assert job.state is JobState.RUNNING
+    assert [r.phase for r in job.replicas] == ["Running"] * 3
+    fake_kube.operator.succeed(NS, "demo")
+    job = await backend.get_job("demo")
+    assert job.state is JobState.SUCCEEDED
+    assert [r.exit_code for r in job.replicas] == [0, 0, 0]
+    assert [j.name for j in await backend.list_jobs()] == ["demo"]
+    await backend.delete_job("demo")
+    with pytest.raises(JobNotFound):
+        await backend.get_job("demo")
+
+
+async def test_pending_reasons(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.submit(spec(nodes=2, gpus=4))
+    fake_kube.operator.set_unschedulable(NS, "demo-master-0")
+    job = await backend.get_job("demo")
+    master, worker = job.replicas
+    assert master.reason == "Unschedulable"
+    assert "Insufficient nvidia.com/gpu" in (master.message or "")
+    assert worker.reason in ("WaitingForMaster", "ContainerCreating")
+    events = await backend.events("demo")
+    assert any(e.reason == "FailedScheduling" and e.object == "master-0" for e in events)
+
+
+async def test_failed_job_and_restarts(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", "crash 1\n")
+    fake_kube.restart(NS, "demo-worker-0", "pytorch", exit_code=1)
+    job = await backend.get_job("demo")
+    assert job.replicas[1].restarts == 1
+    previous = await collect(backend.logs("demo", replica="worker-0", previous=True))
+    assert previous == {"worker-0": "crash 1\n"}
+    fake_kube.operator.fail(NS, "demo", "worker-0", exit_code=3)
+    job = await backend.get_job("demo")
+    assert job.state is JobState.FAILED
+    assert job.replicas[1].exit_code == 3
+
+
+async def test_logs_follow_pending_to_running_merged(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec(nodes=3))
+    received: dict[str, str] = {}
+
+    async def follow() -> None:
+        async for chunk in backend.logs("demo", follow=True):
+            received[chunk.replica] = received.get(chunk.replica, "") + chunk.text
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.5)  # the containers are still creating: "waiting to start"
+    assert received == {}
+    fake_kube.operator.run(NS, "demo")
+    for pod, replica in (
+        ("demo-master-0", "master-0"),
+        ("demo-worker-0", "worker-0"),
+        ("demo-worker-1", "worker-1"),
+    ):
+        fake_kube.append_log(NS, pod, "pytorch", f"hello from {replica}\n")
+    for _ in range(100):
+        if len(received) == 3:
+            break
+        await asyncio.sleep(0.05)
+    fake_kube.operator.succeed(NS, "demo")
+    await asyncio.wait_for(task, 15)
+    assert received == {r: f"hello from {r}\n" for r in ("master-0", "worker-0", "worker-1")}
+
+
+async def test_logs_resume_without_duplicates_and_survive_drops(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec())
+    fake_kube.operator.run(NS, "demo")
+    for i in range(5):
+        fake_kube.append_log(NS, "demo-master-0", "pytorch", f"line {i}\n")
+    first = [c async for c in backend.logs("demo")]
+    assert "".join(c.text for c in first).splitlines() == [f"line {i}" for i in range(5)]
+    offset = first[-1].offset
+
+    lines: list[str] = []
+
+    async def follow() -> None:
+        async for chunk in backend.logs("demo", follow=True, since={"master-0": offset}):
+            lines.extend(chunk.text.splitlines())
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.3)
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "line 5\n")
+    await asyncio.sleep(0.3)
+    fake_kube.drop_streams()  # the connection breaks while the container runs
+    await asyncio.sleep(0.3)
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "line 6\n")
+    await asyncio.sleep(0.5)
+    fake_kube.operator.succeed(NS, "demo")
+    await asyncio.wait_for(task, 15)
+    assert lines == ["line 5", "line 6"]
+
+
+async def test_closing_the_stream_leaves_no_task(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "x\n")
+    before = set(asyncio.all_tasks())
+    stream = backend.logs("demo", follow=True)
+    chunk = await stream.__anext__()
+    assert chunk.text == "x\n"
+    assert len(fake_kube.streams) == 2  # one follow stream per pod
+    await stream.aclose()
+    for _ in range(50):
+        if not fake_kube.streams:
+            break
+        await asyncio.sleep(0.05)
+    # Our tasks are gone, and the API server saw both follow streams close.
+    leaked = [
+        t for t in asyncio.all_tasks() - before if not t.done() and "aiohttp/web_" not in repr(t)
+    ]
+    assert leaked == []
+    assert not fake_kube.streams
+
+
+async def test_tail_and_one_replica(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", "".join(f"w{i}\n" for i in range(10)))
+    text = await collect(backend.logs("demo", replica="worker-0", tail=3))
+    assert text == {"worker-0": "w7\nw8\nw9\n"}
+
+
+async def test_errors_become_messages(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.submit(spec())
+    with pytest.raises(JobExists):
+        await backend.submit(spec())
+    with pytest.raises(JobNotFound):
+        await backend.get_job("nope")
+    with pytest.raises(JobNotFound):
+        await backend.delete_job("nope")
+
+    fake_kube.deny("create", "pytorchjobs", NS, group="kubeflow.org")
+    with pytest.raises(BackendError) as info:
+        await backend.submit(spec("other"))
+    assert info.value.status == 403
+    assert "may not" in info.value.message or "not allowed" in info.value.message
+    assert "team-a" in info.value.message and "pytorchjobs" in info.value.message
+    fake_kube.allow_all()
+
+    fake_kube.inject_error(r"/pytorchjobs", 500, times=1)
+    with pytest.raises(BackendError) as info:
+        await backend.list_jobs()
+    assert info.value.status == 503 and "try again" in info.value.message
+    fake_kube.inject_error(r"/pytorchjobs", 429, times=1, retry_after=1)
+    with pytest.raises(BackendError) as info:
+        await backend.list_jobs()
+    assert info.value.status == 503
+
+    fake_kube.require_token("another-token")
+    with pytest.raises(BackendError) as info:
+        await backend.list_jobs()
+    assert info.value.status == 401 and "credentials" in info.value.message
+    fake_kube.require_token(None)
+
+
+async def test_crd_missing_is_said_plainly(fake_kube: Any) -> None:
+    fake_kube.remove_crd()
+    backend = KubernetesBackend()
+    try:
+        with pytest.raises(CrdMissing) as info:
+            await backend.list_jobs()
+        assert "Training Operator" in info.value.message and "TrainJob" in info.value.message
+        with pytest.raises(CrdMissing):
+            await backend.submit(spec())
+    finally:
+        await backend.close()
+
+
+async def test_unreachable_cluster(fake_kube: Any) -> None:
+    await fake_kube.stop()
+    backend = KubernetesBackend()
+    try:
+        with pytest.raises(BackendError) as info:
+            await backend.list_jobs()
+        assert info.value.status == 503 and "cannot reach" in info.value.message
+    finally:
+        await backend.close()
+        await fake_kube.serve()
+
+
+async def test_namespaces(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.list_jobs()
+    assert backend.namespace == NS  # from the kubeconfig context
+    with pytest.raises(BackendError) as info:
+        backend.for_namespace("team-b")
+    assert info.value.status == 403 and "team-b" in info.value.message
+    allowed = KubernetesBackend(allowed_namespaces=["team-b"])
+    try:
+        await allowed.list_jobs()
+        other = allowed.for_namespace("team-b")
+        await other.submit(spec("elsewhere"))
+        assert fake_kube.get("pytorchjobs", "team-b", "elsewhere") is not None
+    finally:
+        await allowed.close()
+
+
+async def test_volumes(backend: KubernetesBackend, fake_kube: Any) -> None:
+    fake_kube.seed_pvc(NS, "workspace", capacity="50Gi", access_modes=("ReadWriteMany",))
+    volumes = await backend.volumes()
+    assert [(v.name, v.phase, v.capacity, v.access_modes) for v in volumes] == [
+        ("workspace", "Bound", "50Gi", ["ReadWriteMany"])
+    ]
+
+
+async def test_dry_run_validates_first(fake_kube: Any) -> None:
+    backend = KubernetesBackend(dry_run=True)
+    try:
+        await backend.submit(spec())
+        posts = [entry for entry in fake_kube.access_log if entry[0] == "POST"]
+        assert [("dryRun" in q) for _, _, q in posts] == [True, False]
+    finally:
+        await backend.close()
