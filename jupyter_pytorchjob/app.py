@@ -83,6 +83,16 @@ class PyTorchJobApp(ExtensionApp):
         ),
     )
 
+    notebook_pod = Unicode(
+        "",
+        config=True,
+        help=(
+            "Name of the notebook's own pod, read to default a new job's image and PVC "
+            "mounts to the notebook's and to find a job's log directory on a shared PVC. "
+            "Empty: $HOSTNAME when running in a pod."
+        ),
+    )
+
     # -- local backend (jupyter_pytorchjob.backends.local) ---------------------------
     local_root = Unicode(
         "",
@@ -203,6 +213,7 @@ class PyTorchJobApp(ExtensionApp):
                 "namespace": self.namespace or None,
                 "allowed_namespaces": list(self.allowed_namespaces),
                 "dry_run": self.dry_run,
+                "self_pod": self.notebook_pod or None,
             }
         if self.backend == "local":
             root_dir = self.serverapp.root_dir if self.serverapp else None

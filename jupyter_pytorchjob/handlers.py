@@ -32,18 +32,6 @@ NAME = r"(?P<name>[a-z0-9][-a-z0-9]*)"
 AUTH_RESOURCE = "pytorchjob"
 
 
-class ConfigHandler(APIHandler):
-    """``GET config``: backend and form defaults."""
-
-    auth_resource = AUTH_RESOURCE
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        """Answer the effective configuration."""
-        self.finish(json.dumps(self.settings["pytorchjob_config"]))
-
-
 def api_errors(
     method: Callable[..., Awaitable[None]],
 ) -> Callable[..., Awaitable[None]]:
@@ -80,6 +68,10 @@ class PyTorchJobHandler(APIHandler):
     def defaults(self) -> dict[str, Any]:
         return self.settings["pytorchjob_config"]["defaults"]  # type: ignore[no-any-return]
 
+    async def job_defaults(self) -> dict[str, Any]:
+        """The configured defaults, overridden by what the backend discovers."""
+        return {**self.defaults, **await self.backend.form_defaults()}
+
     def json_body(self) -> dict[str, Any]:
         try:
             body = json.loads(self.request.body or b"{}")
@@ -92,6 +84,20 @@ class PyTorchJobHandler(APIHandler):
     def write_json(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(data))
+
+
+class ConfigHandler(PyTorchJobHandler):
+    """``GET config``: backend and form defaults (in a cluster, the notebook's own
+    image and PVC mounts)."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        """Answer the effective configuration."""
+        config = dict(self.settings["pytorchjob_config"])
+        config["defaults"] = await self.job_defaults()
+        self.write_json(config)
 
 
 class RenderHandler(PyTorchJobHandler):
@@ -112,7 +118,7 @@ class RenderHandler(PyTorchJobHandler):
                 manifest_from_yaml(body["yaml"]), gpu_resource=self.defaults["gpuResource"]
             )
         else:
-            spec = JobSpec.from_wire(body, defaults=self.defaults)
+            spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
         manifest = build_manifest(spec)
         self.write_json(
             {"job": spec.to_wire(), "manifest": manifest, "yaml": manifest_to_yaml(manifest)}
@@ -135,7 +141,7 @@ class JobsHandler(PyTorchJobHandler):
     @api_errors
     async def post(self) -> None:
         """Submit a job body; 201 with the job and its ``Location``."""
-        spec = JobSpec.from_wire(self.json_body(), defaults=self.defaults)
+        spec = JobSpec.from_wire(self.json_body(), defaults=await self.job_defaults())
         job = await self.backend.submit(spec)
         self.set_header("Location", url_path_join(self.base_url, API, "jobs", job.name))
         self.write_json(job.to_wire(), status=201)

@@ -21,7 +21,11 @@ def jp_server_config(jp_server_config: dict[str, Any], tmp_path: Path) -> dict[s
             "jpserver_extensions": {"jupyter_pytorchjob": True},
             "allow_unauthenticated_access": False,
         },
-        "PyTorchJobApp": {"backend": "kubernetes", "allowed_namespaces": ["team-b"]},
+        "PyTorchJobApp": {
+            "backend": "kubernetes",
+            "allowed_namespaces": ["team-b"],
+            "notebook_pod": "nb-0",
+        },
     }
 
 
@@ -106,3 +110,57 @@ async def test_crd_missing(fake_kube: Any, jp_fetch: Any) -> None:
     fake_kube.remove_crd()
     code, body = await error(jp_fetch, "jobs")
     assert code == 404 and "Training Operator" in body["message"]
+
+
+@pytest.mark.slow
+async def test_tensorboard_on_a_job_through_the_notebooks_pvc(
+    fake_kube: Any, jp_fetch: Any, jp_root_dir: Path
+) -> None:
+    """The job writes /mnt/ws/runs/a on PVC 'workspace'; the notebook mounts that PVC
+    as its root dir; TensorBoard reads the events there, through the proxy."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    fake_kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "nb-0", "namespace": NS},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "nb",
+                        "image": "my/notebook:1",
+                        "volumeMounts": [{"name": "home", "mountPath": str(jp_root_dir)}],
+                    }
+                ],
+                "volumes": [{"name": "home", "persistentVolumeClaim": {"claimName": "workspace"}}],
+            },
+        }
+    )
+    config = json.loads((await call(jp_fetch, "config")).body)
+    assert config["defaults"]["image"] == "my/notebook:1"
+    assert config["defaults"]["pvc"][0]["claim"] == "workspace"
+    job = {
+        "name": "tb",
+        "command": ["python", "t.py"],
+        "pvc": [{"claim": "workspace", "mountPath": "/mnt/ws"}],
+        "logdir": "/mnt/ws/runs/a",
+    }
+    created = json.loads((await call(jp_fetch, "jobs", method="POST", body=job)).body)
+    assert created["name"] == "tb"
+    manifest = fake_kube.get("pytorchjobs", NS, "tb")
+    master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert master["containers"][0]["image"] == "my/notebook:1"  # the notebook's image
+    writer = SummaryWriter(str(jp_root_dir / "runs" / "a"))
+    for step in range(3):
+        writer.add_scalar("loss", 1.0 / (step + 1), step)
+    writer.close()
+    tb = json.loads((await call(jp_fetch, "tensorboards", method="POST", body={"job": "tb"})).body)
+    assert tb["logdir"] == str((jp_root_dir / "runs" / "a").resolve())
+    for _ in range(100):
+        tags = json.loads((await jp_fetch(tb["url"] + "data/plugin/scalars/tags")).body)
+        if "loss" in tags.get(".", {}):
+            break
+        await asyncio.sleep(0.2)
+    assert "loss" in tags["."]
+    await call(jp_fetch, "tensorboards", tb["id"], method="DELETE")

@@ -265,3 +265,79 @@ async def test_dry_run_validates_first(fake_kube: Any) -> None:
         assert [("dryRun" in q) for _, _, q in posts] == [True, False]
     finally:
         await backend.close()
+
+
+NOTEBOOK_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "nb-0", "namespace": NS, "labels": {"notebook-name": "nb"}},
+    "spec": {
+        "containers": [
+            {
+                "name": "nb",
+                "image": "kubeflownotebookswg/jupyter-pytorch-full:v1.9.0",
+                "volumeMounts": [
+                    {"name": "home", "mountPath": "/home/jovyan"},
+                    {"name": "data", "mountPath": "/data/sets", "subPath": "datasets"},
+                    {"name": "dshm", "mountPath": "/dev/shm"},
+                ],
+            }
+        ],
+        "volumes": [
+            {"name": "home", "persistentVolumeClaim": {"claimName": "workspace"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+        ],
+    },
+    "status": {"phase": "Running"},
+}
+
+
+async def test_the_notebook_knows_itself(fake_kube: Any) -> None:
+    fake_kube.add(NOTEBOOK_POD)
+    backend = KubernetesBackend(self_pod="nb-0")
+    try:
+        defaults = await backend.form_defaults()
+        assert defaults["image"] == "kubeflownotebookswg/jupyter-pytorch-full:v1.9.0"
+        assert defaults["pvc"] == [
+            {"claim": "workspace", "mountPath": "/home/jovyan", "subPath": "", "readOnly": False},
+            {
+                "claim": "shared",
+                "mountPath": "/data/sets",
+                "subPath": "datasets",
+                "readOnly": False,
+            },
+        ]
+        # A job that mounts the same PVC elsewhere: its logdir seen from the notebook.
+        await backend.submit(
+            spec(
+                "tb", pvc=[{"claim": "workspace", "mountPath": "/mnt/ws"}], logdir="/mnt/ws/runs/a"
+            )
+        )
+        assert await backend.job_logdir("tb") == "/home/jovyan/runs/a"
+        # Through a subPath on both sides.
+        await backend.submit(
+            spec("sub", pvc=[{"claim": "shared", "mountPath": "/d"}], logdir="/d/datasets/runs/b")
+        )
+        assert await backend.job_logdir("sub") == "/data/sets/runs/b"
+        # A PVC the notebook does not mount: said so, with the way out.
+        await backend.submit(
+            spec("other", pvc=[{"claim": "scratch", "mountPath": "/s"}], logdir="/s/runs")
+        )
+        with pytest.raises(BackendError) as info:
+            await backend.job_logdir("other")
+        assert "'scratch'" in info.value.message and "does not mount" in info.value.message
+        await backend.submit(spec("nolog"))
+        with pytest.raises(BackendError) as info:
+            await backend.job_logdir("nolog")
+        assert "--logdir" in info.value.message
+    finally:
+        await backend.close()
+
+
+async def test_outside_a_pod_there_is_no_self(backend: KubernetesBackend, fake_kube: Any) -> None:
+    assert await backend.form_defaults() == {"namespace": NS}
+    await backend.submit(spec("tb", pvc=[{"claim": "w", "mountPath": "/w"}], logdir="/w/runs"))
+    with pytest.raises(BackendError) as info:
+        await backend.job_logdir("tb")
+    assert "notebook pod" in info.value.message

@@ -234,6 +234,11 @@ class Backend(ABC):
             f"the {self.name} backend has no namespaces; leave the namespace out", status=400
         )
 
+    async def form_defaults(self) -> dict[str, Any]:
+        """Defaults for a new job that depend on where the server runs (in a cluster:
+        the notebook's own image and PVC mounts, the namespace)."""
+        return {}
+
     async def job_logdir(self, name: str) -> str:
         """The job's TensorBoard log directory as a path this server can read
         (the same PVC, seen from here); ``BackendError`` saying why not."""

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ...job.manifest import build_manifest
+from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
 from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume
-from .connection import CrdMissing, crd_missing_message, load_configuration, translate
+from .connection import CrdMissing, crd_missing_message, in_cluster, load_configuration, translate
+from .discovery import NotebookPod, within
 from .logs import LogMerger, job_selector
 from .status import GROUP, JOB_LABEL, PLURAL, VERSION, epoch, job_info, replica_name
 
@@ -34,10 +36,14 @@ class KubernetesBackend(Backend):
         namespace: str | None = None,
         allowed_namespaces: Sequence[str] = (),
         dry_run: bool = False,
+        self_pod: str | None = None,
     ) -> None:
         self._namespace = namespace
         self.allowed_namespaces = tuple(allowed_namespaces)
         self.dry_run = dry_run
+        # In a pod, HOSTNAME is the pod's name: the notebook reads its own pod.
+        self.self_pod = self_pod or (os.environ.get("HOSTNAME") if in_cluster() else None)
+        self._notebook: NotebookPod | None = None
         self._api: client.ApiClient | None = None
         self._lock = asyncio.Lock()
         self._crd_checked = False
@@ -72,7 +78,71 @@ class KubernetesBackend(Backend):
         )
         other._api = self._api
         other._crd_checked = self._crd_checked
+        other.self_pod = None  # the notebook's PVCs live in its own namespace
         return other
+
+    # -- the notebook's own pod -------------------------------------------------------------
+
+    async def notebook(self) -> NotebookPod | None:
+        """The notebook's own pod (image, PVC mounts), read once; None outside a pod
+        or when it cannot be read (then there are simply no such defaults)."""
+        if self._notebook is None and self.self_pod:
+            core = await self.core()
+            try:
+                pod = await core.read_namespaced_pod(self.self_pod, self.namespace)
+            except ApiException:
+                self.self_pod = None
+                return None
+            api = await self.api()
+            self._notebook = NotebookPod.from_pod(api.sanitize_for_serialization(pod))
+        return self._notebook
+
+    async def form_defaults(self) -> dict[str, Any]:
+        try:
+            await self.api()  # the namespace comes with the configuration
+            notebook = await self.notebook()
+        except BackendError:
+            return {}  # no cluster reachable: the configured defaults stand
+        if notebook is None:
+            return {"namespace": self.namespace}
+        defaults: dict[str, Any] = {
+            "namespace": self.namespace,
+            "pvc": [m.to_wire() for m in notebook.mounts],
+        }
+        if notebook.image:
+            defaults["image"] = notebook.image
+        return defaults
+
+    async def job_logdir(self, name: str) -> str:
+        """The job's log directory as the notebook sees it, through the same PVC."""
+        job = await self._job(name)
+        spec = parse_manifest(job)
+        if not spec.logdir:
+            raise BackendError(
+                f"job {name!r} has no TensorBoard log directory; submit it with --logdir on a PVC",
+                status=400,
+            )
+        notebook = await self.notebook()
+        if notebook is None:
+            raise BackendError(
+                f"job {name!r} writes to {spec.logdir} in its pods, but this server does not "
+                "run in a notebook pod that could mount the same PVC; open TensorBoard on a "
+                "directory instead",
+                status=400,
+            )
+        local = notebook.local_path(spec.pvc, spec.logdir)
+        if local is None:
+            holder = next(
+                (m for m in spec.pvc if within(spec.logdir, m.mount_path) is not None), None
+            )
+            where = f"on PVC {holder.claim!r}" if holder else "outside every PVC of the job"
+            raise BackendError(
+                f"job {name!r} writes its logs to {spec.logdir} ({where}), which this notebook "
+                "does not mount; add that PVC to the notebook's volumes, or give the job a "
+                "logdir on a PVC the notebook mounts",
+                status=400,
+            )
+        return local
 
     async def custom(self) -> client.CustomObjectsApi:
         api = await self.api()
