@@ -108,7 +108,8 @@ async def test_a_1gb_log_streams_with_bounded_memory() -> None:
     assert received == blocks * lines_per_block * len(LINE)
     growth = peak - baseline
     print(
-        f"\n1 GiB log: {received / 2**20:.0f} MiB of text in {elapsed:.1f} s, RSS growth {growth / 2**20:.1f} MiB"
+        f"\n1 GiB log: {received / 2**20:.0f} MiB of text in {elapsed:.1f} s, "
+        f"RSS growth {growth / 2**20:.1f} MiB"
     )
     assert growth < 96 * 2**20, f"RSS grew by {growth / 2**20:.0f} MiB"
 
