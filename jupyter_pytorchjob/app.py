@@ -194,6 +194,15 @@ class PyTorchJobApp(ExtensionApp):
             log=self.log,
         )
 
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Connect the backend once the loop runs, so the first request (or the first
+        log stream) does not pay for configuration and client set-up."""
+        backend = self.settings["pytorchjob_backend"]
+        try:
+            await backend.warm_up()
+        except BackendError as err:
+            self.log.warning("jupyter_pytorchjob: the %s backend: %s", backend.name, err.message)
+
     async def stop_extension(self) -> None:
         """Stop every TensorBoard (normal shutdown, SIGTERM and SIGINT alike)."""
         from .tensorboard.handlers import MANAGER_SETTING

@@ -249,5 +249,8 @@ class Backend(ABC):
         may read them)."""
         return []
 
+    async def warm_up(self) -> None:  # noqa: B027 - optional hook
+        """Get ready to answer fast (connect, check the API); called at server start."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections; the backend is not used afterwards."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -80,6 +81,11 @@ class KubernetesBackend(Backend):
         other._crd_checked = self._crd_checked
         other.self_pod = None  # the notebook's PVCs live in its own namespace
         return other
+
+    async def warm_up(self) -> None:
+        """Load the configuration, check the CRD and read the notebook's own pod."""
+        await self.custom()
+        await self.notebook()
 
     # -- the notebook's own pod -------------------------------------------------------------
 
@@ -232,12 +238,27 @@ class KubernetesBackend(Backend):
         return job_info(job, await self._pods(job_selector(name)), with_manifest=True)
 
     async def _pods(self, selector: str) -> list[dict[str, Any]]:
+        """Pods as plain dicts, read without building client models: log following
+        re-lists pods every second, and the models cost milliseconds on the loop."""
         core = await self.core()
-        api = await self.api()
-        pods = await self._call(
-            "list pods", core.list_namespaced_pod(self.namespace, label_selector=selector)
-        )
-        return [api.sanitize_for_serialization(p) for p in pods.items]
+
+        async def read() -> list[dict[str, Any]]:
+            # Unparsed: an aiohttp response, not the V1PodList the stubs promise.
+            response: Any = await core.list_namespaced_pod(
+                self.namespace, label_selector=selector, _preload_content=False
+            )
+            try:
+                if response.status >= 400:
+                    err = ApiException(status=response.status, reason=response.reason)
+                    err.body = await response.text()
+                    raise err
+                items: list[dict[str, Any]] = json.loads(await response.read())["items"]
+            finally:
+                response.release()
+            return items
+
+        pods: list[dict[str, Any]] = await self._call("list pods", read())
+        return pods
 
     async def delete_job(self, name: str) -> None:
         custom = await self.custom()
