@@ -6,7 +6,8 @@ tornado or jupyter_server):
 
 * the Jupyter server extension (``_jupyter_server_extension_points``),
 * the prebuilt JupyterLab extension (``_jupyter_labextension_paths``),
-* the IPython extension (``load_ipython_extension``) - in a later release.
+* the IPython extension (``load_ipython_extension``): ``%load_ext jupyter_pytorchjob``
+  registers the ``%ptjob`` / ``%%ptjob`` magic (``magics``).
 """
 
 from __future__ import annotations
@@ -29,3 +30,17 @@ def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     from .app import PyTorchJobApp
 
     return [{"module": "jupyter_pytorchjob", "app": PyTorchJobApp}]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_pytorchjob``: register ``%ptjob`` and ``%%ptjob``."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext jupyter_pytorchjob``: stop the magic's background event loop."""
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)

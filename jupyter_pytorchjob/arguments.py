@@ -135,6 +135,15 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     delete = sub.add_parser("delete", help="stop every replica and remove the job")
     _add_global_flags(delete)
     delete.add_argument("job", metavar="NAME")
+    tensorboard = sub.add_parser(
+        "tensorboard",
+        help="open TensorBoard on the job's log directory (--logdir)",
+        description="Open TensorBoard on the job's log directory: through the Jupyter server "
+        "that runs this kernel or terminal when there is one, else a local TensorBoard that "
+        "runs until Ctrl-C.",
+    )
+    _add_global_flags(tensorboard)
+    tensorboard.add_argument("job", metavar="NAME")
     return parser
 
 
