@@ -23,6 +23,7 @@ from .backends import Backend, BackendError, JobInfo, create_backend
 from .job.errors import JobSpecInvalid
 from .job.manifest import build_manifest, manifest_to_yaml
 from .job.spec import JobSpec
+from .processes import pid_alive
 
 EXIT_INVALID = 2
 EXIT_FAILED = 1
@@ -196,21 +197,9 @@ def running_server() -> dict[str, Any] | None:
             continue
         if path.name != f"jpserver-{parent}.json" and info.get("url") != url:
             continue
-        if _pid_alive(info.get("pid")):
+        if pid_alive(info.get("pid")):
             return info
     return None
-
-
-def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def server_token(server: dict[str, Any]) -> str:

@@ -16,8 +16,8 @@ import pytest
 
 from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.backends.local.backend import pid_alive
 from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.processes import pid_alive
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 pytestmark = pytest.mark.slow

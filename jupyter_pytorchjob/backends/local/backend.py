@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
+from ...processes import pid_alive
 from ..base import (
     Backend,
     BackendError,
@@ -410,16 +411,6 @@ def tail_offset(path: Path, lines: int) -> int:
                         return start + i + 1
             end = start
     return 0
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def gpu_count() -> int:
