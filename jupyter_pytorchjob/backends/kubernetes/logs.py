@@ -252,6 +252,9 @@ class LogMerger:
                 pending = data[cut:]
                 if cut:
                     await self._forward(data[:cut], replica)
+                # Buffered data is read without suspending: yield, or a backlog of
+                # many chunks would hold the loop for tens of milliseconds.
+                await asyncio.sleep(0)
         except aiohttp.ClientError:
             return  # the connection broke: the caller resumes if the container still runs
         if pending:

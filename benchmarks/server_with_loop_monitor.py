@@ -1,0 +1,41 @@
+"""``jupyter server`` with an event-loop lag monitor, for the benchmarks.
+
+Runs the real ServerApp with the given arguments; a task on its loop sleeps 10 ms
+at a time and records how late it wakes (the loop's stall). On exit it writes
+``[[wall_time, lag_ms], ...]`` to ``$LOOP_MONITOR_OUT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+from jupyter_server.serverapp import ServerApp
+
+samples: list[tuple[float, float]] = []
+
+
+async def monitor() -> None:
+    while True:
+        start = time.perf_counter()
+        await asyncio.sleep(0.01)
+        samples.append((time.time(), (time.perf_counter() - start - 0.01) * 1000))
+
+
+def main() -> None:
+    app = ServerApp.instance()
+    app.initialize(sys.argv[1:])
+    tasks = []
+    app.io_loop.add_callback(lambda: tasks.append(asyncio.ensure_future(monitor())))
+    try:
+        app.start()
+    finally:
+        with open(os.environ["LOOP_MONITOR_OUT"], "w") as out:
+            json.dump(samples, out)
+
+
+if __name__ == "__main__":
+    main()
