@@ -153,7 +153,11 @@ async def test_closing_the_stream_leaves_no_task(
     stream = backend.logs("demo", follow=True)
     chunk = await stream.__anext__()
     assert chunk.text == "x\n"
-    assert len(fake_kube.streams) == 2  # one follow stream per pod
+    for _ in range(100):  # one follow stream per pod (the worker's may open a moment later)
+        if len(fake_kube.streams) == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert len(fake_kube.streams) == 2
     await stream.aclose()
     for _ in range(50):
         if not fake_kube.streams:
