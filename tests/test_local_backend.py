@@ -208,9 +208,14 @@ async def test_two_jobs_at_once(backend: LocalBackend) -> None:
         json.loads((backend.jobs_dir / n / "job.json").read_text())["port"] for n in ("one", "two")
     }
     assert len(ports) == 2
-    results = await asyncio.gather(
-        backend.wait("one", timeout=120), backend.wait("two", timeout=120)
-    )
+    try:
+        results = await asyncio.gather(
+            backend.wait("one", timeout=120), backend.wait("two", timeout=120)
+        )
+    except TimeoutError:
+        logs = {n: await collect_logs(backend, n) for n in ("one", "two")}
+        states = {n: (await backend.get_job(n)).to_wire() for n in ("one", "two")}
+        raise AssertionError(f"jobs did not finish: {states} {logs}") from None
     assert [r.state for r in results] == [JobState.SUCCEEDED, JobState.SUCCEEDED]
     assert [j.name for j in await backend.list_jobs()] == ["two", "one"]
 
