@@ -57,6 +57,19 @@ export default tseslint.config(
     }
   },
   {
+    // Tests and browser tests are not UI: no translations, no command docs.
+    files: ['src/__tests__/**', 'ui-tests/**', 'benchmarks/**'],
+    rules: {
+      'jupyter/no-untranslated-string': 'off',
+      'jupyter/command-described-by': 'off'
+    }
+  },
+  {
+    // Runs in node, with functions evaluated in the page.
+    files: ['benchmarks/**/*.js'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } }
+  },
+  {
     files: ['style/**/*.js'],
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } }
   },

@@ -10,79 +10,163 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { ILauncher } from '@jupyterlab/launcher';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator } from '@jupyterlab/translation';
 
-import { pytorchIcon } from './icons';
+import { PyTorchJobClient } from './api';
+import {
+  addCommands,
+  CommandIDs,
+  DEFAULT_SETTINGS,
+  IPluginSettings
+} from './commands';
+import { JobsModel } from './model';
 import { JobsPanel } from './panel';
+import { IConfig } from './tokens';
 
-export { formatError, formatStatus, JobsPanel } from './panel';
+export { PyTorchJobClient } from './api';
+export {
+  bodyForFile,
+  CommandIDs,
+  DEFAULT_SETTINGS,
+  formDefaults,
+  IPluginSettings
+} from './commands';
+export * from './format';
+export { JobFormModel } from './form/model';
+export * from './form/state';
+export { LogBuffer } from './logs/buffer';
+export { LogLines } from './logs/lines';
+export { LogStream } from './logs/stream';
+export { LogViewer } from './logs/viewer';
+export { JobsModel } from './model';
+export { JobsPanel } from './panel';
 export { errorFromBody, PyTorchJobAPIError, requestAPI } from './request';
 export * from './tokens';
 
 /**
- * The command IDs of the extension.
+ * The plugin id, also the settings id.
  */
-export namespace CommandIDs {
-  /**
-   * Reveal the "PyTorch Jobs" side panel.
-   */
-  export const openPanel = 'pytorchjob:open-panel';
-}
+const PLUGIN_ID = 'jupyter-pytorchjob:plugin';
 
 /**
- * The left side panel, its command and its settings.
+ * The side panel, the job form, job view and log viewer, and their commands.
  */
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-pytorchjob:plugin',
+  id: PLUGIN_ID,
   description:
     'Submit, watch and TensorBoard Kubeflow PyTorchJobs from JupyterLab.',
   autoStart: true,
   requires: [ITranslator],
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  optional: [
+    ILayoutRestorer,
+    ICommandPalette,
+    ISettingRegistry,
+    ILauncher,
+    IDefaultFileBrowser
+  ],
   activate: (
     app: JupyterFrontEnd,
     translator: ITranslator,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    launcher: ILauncher | null,
+    fileBrowser: IDefaultFileBrowser | null
   ): void => {
     const trans = translator.load('jupyter_pytorchjob');
-
-    const panel = new JobsPanel({
-      translator,
-      serverSettings: app.serviceManager.serverSettings
+    const client = new PyTorchJobClient(app.serviceManager.serverSettings);
+    let settings: IPluginSettings = { ...DEFAULT_SETTINGS };
+    const model = new JobsModel({
+      fetchJobs: () => client.listJobs(),
+      refreshInterval: settings.refreshInterval
     });
+
+    const panel = new JobsPanel({ model, commands: app.commands, trans });
     app.shell.add(panel, 'left', { rank: 600 });
     if (restorer) {
       restorer.add(panel, JobsPanel.ID);
     }
-    void panel.refresh();
 
-    app.commands.addCommand(CommandIDs.openPanel, {
-      label: trans.__('Open PyTorch Jobs panel'),
-      caption: trans.__('Show the PyTorch Jobs side panel'),
-      icon: args => (args['isPalette'] ? undefined : pytorchIcon),
-      describedBy: { args: { type: 'object', properties: {} } },
-      execute: () => {
-        app.shell.activateById(panel.id);
+    let configPromise: Promise<IConfig> | null = null;
+    const config = (): Promise<IConfig> => {
+      if (!configPromise) {
+        configPromise = client.getConfig().catch(reason => {
+          configPromise = null;
+          throw reason;
+        });
       }
+      return configPromise;
+    };
+    config()
+      .then(value => {
+        panel.config = value;
+      })
+      .catch(() => {
+        // The panel shows the list's own error.
+      });
+
+    const trackers = addCommands({
+      app,
+      client,
+      model,
+      trans,
+      settings: () => settings,
+      config,
+      fileBrowser,
+      panelId: panel.id
     });
-    if (palette) {
-      palette.addItem({
-        command: CommandIDs.openPanel,
-        category: trans.__('PyTorch Jobs')
+
+    if (restorer) {
+      void restorer.restore(trackers.jobs, {
+        command: CommandIDs.openJob,
+        args: widget => ({ name: widget.content.jobName }),
+        name: widget => widget.content.jobName
+      });
+      void restorer.restore(trackers.logs, {
+        command: CommandIDs.openLogs,
+        args: widget => ({ name: widget.content.jobName }),
+        name: widget => widget.content.jobName
       });
     }
 
+    if (palette) {
+      const category = trans.__('PyTorch Jobs');
+      for (const command of [
+        CommandIDs.openPanel,
+        CommandIDs.newJob,
+        CommandIDs.refresh
+      ]) {
+        palette.addItem({ command, category });
+      }
+    }
+
+    if (launcher) {
+      launcher.add({
+        command: CommandIDs.newJob,
+        category: trans.__('PyTorch Jobs'),
+        rank: 1
+      });
+    }
+
+    app.contextMenu.addItem({
+      command: CommandIDs.runFile,
+      selector: '.jp-DirListing-item[data-file-type="python"]',
+      rank: 20
+    });
+
     if (settingRegistry) {
       settingRegistry
-        .load(plugin.id)
-        .then(settings => {
-          panel.setSettings(Private.readSettings(settings));
-          settings.changed.connect(() => {
-            panel.setSettings(Private.readSettings(settings));
-          });
+        .load(PLUGIN_ID)
+        .then(loaded => {
+          const apply = () => {
+            settings = Private.readSettings(loaded);
+            model.refreshInterval = settings.refreshInterval;
+          };
+          apply();
+          loaded.changed.connect(apply);
         })
         .catch(reason => {
           console.error(
@@ -101,21 +185,25 @@ export default plugin;
  */
 namespace Private {
   /**
-   * The panel's settings from the composite (user over default) settings.
+   * The settings from the composite (user over default) settings.
    */
   export function readSettings(
     settings: ISettingRegistry.ISettings
-  ): JobsPanel.ISettings {
-    const defaults = JobsPanel.DEFAULT_SETTINGS;
+  ): IPluginSettings {
     const composite = settings.composite;
     return {
       refreshInterval: Number(
-        composite['refreshInterval'] ?? defaults.refreshInterval
+        composite['refreshInterval'] ?? DEFAULT_SETTINGS.refreshInterval
       ),
       notifications: Boolean(
-        composite['notifications'] ?? defaults.notifications
+        composite['notifications'] ?? DEFAULT_SETTINGS.notifications
       ),
-      defaultShm: String(composite['defaultShm'] ?? defaults.defaultShm)
+      defaultShm: String(
+        composite['defaultShm'] ?? DEFAULT_SETTINGS.defaultShm
+      ),
+      defaultImage: String(
+        composite['defaultImage'] ?? DEFAULT_SETTINGS.defaultImage
+      )
     };
   }
 }

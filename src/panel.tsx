@@ -1,137 +1,241 @@
 /**
- * The "PyTorch Jobs" side panel.
+ * The "PyTorch Jobs" side panel: the job list with live states.
  *
  * @packageDocumentation
  */
 
-import { ServerConnection } from '@jupyterlab/services';
+import { TranslationBundle } from '@jupyterlab/translation';
 import {
-  ITranslator,
-  nullTranslator,
-  TranslationBundle
-} from '@jupyterlab/translation';
-import { ReactWidget, refreshIcon } from '@jupyterlab/ui-components';
+  addIcon,
+  closeIcon,
+  ReactWidget,
+  refreshIcon
+} from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
+import { CommandIDs } from './commands';
+import {
+  formatAge,
+  formatDuration,
+  formatError,
+  jobDuration,
+  stateClass,
+  stateLabel
+} from './format';
 import { pytorchIcon } from './icons';
-import { PyTorchJobAPIError, requestAPI } from './request';
-import { IConfig } from './tokens';
+import { JobsModel } from './model';
+import { IConfig, IJob } from './tokens';
 
 /**
  * The side panel listing PyTorch jobs.
- *
- * For now it shows which backend the server uses, which proves that the
- * frontend reaches the server extension.
  */
 export class JobsPanel extends ReactWidget {
   /**
-   * Construct a panel; call `refresh()` to load the server's configuration.
+   * Construct a panel showing a model.
    */
-  constructor(options: JobsPanel.IOptions = {}) {
+  constructor(options: JobsPanel.IOptions) {
     super();
-    this._trans = (options.translator ?? nullTranslator).load(
-      'jupyter_pytorchjob'
-    );
-    const serverSettings = options.serverSettings;
-    this._fetchConfig =
-      options.fetchConfig ??
-      (() => requestAPI<IConfig>('config', {}, serverSettings));
+    this.model = options.model;
+    this._commands = options.commands;
+    this._trans = options.trans;
     this.id = JobsPanel.ID;
     this.addClass('jp-PyTorchJobPanel');
     this.title.icon = pytorchIcon;
     this.title.caption = this._trans.__('PyTorch Jobs');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', this._trans.__('PyTorch Jobs'));
+    this.model.changed.connect(() => this.update(), this);
   }
 
   /**
-   * What the panel currently shows.
+   * The job list.
    */
-  get state(): JobsPanel.State {
-    return this._state;
-  }
+  readonly model: JobsModel;
 
   /**
-   * The user's settings of the plugin.
+   * The server's configuration, once known (shown in the footer).
    */
-  get settings(): JobsPanel.ISettings {
-    return this._settings;
+  get config(): IConfig | null {
+    return this._config;
   }
-
-  /**
-   * Apply the user's settings of the plugin.
-   */
-  setSettings(settings: JobsPanel.ISettings): void {
-    this._settings = { ...settings };
+  set config(value: IConfig | null) {
+    this._config = value;
     this.update();
   }
 
-  /**
-   * Reload the server's configuration and re-render.
-   *
-   * Never rejects: a failure is shown in the panel.
-   */
-  async refresh(): Promise<void> {
-    this._state = { kind: 'loading' };
-    this.update();
-    try {
-      const config = await this._fetchConfig();
-      this._state = { kind: 'ready', config };
-    } catch (error) {
-      this._state = { kind: 'error', error: Private.toAPIError(error) };
-    }
-    this.update();
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.model.visible = true;
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.model.visible = false;
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.model.visible = this.isVisible;
   }
 
   protected render(): JSX.Element {
     const trans = this._trans;
-    const state = this._state;
+    const model = this.model;
+    const commands = this._commands;
+    const now = Date.now();
+    const run = (id: string, args: Record<string, string> = {}) => {
+      void commands.execute(id, args);
+    };
     return (
       <div className="jp-PyTorchJobPanel-content">
         <header className="jp-PyTorchJobPanel-header">
           <h2 className="jp-PyTorchJobPanel-title">
             {trans.__('PyTorch Jobs')}
           </h2>
-          <button
-            type="button"
-            className="jp-PyTorchJobPanel-refresh jp-mod-styled"
-            title={trans.__('Refresh')}
-            aria-label={trans.__('Refresh')}
-            disabled={state.kind === 'loading'}
-            onClick={() => void this.refresh()}
-          >
-            <refreshIcon.react tag="span" elementSize="normal" />
-          </button>
+          <div className="jp-PyTorchJobPanel-actions">
+            <button
+              type="button"
+              className="jp-PyTorchJobPanel-new jp-mod-styled jp-mod-accept"
+              title={trans.__('Create a new PyTorch job')}
+              onClick={() => run(CommandIDs.newJob)}
+            >
+              <addIcon.react tag="span" elementSize="normal" />
+              {trans.__('New job')}
+            </button>
+            <button
+              type="button"
+              className="jp-PyTorchJobPanel-iconButton"
+              title={trans.__('Refresh')}
+              aria-label={trans.__('Refresh')}
+              onClick={() => void model.refresh()}
+            >
+              <refreshIcon.react tag="span" elementSize="normal" />
+            </button>
+          </div>
         </header>
-        {state.kind === 'error' ? (
+        {model.error && (
           <p className="jp-PyTorchJobPanel-error" role="alert">
-            {formatError(state.error, trans)}
+            {formatError(model.error, trans)}
+          </p>
+        )}
+        {!model.loaded && !model.error ? (
+          <p className="jp-PyTorchJobPanel-empty">{trans.__('Loading…')}</p>
+        ) : model.jobs.length === 0 && !model.error ? (
+          <p className="jp-PyTorchJobPanel-empty">
+            {trans.__('No jobs yet. Create one with “New job”.')}
           </p>
         ) : (
-          <ul
-            className="jp-PyTorchJobPanel-status"
-            role="status"
-            aria-live="polite"
-            aria-label={trans.__('Server status')}
-            aria-busy={state.kind === 'loading'}
-          >
-            {state.kind === 'ready' ? (
-              formatStatus(state.config, trans).map(line => (
-                <li key={line}>{line}</li>
-              ))
-            ) : (
-              <li>{trans.__('Loading…')}</li>
-            )}
+          <ul className="jp-PyTorchJobPanel-list" aria-label={trans.__('Jobs')}>
+            {model.jobs.map(job => (
+              <JobItem
+                key={job.name}
+                job={job}
+                now={now}
+                trans={trans}
+                run={run}
+              />
+            ))}
           </ul>
+        )}
+        {this._config && (
+          <footer className="jp-PyTorchJobPanel-footer">
+            {trans.__('Backend: %1', this._config.backend)}
+          </footer>
         )}
       </div>
     );
   }
 
+  private _commands: CommandRegistry;
   private _trans: TranslationBundle;
-  private _fetchConfig: () => Promise<IConfig>;
-  private _state: JobsPanel.State = { kind: 'loading' };
-  private _settings: JobsPanel.ISettings = { ...JobsPanel.DEFAULT_SETTINGS };
+  private _config: IConfig | null = null;
+}
+
+/**
+ * One row of the job list.
+ */
+function JobItem(props: {
+  job: IJob;
+  now: number;
+  trans: TranslationBundle;
+  run: (id: string, args?: Record<string, string>) => void;
+}): JSX.Element {
+  const { job, now, trans, run } = props;
+  const open = () => run(CommandIDs.openJob, { name: job.name });
+  // Why a replica is not running (Unschedulable, ImagePullBackOff, …);
+  // nothing to explain once the job succeeded.
+  const reason =
+    job.state === 'Succeeded'
+      ? undefined
+      : job.replicas.find(
+          r => r.reason && r.phase !== 'Running' && r.phase !== 'Succeeded'
+        );
+  return (
+    <li
+      className="jp-PyTorchJobPanel-item"
+      data-job={job.name}
+      data-state={job.state}
+    >
+      <div className="jp-PyTorchJobPanel-row">
+        <button
+          type="button"
+          className="jp-PyTorchJobPanel-name"
+          title={trans.__('Open job %1', job.name)}
+          onClick={open}
+        >
+          {job.name}
+        </button>
+        <span
+          className={stateClass(job.state)}
+          aria-label={trans.__('State: %1', stateLabel(job.state, trans))}
+        >
+          {stateLabel(job.state, trans)}
+        </span>
+      </div>
+      <div className="jp-PyTorchJobPanel-details">
+        <span title={trans.__('Age')}>
+          {formatAge(job.created, now, trans)}
+        </span>
+        <span title={trans.__('Duration')}>
+          {formatDuration(jobDuration(job, now), trans)}
+        </span>
+        <span title={trans.__('Nodes')}>
+          {trans._n('%1 node', '%1 nodes', job.nodes)}
+        </span>
+        {job.gpus > 0 && (
+          <span title={trans.__('GPUs per node')}>
+            {trans._n('%1 GPU', '%1 GPUs', job.gpus)}
+          </span>
+        )}
+        <span className="jp-PyTorchJobPanel-rowActions">
+          <button
+            type="button"
+            className="jp-PyTorchJobPanel-link"
+            aria-label={trans.__('Logs of %1', job.name)}
+            onClick={() => run(CommandIDs.openLogs, { name: job.name })}
+          >
+            {trans.__('Logs')}
+          </button>
+          <button
+            type="button"
+            className="jp-PyTorchJobPanel-iconButton"
+            title={trans.__('Delete')}
+            aria-label={trans.__('Delete %1', job.name)}
+            onClick={() => run(CommandIDs.deleteJob, { name: job.name })}
+          >
+            <closeIcon.react tag="span" elementSize="normal" />
+          </button>
+        </span>
+      </div>
+      {reason && (
+        <div className="jp-PyTorchJobPanel-reason" title={reason.message ?? ''}>
+          {reason.name}: {reason.reason}
+        </div>
+      )}
+    </li>
+  );
 }
 
 /**
@@ -148,115 +252,18 @@ export namespace JobsPanel {
    */
   export interface IOptions {
     /**
-     * The application's translator; defaults to English.
+     * The job list.
      */
-    translator?: ITranslator;
+    model: JobsModel;
 
     /**
-     * The server connection settings; defaults to the page's.
+     * The application's commands (row actions run them).
      */
-    serverSettings?: ServerConnection.ISettings;
+    commands: CommandRegistry;
 
     /**
-     * Load the server's configuration; defaults to `GET pytorchjob/api/config`.
+     * The translation bundle of the `jupyter_pytorchjob` domain.
      */
-    fetchConfig?: () => Promise<IConfig>;
-  }
-
-  /**
-   * The settings of the plugin (`schema/plugin.json`).
-   */
-  export interface ISettings {
-    /**
-     * Seconds between two refreshes of the job list.
-     */
-    refreshInterval: number;
-
-    /**
-     * Whether to notify when a job changes state.
-     */
-    notifications: boolean;
-
-    /**
-     * Default size of `/dev/shm` for new jobs, as a Kubernetes quantity.
-     */
-    defaultShm: string;
-  }
-
-  /**
-   * The settings' defaults, as in `schema/plugin.json`.
-   */
-  export const DEFAULT_SETTINGS: ISettings = {
-    refreshInterval: 5,
-    notifications: true,
-    defaultShm: '2Gi'
-  };
-
-  /**
-   * What the panel shows: loading, the server's configuration, or an error.
-   */
-  export type State =
-    | { kind: 'loading' }
-    | { kind: 'ready'; config: IConfig }
-    | { kind: 'error'; error: PyTorchJobAPIError };
-}
-
-/**
- * The status lines shown for a server configuration.
- *
- * @param config - The answer of `GET pytorchjob/api/config`.
- * @param trans - The translation bundle of the `jupyter_pytorchjob` domain.
- * @returns One line per fact, backend first.
- */
-export function formatStatus(
-  config: IConfig,
-  trans: TranslationBundle
-): string[] {
-  const lines = [
-    trans.__('Backend: %1', config.backend),
-    trans.__('Version: %1', config.version)
-  ];
-  if (config.defaults.image) {
-    lines.push(trans.__('Default image: %1', config.defaults.image));
-  }
-  return lines;
-}
-
-/**
- * The line shown when the server's configuration cannot be loaded.
- *
- * @param error - The failure.
- * @param trans - The translation bundle of the `jupyter_pytorchjob` domain.
- */
-export function formatError(
-  error: PyTorchJobAPIError,
-  trans: TranslationBundle
-): string {
-  if (error.status === 0) {
-    return trans.__('Cannot reach the Jupyter server: %1', error.message);
-  }
-  if (error.status === 404) {
-    return trans.__(
-      'The jupyter_pytorchjob server extension is not enabled (HTTP 404).'
-    );
-  }
-  return trans.__('Server error (HTTP %1): %2', error.status, error.message);
-}
-
-/**
- * Module-private helpers.
- */
-namespace Private {
-  /**
-   * Wrap any thrown value into a `PyTorchJobAPIError`.
-   */
-  export function toAPIError(error: unknown): PyTorchJobAPIError {
-    if (error instanceof PyTorchJobAPIError) {
-      return error;
-    }
-    return new PyTorchJobAPIError(
-      0,
-      error instanceof Error ? error.message : String(error)
-    );
+    trans: TranslationBundle;
   }
 }

@@ -7,7 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IErrorBody } from './tokens';
+import { IErrorBody, IFieldError } from './tokens';
 
 /**
  * An error answered by the `pytorchjob/api` endpoints, or a failure to reach them.
@@ -19,12 +19,20 @@ export class PyTorchJobAPIError extends Error {
    * @param status - HTTP status code, or 0 when the server could not be reached.
    * @param message - A human-readable explanation.
    * @param field - The offending request field, if the server named one.
+   * @param errors - Every offending field, for an invalid job body.
    */
-  constructor(status: number, message: string, field: string | null = null) {
+  constructor(
+    status: number,
+    message: string,
+    field: string | null = null,
+    errors: IFieldError[] = []
+  ) {
     super(message);
     this.name = 'PyTorchJobAPIError';
     this.status = status;
     this.field = field;
+    this.errors =
+      errors.length === 0 && field !== null ? [{ field, message }] : errors;
   }
 
   /**
@@ -36,6 +44,11 @@ export class PyTorchJobAPIError extends Error {
    * The offending request field, or `null`.
    */
   readonly field: string | null;
+
+  /**
+   * Every offending field with its message; empty when none was named.
+   */
+  readonly errors: IFieldError[];
 }
 
 /**
@@ -58,7 +71,15 @@ export function errorFromBody(
     Private.nonEmptyString(statusText) ??
     `HTTP ${status}`;
   const field = Private.nonEmptyString(data.field) ?? null;
-  return new PyTorchJobAPIError(status, message, field);
+  const errors = Array.isArray(data.errors)
+    ? data.errors.filter(
+        (e): e is IFieldError =>
+          Private.isObject(e) &&
+          typeof e.field === 'string' &&
+          typeof e.message === 'string'
+      )
+    : [];
+  return new PyTorchJobAPIError(status, message, field, errors);
 }
 
 /**

@@ -1,6 +1,10 @@
 /**
  * Wire types of the `pytorchjob/api` REST endpoints.
  *
+ * The job body names its fields after the `ptjob` CLI's long flags, in
+ * camelCase; the job models (`JobInfo.to_wire` on the server) use the
+ * server's snake_case names.
+ *
  * @packageDocumentation
  */
 
@@ -23,6 +27,16 @@ export interface IJobDefaults {
    * the empty string turns it off.
    */
   shm: string;
+
+  /**
+   * PVC mounts a new job gets by default (in a cluster: the notebook's own).
+   */
+  pvc?: IPvcMount[];
+
+  /**
+   * Working directory of a new job, if the server suggests one.
+   */
+  workdir?: string | null;
 }
 
 /**
@@ -43,13 +57,18 @@ export interface IConfig {
    * Defaults for new jobs.
    */
   defaults: IJobDefaults;
+
+  /**
+   * Absolute path of the Jupyter server's root directory, if the server says.
+   */
+  rootDir?: string;
 }
 
 /**
  * The JSON body of an error answer.
  *
- * Handlers answer `{field, message}` for invalid input, and Jupyter server's
- * `APIHandler` answers `{message, reason}` for other errors.
+ * Handlers answer `{field, message, errors}` for invalid input, and Jupyter
+ * server's `APIHandler` answers `{message, reason}` for other errors.
  */
 export interface IErrorBody {
   /**
@@ -66,4 +85,532 @@ export interface IErrorBody {
    * The HTTP reason phrase, if the server sent one.
    */
   reason?: string | null;
+
+  /**
+   * Every offending field with its message, for invalid job bodies.
+   */
+  errors?: IFieldError[];
+}
+
+/**
+ * One invalid field of a job body.
+ */
+export interface IFieldError {
+  /**
+   * The field, e.g. `name`, `env[FOO]` or `pvc[0].mountPath`.
+   */
+  field: string;
+
+  /**
+   * What is wrong and what is allowed.
+   */
+  message: string;
+}
+
+/**
+ * A PersistentVolumeClaim mounted in every replica.
+ */
+export interface IPvcMount {
+  /**
+   * The claim's name.
+   */
+  claim: string;
+
+  /**
+   * Absolute mount path in the containers.
+   */
+  mountPath: string;
+
+  /**
+   * Path inside the volume to mount instead of its root.
+   */
+  subPath?: string | null;
+
+  /**
+   * Whether the mount is read-only.
+   */
+  readOnly?: boolean;
+}
+
+/**
+ * A pod toleration.
+ */
+export interface IToleration {
+  /**
+   * The taint key; empty with `Exists` tolerates every taint.
+   */
+  key: string;
+
+  /**
+   * `Equal` or `Exists`.
+   */
+  operator?: string;
+
+  /**
+   * The taint value (only with `Equal`).
+   */
+  value?: string;
+
+  /**
+   * `NoSchedule`, `PreferNoSchedule`, `NoExecute` or empty for all.
+   */
+  effect?: string;
+
+  /**
+   * Seconds a `NoExecute` taint is tolerated.
+   */
+  tolerationSeconds?: number;
+}
+
+/**
+ * The job body of `POST render` and `POST jobs`.
+ *
+ * Absent fields take the server's defaults.
+ */
+export interface IJobBody {
+  /**
+   * DNS-1035 job name.
+   */
+  name?: string;
+
+  /**
+   * Container image of every replica.
+   */
+  image?: string;
+
+  /**
+   * The command line, one word per item.
+   */
+  command?: string[];
+
+  /**
+   * Arguments of the command or of the script.
+   */
+  args?: string[];
+
+  /**
+   * Python source shipped inside the job, instead of a command.
+   */
+  script?: string | null;
+
+  /**
+   * Absolute working directory.
+   */
+  workdir?: string | null;
+
+  /**
+   * Pods: node 0 is the Master, the others Workers.
+   */
+  nodes?: number | string;
+
+  /**
+   * GPUs per node.
+   */
+  gpus?: number | string;
+
+  /**
+   * Extended resource name of the GPUs.
+   */
+  gpuResource?: string;
+
+  /**
+   * CPU per node, as a Kubernetes quantity.
+   */
+  cpu?: string | null;
+
+  /**
+   * Memory per node, as a Kubernetes quantity.
+   */
+  memory?: string | null;
+
+  /**
+   * Size of `/dev/shm`; `null` or `""` for none.
+   */
+  shm?: string | null;
+
+  /**
+   * Processes per node (torchrun).
+   */
+  nprocPerNode?: number | string;
+
+  /**
+   * PVC mounts.
+   */
+  pvc?: IPvcMount[];
+
+  /**
+   * Environment variables.
+   */
+  env?: Record<string, string>;
+
+  /**
+   * `OnFailure`, `Never`, `Always` or `ExitCode`.
+   */
+  restartPolicy?: string;
+
+  /**
+   * Restarts before the job fails.
+   */
+  backoffLimit?: number | string | null;
+
+  /**
+   * `activeDeadlineSeconds`.
+   */
+  deadline?: number | string | null;
+
+  /**
+   * `ttlSecondsAfterFinished`.
+   */
+  ttl?: number | string | null;
+
+  /**
+   * `Running`, `All` or `None`.
+   */
+  cleanPodPolicy?: string;
+
+  /**
+   * Node selector labels.
+   */
+  nodeSelector?: Record<string, string>;
+
+  /**
+   * Tolerations.
+   */
+  tolerations?: IToleration[];
+
+  /**
+   * Labels of the job and its pods.
+   */
+  labels?: Record<string, string>;
+
+  /**
+   * Annotations of the job and its pods.
+   */
+  annotations?: Record<string, string>;
+
+  /**
+   * Kueue LocalQueue.
+   */
+  queue?: string | null;
+
+  /**
+   * TensorBoard log directory the job writes to.
+   */
+  logdir?: string | null;
+
+  /**
+   * Parts of a manifest the form does not know, kept across a YAML round trip.
+   */
+  extras?: Record<string, unknown>;
+}
+
+/**
+ * The answer of `POST render`.
+ */
+export interface IRenderResult {
+  /**
+   * The job body with every default spelled out.
+   */
+  job: IJobBody;
+
+  /**
+   * The PyTorchJob manifest.
+   */
+  manifest: Record<string, unknown>;
+
+  /**
+   * The manifest as YAML.
+   */
+  yaml: string;
+}
+
+/**
+ * The states of a job.
+ */
+export type JobState =
+  'Created' | 'Running' | 'Restarting' | 'Succeeded' | 'Failed' | 'Suspended';
+
+/**
+ * One entry of the job's `status.conditions`.
+ */
+export interface ICondition {
+  /**
+   * Created, Running, Restarting, Succeeded, Failed, Suspended.
+   */
+  type: string;
+
+  /**
+   * `True`, `False` or `Unknown`.
+   */
+  status: string;
+
+  /**
+   * Machine-readable reason.
+   */
+  reason: string;
+
+  /**
+   * Human-readable message.
+   */
+  message: string;
+
+  /**
+   * When the condition changed, in seconds since the epoch.
+   */
+  last_transition: number;
+}
+
+/**
+ * One replica of a job: a pod, or a local process.
+ */
+export interface IReplica {
+  /**
+   * `master-0`, `worker-0`, …
+   */
+  name: string;
+
+  /**
+   * Pending, Running, Succeeded, Failed or Unknown.
+   */
+  phase: string;
+
+  /**
+   * Container restarts.
+   */
+  restarts: number;
+
+  /**
+   * Exit code of the last finished container.
+   */
+  exit_code?: number | null;
+
+  /**
+   * Why it is not running, e.g. `Unschedulable` or `ImagePullBackOff`.
+   */
+  reason?: string | null;
+
+  /**
+   * The details of the reason.
+   */
+  message?: string | null;
+
+  /**
+   * The node it runs on.
+   */
+  node?: string | null;
+}
+
+/**
+ * A job as `GET jobs` and `GET jobs/{name}` answer it.
+ */
+export interface IJob {
+  /**
+   * The job's name.
+   */
+  name: string;
+
+  /**
+   * Its state.
+   */
+  state: JobState;
+
+  /**
+   * Its replicas, master first.
+   */
+  replicas: IReplica[];
+
+  /**
+   * Nodes (pods).
+   */
+  nodes: number;
+
+  /**
+   * GPUs per node.
+   */
+  gpus: number;
+
+  /**
+   * Creation time, in seconds since the epoch.
+   */
+  created: number;
+
+  /**
+   * Start time, if started.
+   */
+  started?: number | null;
+
+  /**
+   * Finish time, if finished.
+   */
+  finished?: number | null;
+
+  /**
+   * Seconds from start to finish (or to now).
+   */
+  duration?: number | null;
+
+  /**
+   * Conditions, oldest first.
+   */
+  conditions?: ICondition[];
+
+  /**
+   * The TensorBoard log directory, if any.
+   */
+  logdir?: string | null;
+
+  /**
+   * The Kubernetes namespace, if any.
+   */
+  namespace?: string | null;
+
+  /**
+   * The manifest (`GET jobs/{name}` only).
+   */
+  manifest?: Record<string, unknown> | null;
+
+  /**
+   * The job body that clones this job (`GET jobs/{name}` only).
+   */
+  spec?: IJobBody;
+}
+
+/**
+ * Something that happened to a job or one of its replicas.
+ */
+export interface IJobEvent {
+  /**
+   * `Normal` or `Warning`.
+   */
+  type: string;
+
+  /**
+   * Machine-readable reason.
+   */
+  reason: string;
+
+  /**
+   * Human-readable message.
+   */
+  message: string;
+
+  /**
+   * The job or replica it is about.
+   */
+  object: string;
+
+  /**
+   * When, in seconds since the epoch.
+   */
+  time: number;
+
+  /**
+   * How many times it happened.
+   */
+  count: number;
+}
+
+/**
+ * A claim a job can mount.
+ */
+export interface IVolume {
+  /**
+   * The claim's name.
+   */
+  name: string;
+
+  /**
+   * `Bound`, `Pending`, …
+   */
+  phase: string;
+
+  /**
+   * Capacity, e.g. `10Gi`.
+   */
+  capacity?: string | null;
+
+  /**
+   * Access modes, e.g. `ReadWriteMany`.
+   */
+  access_modes: string[];
+
+  /**
+   * Local backend: the directory the claim maps to.
+   */
+  local_path?: string | null;
+}
+
+/**
+ * A message of the logs websocket.
+ */
+export type LogMessage = ILogChunk | ILogEnd | ILogError;
+
+/**
+ * Some complete lines of one replica's log.
+ */
+export interface ILogChunk {
+  /**
+   * The replica, e.g. `master-0`.
+   */
+  replica: string;
+
+  /**
+   * Whole lines, each ending with a newline.
+   */
+  text: string;
+
+  /**
+   * Where the chunk ends in the replica's log; `since` resumes after it.
+   */
+  offset: number;
+
+  /**
+   * Whether it is the previous container's log.
+   */
+  previous?: boolean;
+}
+
+/**
+ * The end of a log stream: everything is read and the job is finished.
+ */
+export interface ILogEnd {
+  /**
+   * Always true.
+   */
+  end: true;
+}
+
+/**
+ * A failed log stream.
+ */
+export interface ILogError {
+  /**
+   * What went wrong.
+   */
+  error: string;
+
+  /**
+   * The HTTP status it corresponds to.
+   */
+  status: number;
+}
+
+/**
+ * A running TensorBoard, as `POST tensorboards` answers it.
+ */
+export interface ITensorBoard {
+  /**
+   * Its id.
+   */
+  id: string;
+
+  /**
+   * Its page, relative to the server's base URL, ending with `/`.
+   */
+  url: string;
+
+  /**
+   * The log directory it shows.
+   */
+  logdir: string;
 }

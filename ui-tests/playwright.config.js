@@ -2,17 +2,23 @@
  * Playwright configuration for the Galata tests.
  *
  * Uses the system Chromium (never `playwright install`) and records no video,
- * which would need Playwright's own ffmpeg.
+ * which would need Playwright's own ffmpeg. The server's port comes from
+ * PTJOB_UI_PORT (default 8888), so that the tests can run beside another lab.
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+const port = process.env.PTJOB_UI_PORT || '8888';
 
 module.exports = {
   ...baseConfig,
   outputDir: 'test-results',
   reporter: 'list',
   retries: process.env.CI ? 1 : 0,
+  workers: 1,
+  timeout: 120 * 1000,
   use: {
     ...baseConfig.use,
+    baseURL: `http://localhost:${port}`,
     video: 'off',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
@@ -29,8 +35,9 @@ module.exports = {
   },
   webServer: {
     command: 'jlpm start',
-    url: 'http://localhost:8888/lab',
+    url: `http://localhost:${port}/lab`,
     timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI
+    reuseExistingServer: !process.env.CI,
+    env: { ...process.env, PTJOB_UI_PORT: port }
   }
 };

@@ -1,125 +1,147 @@
 /**
- * Tests of the side panel's state and text.
+ * Tests of the side panel: rows, badges, actions.
  */
 
 import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 
-import { formatError, formatStatus, JobsPanel } from '../panel';
-import { PyTorchJobAPIError } from '../request';
-import { IConfig } from '../tokens';
+import { CommandIDs } from '../commands';
+import { JobsModel } from '../model';
+import { JobsPanel } from '../panel';
+import { IJob } from '../tokens';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
-const config: IConfig = {
-  version: '0.1.0',
-  backend: 'local',
-  defaults: {
-    image: 'pytorch/pytorch:latest',
-    gpuResource: 'nvidia.com/gpu',
-    shm: '2Gi'
+const jobs: IJob[] = [
+  {
+    name: 'ddp',
+    state: 'Running',
+    replicas: [
+      { name: 'master-0', phase: 'Running', restarts: 0 },
+      {
+        name: 'worker-0',
+        phase: 'Pending',
+        restarts: 0,
+        reason: 'Unschedulable',
+        message: '0/4 nodes have enough nvidia.com/gpu'
+      }
+    ],
+    nodes: 2,
+    gpus: 4,
+    created: Date.now() / 1000 - 120,
+    started: Date.now() / 1000 - 60
+  },
+  {
+    name: 'done',
+    state: 'Succeeded',
+    replicas: [{ name: 'master-0', phase: 'Succeeded', restarts: 0 }],
+    nodes: 1,
+    gpus: 0,
+    created: 0,
+    started: 10,
+    finished: 70
   }
-};
+];
 
-describe('formatStatus', () => {
-  it('shows the backend first, then the version and the default image', () => {
-    expect(formatStatus(config, trans)).toEqual([
-      'Backend: local',
-      'Version: 0.1.0',
-      'Default image: pytorch/pytorch:latest'
-    ]);
-  });
-
-  it('leaves out an empty default image', () => {
-    const kubernetes = {
-      ...config,
-      backend: 'kubernetes',
-      defaults: { ...config.defaults, image: '' }
-    };
-    expect(formatStatus(kubernetes, trans)).toEqual([
-      'Backend: kubernetes',
-      'Version: 0.1.0'
-    ]);
-  });
-});
-
-describe('formatError', () => {
-  it('says when the server cannot be reached', () => {
-    const error = new PyTorchJobAPIError(0, 'Failed to fetch');
-    expect(formatError(error, trans)).toBe(
-      'Cannot reach the Jupyter server: Failed to fetch'
-    );
-  });
-
-  it('explains a 404 as a disabled server extension', () => {
-    const error = new PyTorchJobAPIError(404, 'Not Found');
-    expect(formatError(error, trans)).toMatch(
-      /server extension is not enabled/
-    );
-  });
-
-  it('shows the status and message of other errors', () => {
-    const error = new PyTorchJobAPIError(500, 'boom');
-    expect(formatError(error, trans)).toBe('Server error (HTTP 500): boom');
-  });
-});
+async function rendered(panel: JobsPanel): Promise<void> {
+  MessageLoop.sendMessage(panel, Widget.Msg.UpdateRequest);
+  await panel.renderPromise;
+  await new Promise(resolve => setTimeout(resolve, 0));
+}
 
 describe('JobsPanel', () => {
+  let model: JobsModel;
+  let commands: CommandRegistry;
+  let executed: Array<[string, unknown]>;
+  let panel: JobsPanel;
+
+  beforeEach(async () => {
+    model = new JobsModel({
+      fetchJobs: () => Promise.resolve(jobs),
+      refreshInterval: 3600
+    });
+    commands = new CommandRegistry();
+    executed = [];
+    for (const id of [
+      CommandIDs.newJob,
+      CommandIDs.openJob,
+      CommandIDs.openLogs,
+      CommandIDs.deleteJob
+    ]) {
+      commands.addCommand(id, {
+        execute: args => {
+          executed.push([id, args]);
+        }
+      });
+    }
+    panel = new JobsPanel({ model, commands, trans });
+    Widget.attach(panel, document.body);
+    await model.refresh();
+    await rendered(panel);
+  });
+
+  afterEach(() => {
+    panel.dispose();
+    model.dispose();
+  });
+
   it('is a labelled region with the panel id', () => {
-    const panel = new JobsPanel({ fetchConfig: () => Promise.resolve(config) });
     expect(panel.id).toBe('jp-pytorchjob-panel');
     expect(panel.node.getAttribute('role')).toBe('region');
     expect(panel.node.getAttribute('aria-label')).toBe('PyTorch Jobs');
-    expect(panel.title.caption).toBe('PyTorch Jobs');
-    panel.dispose();
   });
 
-  it('starts loading and holds the configuration after refresh()', async () => {
-    const fetchConfig = jest.fn(() => Promise.resolve(config));
-    const panel = new JobsPanel({ fetchConfig });
-    expect(panel.state).toEqual({ kind: 'loading' });
-    await panel.refresh();
-    expect(fetchConfig).toHaveBeenCalledTimes(1);
-    expect(panel.state).toEqual({ kind: 'ready', config });
-    panel.dispose();
+  it('lists the jobs with state badges, nodes and GPUs', () => {
+    const rows = panel.node.querySelectorAll('.jp-PyTorchJobPanel-item');
+    expect(rows).toHaveLength(2);
+    const first = rows[0] as HTMLElement;
+    expect(first.dataset.state).toBe('Running');
+    expect(first.querySelector('.jp-PyTorchJob-badge')!.className).toContain(
+      'jp-mod-running'
+    );
+    expect(first.textContent).toContain('2 nodes');
+    expect(first.textContent).toContain('4 GPUs');
+    expect(first.textContent).toContain('2m ago');
+    expect(first.textContent).toContain('worker-0: Unschedulable');
+    const second = rows[1] as HTMLElement;
+    expect(second.textContent).toContain('1m 0s');
+    expect(second.textContent).not.toContain('GPU');
   });
 
-  it('keeps a typed API error', async () => {
-    const error = new PyTorchJobAPIError(403, 'Forbidden');
-    const panel = new JobsPanel({ fetchConfig: () => Promise.reject(error) });
-    await panel.refresh();
-    expect(panel.state).toEqual({ kind: 'error', error });
-    panel.dispose();
+  it('runs the row actions as commands', () => {
+    const row = panel.node.querySelector('[data-job="ddp"]')!;
+    (row.querySelector('.jp-PyTorchJobPanel-name') as HTMLElement).click();
+    (row.querySelector('[aria-label="Logs of ddp"]') as HTMLElement).click();
+    (row.querySelector('[aria-label="Delete ddp"]') as HTMLElement).click();
+    (
+      panel.node.querySelector('.jp-PyTorchJobPanel-new') as HTMLElement
+    ).click();
+    expect(executed).toEqual([
+      [CommandIDs.openJob, { name: 'ddp' }],
+      [CommandIDs.openLogs, { name: 'ddp' }],
+      [CommandIDs.deleteJob, { name: 'ddp' }],
+      [CommandIDs.newJob, {}]
+    ]);
   });
 
-  it('wraps any other failure as a network error', async () => {
-    const panel = new JobsPanel({
-      fetchConfig: () => Promise.reject(new Error('offline'))
-    });
-    await panel.refresh();
-    const state = panel.state;
-    expect(state.kind).toBe('error');
-    if (state.kind === 'error') {
-      expect(state.error).toBeInstanceOf(PyTorchJobAPIError);
-      expect(state.error.status).toBe(0);
-      expect(state.error.message).toBe('offline');
-    }
-    panel.dispose();
+  it('shows the backend once the configuration is known', async () => {
+    panel.config = {
+      version: '0.1.0',
+      backend: 'local',
+      defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' }
+    };
+    await rendered(panel);
+    expect(
+      panel.node.querySelector('.jp-PyTorchJobPanel-footer')!.textContent
+    ).toBe('Backend: local');
   });
 
-  it('starts with the schema defaults and applies new settings', () => {
-    const panel = new JobsPanel({ fetchConfig: () => Promise.resolve(config) });
-    expect(panel.settings).toEqual({
-      refreshInterval: 5,
-      notifications: true,
-      defaultShm: '2Gi'
-    });
-    panel.setSettings({
-      refreshInterval: 30,
-      notifications: false,
-      defaultShm: ''
-    });
-    expect(panel.settings.refreshInterval).toBe(30);
-    expect(panel.settings.defaultShm).toBe('');
-    panel.dispose();
+  it('tells the model when it is shown or hidden', () => {
+    panel.hide();
+    expect(model.visible).toBe(false);
+    panel.show();
+    expect(model.visible).toBe(true);
   });
 });

@@ -1,0 +1,137 @@
+/**
+ * Tests of the log buffer: merge, per-replica views, resume offsets, search.
+ */
+
+import { IndexArray, LogBuffer } from '../logs/buffer';
+
+function chunk(replica: string, text: string, offset: number) {
+  return { replica, text, offset, previous: false };
+}
+
+describe('LogBuffer', () => {
+  it('merges replicas in arrival order and keeps each line’s replica', () => {
+    const buffer = new LogBuffer();
+    expect(buffer.append(chunk('master-0', 'a\nb\n', 4))).toBe(2);
+    expect(buffer.append(chunk('worker-0', 'c\n', 2))).toBe(1);
+    expect(buffer.append(chunk('master-0', 'd\n', 6))).toBe(1);
+    expect(buffer.length).toBe(4);
+    expect([0, 1, 2, 3].map(i => buffer.text(i))).toEqual(['a', 'b', 'c', 'd']);
+    expect([0, 1, 2, 3].map(i => buffer.replicaOf(i))).toEqual([
+      'master-0',
+      'master-0',
+      'worker-0',
+      'master-0'
+    ]);
+    expect(buffer.replicas).toEqual(['master-0', 'worker-0']);
+  });
+
+  it('has a view per replica', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\n', 2));
+    buffer.append(chunk('worker-0', 'b\nc\n', 4));
+    buffer.append(chunk('master-0', 'd\n', 4));
+    const worker = buffer.view('worker-0');
+    expect(worker.length).toBe(2);
+    expect(
+      [worker.lineAt(0), worker.lineAt(1)].map(i => buffer.text(i))
+    ).toEqual(['b', 'c']);
+    expect(buffer.view('worker-9').length).toBe(0);
+  });
+
+  it('keeps views live across appends and clear()', () => {
+    const buffer = new LogBuffer();
+    const all = buffer.view(null);
+    const master = buffer.view('master-0');
+    expect(master.length).toBe(0);
+    buffer.append(chunk('master-0', 'a\n', 2));
+    expect(all.length).toBe(1);
+    expect(master.length).toBe(1);
+    buffer.clear();
+    expect(all.length).toBe(0);
+    expect(master.length).toBe(0);
+    buffer.append(chunk('master-0', 'x\ny\n', 4));
+    expect(master.length).toBe(2);
+    expect(buffer.text(master.lineAt(1))).toBe('y');
+  });
+
+  it('resumes after the last offset of every replica', () => {
+    const buffer = new LogBuffer();
+    expect(buffer.offsets).toEqual({});
+    buffer.append(chunk('master-0', 'a\n', 2));
+    buffer.append(chunk('worker-0', 'b\n', 2));
+    buffer.append(chunk('master-0', 'c\n', 4));
+    expect(buffer.offsets).toEqual({ 'master-0': 4, 'worker-0': 2 });
+    // The copy is the caller's.
+    buffer.offsets['master-0'] = 0;
+    expect(buffer.offsets['master-0']).toBe(4);
+  });
+
+  it('waits for the rest of a line cut by the server', () => {
+    const buffer = new LogBuffer();
+    expect(buffer.append(chunk('master-0', 'hello wo', 8))).toBe(0);
+    expect(buffer.append(chunk('worker-0', 'other\n', 6))).toBe(1);
+    expect(buffer.append(chunk('master-0', 'rld\nnext\n', 17))).toBe(2);
+    expect(buffer.text(1)).toBe('hello world');
+    expect(buffer.text(2)).toBe('next');
+  });
+
+  it('drops ANSI codes and keeps the last state of a progress bar', () => {
+    const buffer = new LogBuffer();
+    buffer.append(
+      chunk('master-0', '\x1b[32mgreen\x1b[0m\n10%\r50%\r100%\nwin\r\n', 30)
+    );
+    expect([0, 1, 2].map(i => buffer.text(i))).toEqual([
+      'green',
+      '100%',
+      'win'
+    ]);
+  });
+
+  it('searches a view, case-insensitively unless the query has capitals', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'Epoch 1\nloss\nepoch 2\n', 10));
+    buffer.append(chunk('worker-0', 'epoch 1\n', 8));
+    expect(buffer.search(buffer.view(null), 'epoch')).toEqual([0, 2, 3]);
+    expect(buffer.search(buffer.view(null), 'Epoch')).toEqual([0]);
+    expect(buffer.search(buffer.view('worker-0'), 'epoch')).toEqual([0]);
+    expect(buffer.search(buffer.view(null), 'epoch', 3)).toEqual([3]);
+    expect(buffer.search(buffer.view(null), '')).toEqual([]);
+  });
+
+  it('writes a view as text, with aligned prefixes when merged', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\n', 2));
+    buffer.append(chunk('worker-10', 'b\n', 2));
+    expect(buffer.toText(buffer.view(null), true)).toBe(
+      'master-0  | a\nworker-10 | b\n'
+    );
+    expect(buffer.toText(buffer.view('worker-10'), false)).toBe('b\n');
+    expect(buffer.toText(buffer.view('none'), false)).toBe('');
+  });
+
+  it('holds a million lines', () => {
+    const buffer = new LogBuffer();
+    const lines: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      lines.push(`line ${i}`);
+    }
+    const text = lines.join('\n') + '\n';
+    for (let c = 0; c < 1000; c++) {
+      buffer.append(chunk(c % 2 ? 'worker-0' : 'master-0', text, (c + 1) * 10));
+    }
+    expect(buffer.length).toBe(1_000_000);
+    expect(buffer.view('worker-0').length).toBe(500_000);
+    expect(buffer.search(buffer.view(null), 'line 999').length).toBe(1000);
+  });
+});
+
+describe('IndexArray', () => {
+  it('grows as it is pushed', () => {
+    const array = new IndexArray();
+    for (let i = 0; i < 5000; i++) {
+      array.push(i * 2);
+    }
+    expect(array.length).toBe(5000);
+    expect(array.get(4999)).toBe(9998);
+  });
+});

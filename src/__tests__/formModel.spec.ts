@@ -1,0 +1,221 @@
+/**
+ * Tests of the job form model: validation, YAML read-back, submission.
+ */
+
+import { FormClient, JobFormModel } from '../form/model';
+import { PyTorchJobAPIError } from '../request';
+import { IJobBody, IRenderResult } from '../tokens';
+
+const defaults = { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' };
+
+function invalid(errors: Array<[string, string]>): PyTorchJobAPIError {
+  return new PyTorchJobAPIError(
+    400,
+    errors[0][1],
+    errors[0][0],
+    errors.map(([field, message]) => ({ field, message }))
+  );
+}
+
+function rendered(job: IJobBody, yaml = 'kind: PyTorchJob\n'): IRenderResult {
+  return { job, manifest: {}, yaml };
+}
+
+function fakeClient(): jest.Mocked<FormClient> {
+  return {
+    render: jest.fn(),
+    renderYaml: jest.fn(),
+    submit: jest.fn(),
+    volumes: jest.fn().mockResolvedValue([])
+  } as unknown as jest.Mocked<FormClient>;
+}
+
+describe('JobFormModel', () => {
+  it('suggests a name from the script it runs', () => {
+    const model = new JobFormModel({
+      client: fakeClient(),
+      defaults,
+      initial: { command: ['python', 'train_ddp.py'], workdir: '/w' }
+    });
+    expect(model.state.name).toMatch(/^train-ddp-[a-z0-9]{5}$/);
+    expect(model.state.command).toBe('python train_ddp.py');
+    expect(model.state.workdir).toBe('/w');
+    model.dispose();
+  });
+
+  it("shows the server's messages for touched fields only, until a submission", async () => {
+    const client = fakeClient();
+    client.render.mockRejectedValue(
+      invalid([
+        ['name', 'must be a DNS-1035 label'],
+        ['command', 'is required']
+      ])
+    );
+    const model = new JobFormModel({ client, defaults });
+    model.set({ name: 'Bad_Name' });
+    expect(await model.validate()).toBe(false);
+    expect(client.render).toHaveBeenLastCalledWith(
+      expect.objectContaining({ name: 'Bad_Name' })
+    );
+    expect(model.errors.size).toBe(2);
+    expect([...model.visibleErrors.keys()]).toEqual(['name']);
+    expect(model.sectionsWithErrors).toEqual(new Set(['basics']));
+
+    client.submit.mockRejectedValue(invalid([['command', 'is required']]));
+    expect(await model.submit()).toBeNull();
+    expect([...model.visibleErrors.keys()]).toEqual(['command']);
+    model.dispose();
+  });
+
+  it('clears the errors and keeps the YAML once valid', async () => {
+    const client = fakeClient();
+    client.render.mockResolvedValue(rendered({ name: 'ok' }, 'yaml text'));
+    const model = new JobFormModel({ client, defaults });
+    expect(await model.validate()).toBe(true);
+    expect(model.errors.size).toBe(0);
+    expect(model.yaml).toBe('yaml text');
+    expect(model.yamlDraft).toBe('yaml text');
+    expect(model.yamlEdited).toBe(false);
+    model.dispose();
+  });
+
+  it('drops the answer of a validation overtaken by another', async () => {
+    const client = fakeClient();
+    let resolveFirst: (value: IRenderResult) => void = () => undefined;
+    client.render
+      .mockImplementationOnce(
+        () => new Promise(resolve => (resolveFirst = resolve))
+      )
+      .mockResolvedValueOnce(rendered({}, 'second'));
+    const model = new JobFormModel({ client, defaults });
+    const first = model.validate();
+    await model.validate();
+    resolveFirst(rendered({}, 'first'));
+    await first;
+    expect(model.yaml).toBe('second');
+    model.dispose();
+  });
+
+  it('debounces validation while typing', async () => {
+    jest.useFakeTimers();
+    const client = fakeClient();
+    client.render.mockResolvedValue(rendered({}));
+    const model = new JobFormModel({ client, defaults, debounce: 300 });
+    model.set({ name: 'a' });
+    model.set({ name: 'ab' });
+    model.set({ name: 'abc' });
+    jest.advanceTimersByTime(299);
+    expect(client.render).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(1);
+    expect(client.render).toHaveBeenCalledTimes(1);
+    expect(client.render).toHaveBeenLastCalledWith(
+      expect.objectContaining({ name: 'abc' })
+    );
+    jest.useRealTimers();
+    model.dispose();
+  });
+
+  it('reads edited YAML back into the form, keeping unknown fields', async () => {
+    const client = fakeClient();
+    client.renderYaml.mockResolvedValue(
+      rendered(
+        {
+          name: 'from-yaml',
+          command: ['python', 'x.py'],
+          nodes: 4,
+          backoffLimit: 5,
+          extras: { spec: { runPolicy: { suspend: true } } }
+        },
+        'canonical'
+      )
+    );
+    const model = new JobFormModel({ client, defaults });
+    model.setYamlDraft('edited');
+    expect(model.yamlEdited).toBe(true);
+    expect(await model.applyYaml()).toBe(true);
+    expect(client.renderYaml).toHaveBeenCalledWith('edited');
+    expect(model.state.name).toBe('from-yaml');
+    expect(model.state.nodes).toBe('4');
+    expect(model.state.backoffLimit).toBe('5');
+    expect(model.yamlDraft).toBe('canonical');
+    expect(model.body.extras).toEqual({
+      spec: { runPolicy: { suspend: true } }
+    });
+    model.dispose();
+  });
+
+  it('reports invalid YAML without touching the form', async () => {
+    const client = fakeClient();
+    client.renderYaml.mockRejectedValue(
+      invalid([['spec.pytorchReplicaSpecs', 'a Master is required']])
+    );
+    const model = new JobFormModel({ client, defaults });
+    const before = model.state;
+    model.setYamlDraft('kind: PyTorchJob');
+    expect(await model.applyYaml()).toBe(false);
+    expect(model.yamlError).toBe(
+      'spec.pytorchReplicaSpecs: a Master is required'
+    );
+    expect(model.state).toBe(before);
+    model.resetYaml();
+    expect(model.yamlError).toBe('');
+    model.dispose();
+  });
+
+  it('submits and answers the job', async () => {
+    const client = fakeClient();
+    client.submit.mockResolvedValue({
+      name: 'ok',
+      state: 'Created',
+      replicas: [],
+      nodes: 1,
+      gpus: 0,
+      created: 0
+    });
+    const model = new JobFormModel({ client, defaults });
+    model.set({ name: 'ok', command: 'python t.py' });
+    const job = await model.submit();
+    expect(job?.name).toBe('ok');
+    expect(client.submit).toHaveBeenCalledWith(
+      expect.objectContaining({ name: 'ok', command: ['python', 't.py'] })
+    );
+    expect(model.submitting).toBe(false);
+    model.dispose();
+  });
+
+  it('puts a taken name under the name field', async () => {
+    const client = fakeClient();
+    client.submit.mockRejectedValue(
+      new PyTorchJobAPIError(409, "a job named 'ok' already exists")
+    );
+    const model = new JobFormModel({ client, defaults });
+    expect(await model.submit()).toBeNull();
+    expect(model.visibleErrors.get('name')).toEqual([
+      "a job named 'ok' already exists"
+    ]);
+    model.dispose();
+  });
+
+  it('shows other failures as a general error', async () => {
+    const client = fakeClient();
+    client.submit.mockRejectedValue(new PyTorchJobAPIError(0, 'offline'));
+    const model = new JobFormModel({ client, defaults });
+    await model.submit();
+    expect(model.generalError).toBe('offline');
+    model.dispose();
+  });
+
+  it('loads the volumes, and survives without them', async () => {
+    const client = fakeClient();
+    client.volumes.mockResolvedValueOnce([
+      { name: 'data', phase: 'Bound', capacity: '10Gi', access_modes: ['RWX'] }
+    ]);
+    const model = new JobFormModel({ client, defaults });
+    await model.loadVolumes();
+    expect(model.volumes.map(v => v.name)).toEqual(['data']);
+    client.volumes.mockRejectedValueOnce(new Error('forbidden'));
+    await model.loadVolumes();
+    expect(model.volumes.map(v => v.name)).toEqual(['data']);
+    model.dispose();
+  });
+});

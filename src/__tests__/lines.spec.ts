@@ -1,0 +1,146 @@
+/**
+ * Tests of the virtualised log view: only the visible rows are in the DOM.
+ */
+
+import { Widget } from '@lumino/widgets';
+
+import { LogBuffer } from '../logs/buffer';
+import { LINE_HEIGHT, LogLines, MAX_SCROLL_HEIGHT } from '../logs/lines';
+
+function fill(buffer: LogBuffer, count: number, replicas = ['master-0']) {
+  const per = 1000;
+  for (let start = 0; start < count; start += per) {
+    const lines: string[] = [];
+    for (let i = start; i < Math.min(count, start + per); i++) {
+      lines.push(`line ${i}`);
+    }
+    const replica = replicas[(start / per) % replicas.length];
+    buffer.append({ replica, text: lines.join('\n') + '\n', offset: start });
+  }
+}
+
+function attach(lines: LogLines, height = 180): void {
+  Object.defineProperty(lines.node, 'clientHeight', {
+    configurable: true,
+    get: () => height
+  });
+  Widget.attach(lines, document.body);
+}
+
+function rowTexts(lines: LogLines): string[] {
+  return Array.from(
+    lines.node.querySelectorAll('.jp-PyTorchJobLogs-row'),
+    row => row.textContent ?? ''
+  );
+}
+
+describe('LogLines', () => {
+  let lines: LogLines;
+  let buffer: LogBuffer;
+
+  beforeEach(() => {
+    buffer = new LogBuffer();
+    lines = new LogLines({ buffer, label: 'Log' });
+  });
+
+  afterEach(() => {
+    lines.dispose();
+  });
+
+  it('is a labelled, focusable log', () => {
+    expect(lines.node.getAttribute('role')).toBe('log');
+    expect(lines.node.getAttribute('aria-label')).toBe('Log');
+    expect(lines.node.tabIndex).toBe(0);
+  });
+
+  it('renders only the visible rows of a million lines', () => {
+    fill(buffer, 1_000_000);
+    attach(lines);
+    lines.follow = false;
+    lines.render();
+    expect(lines.lineCount).toBe(1_000_000);
+    // 180 px / 18 px = 10 rows, plus one partly shown.
+    expect(lines.renderedRows).toBe(11);
+    expect(rowTexts(lines)[0]).toBe('master-0 | line 0');
+    const sizer = lines.node.querySelector<HTMLElement>(
+      '.jp-PyTorchJobLogs-sizer'
+    )!;
+    expect(sizer.style.height).toBe(`${MAX_SCROLL_HEIGHT}px`);
+  });
+
+  it('maps the scroll position to lines, also past the height limit', () => {
+    fill(buffer, 1_000_000);
+    attach(lines);
+    lines.follow = false;
+    // Scrolled to the end: the last lines show.
+    lines.node.scrollTop = MAX_SCROLL_HEIGHT - 180;
+    lines.render();
+    const texts = rowTexts(lines);
+    expect(texts[texts.length - 1]).toBe('master-0 | line 999999');
+    // Half-way.
+    lines.node.scrollTop = (MAX_SCROLL_HEIGHT - 180) / 2;
+    lines.render();
+    const middle = Number(rowTexts(lines)[0].split(' ').pop());
+    expect(Math.abs(middle - 500_000)).toBeLessThan(10);
+  });
+
+  it('scrolls one row per line when small', () => {
+    fill(buffer, 100);
+    attach(lines);
+    lines.follow = false;
+    lines.node.scrollTop = 20 * LINE_HEIGHT;
+    lines.render();
+    expect(rowTexts(lines)[0]).toBe('master-0 | line 20');
+  });
+
+  it('follows the end as lines arrive', () => {
+    fill(buffer, 50);
+    attach(lines);
+    expect(lines.follow).toBe(true);
+    lines.render();
+    fill(buffer, 10);
+    lines.render();
+    expect(lines.node.scrollTop).toBe(60 * LINE_HEIGHT - 180);
+  });
+
+  it('shows one replica without prefixes', () => {
+    fill(buffer, 4000, ['master-0', 'worker-0']);
+    attach(lines);
+    lines.follow = false;
+    lines.replica = 'worker-0';
+    lines.render();
+    expect(lines.lineCount).toBe(2000);
+    expect(rowTexts(lines)[0]).toBe('line 1000');
+  });
+
+  it('highlights matches and steps through them', () => {
+    fill(buffer, 30);
+    attach(lines);
+    const changed = jest.fn();
+    lines.matchesChanged.connect(changed);
+    lines.setQuery('line 2');
+    lines.render();
+    // line 2, line 20 … line 29
+    expect(lines.matches.length).toBe(11);
+    expect(lines.currentMatch).toBe(0);
+    expect(lines.follow).toBe(false);
+    const marks = lines.node.querySelectorAll('mark.jp-PyTorchJobLogs-match');
+    expect(marks.length).toBeGreaterThan(0);
+    expect(marks[0].textContent).toBe('line 2');
+    lines.step(-1);
+    expect(lines.currentMatch).toBe(10);
+    lines.step(1);
+    expect(lines.currentMatch).toBe(0);
+    expect(changed).toHaveBeenCalled();
+  });
+
+  it('extends the matches as lines arrive', () => {
+    fill(buffer, 10);
+    attach(lines);
+    lines.setQuery('line 1');
+    expect(lines.matches.length).toBe(1);
+    buffer.append({ replica: 'master-0', text: 'line 1 again\n', offset: 99 });
+    lines.refresh();
+    expect(lines.matches.length).toBe(2);
+  });
+});

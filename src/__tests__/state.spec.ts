@@ -1,0 +1,352 @@
+/**
+ * Tests of the form state and its conversion to and from the job body.
+ */
+
+import { bodyForFile, DEFAULT_SETTINGS, formDefaults } from '../commands';
+import {
+  bodyToState,
+  defaultFormState,
+  errorsByField,
+  errorsUnder,
+  IFormState,
+  joinWords,
+  sectionOf,
+  splitWords,
+  stateToBody,
+  suggestName,
+  usesDataLoaderWorkers
+} from '../form/state';
+import { IConfig, IJobBody } from '../tokens';
+
+const defaults = {
+  image: 'pytorch/pytorch:latest',
+  shm: '2Gi',
+  gpuResource: 'nvidia.com/gpu'
+};
+
+function form(patch: Partial<IFormState> = {}): IFormState {
+  return { ...defaultFormState(defaults), name: 'demo', ...patch };
+}
+
+describe('splitWords / joinWords', () => {
+  it.each([
+    ['python train.py --epochs 3', ['python', 'train.py', '--epochs', '3']],
+    ['  spaced   out  ', ['spaced', 'out']],
+    [`python -c 'print("hi there")'`, ['python', '-c', 'print("hi there")']],
+    ['a "b c" d', ['a', 'b c', 'd']],
+    ['a\\ b', ['a b']],
+    ['x ""', ['x', '']],
+    ['"say \\"hi\\""', ['say "hi"']],
+    ['', []]
+  ])('splits %p', (line, words) => {
+    expect(splitWords(line)).toEqual(words);
+  });
+
+  it.each([
+    [['python', 'train.py']],
+    [['python', '-c', "print('it''s')"]],
+    [['a b', '', 'c"d', "e'f", '$HOME']],
+    [['--lr=0.1', '/data/x.txt', 'key=value,other:1']]
+  ])('joins %p so that it splits back the same', words => {
+    expect(splitWords(joinWords(words))).toEqual(words);
+  });
+
+  it('leaves plain words unquoted', () => {
+    expect(joinWords(['python', 'train.py', '--lr=0.1'])).toBe(
+      'python train.py --lr=0.1'
+    );
+  });
+});
+
+describe('stateToBody', () => {
+  it('sends only what is set, leaving the rest to the server', () => {
+    expect(stateToBody(form({ command: 'python train.py' }))).toEqual({
+      name: 'demo',
+      image: 'pytorch/pytorch:latest',
+      command: ['python', 'train.py'],
+      nodes: 1,
+      gpus: 0,
+      gpuResource: 'nvidia.com/gpu',
+      shm: '2Gi',
+      restartPolicy: 'OnFailure',
+      cleanPodPolicy: 'Running'
+    });
+  });
+
+  it('sends every field of the job body', () => {
+    const body = stateToBody(
+      form({
+        mode: 'script',
+        script: 'print(1)\n',
+        args: '--epochs 2',
+        workdir: '/work',
+        nodes: '3',
+        gpus: '2',
+        cpu: '4',
+        memory: '16Gi',
+        shm: '8Gi',
+        nprocPerNode: '2',
+        pvc: [
+          {
+            claim: 'data',
+            mountPath: '/mnt/data',
+            subPath: 'x',
+            readOnly: true
+          },
+          { claim: '', mountPath: '', subPath: '', readOnly: false }
+        ],
+        env: [
+          { key: 'A', value: '1' },
+          { key: ' ', value: 'ignored' }
+        ],
+        restartPolicy: 'Never',
+        backoffLimit: '0',
+        deadline: '3600',
+        ttl: '60',
+        cleanPodPolicy: 'All',
+        nodeSelector: [{ key: 'pool', value: 'gpu' }],
+        tolerations: [
+          { key: 'gpu', operator: 'Exists', value: '', effect: 'NoSchedule' }
+        ],
+        labels: [{ key: 'team', value: 'ml' }],
+        annotations: [{ key: 'note', value: 'hello world' }],
+        queue: 'team-a',
+        logdir: '/mnt/data/runs',
+        extras: { metadata: { x: 1 } }
+      })
+    );
+    expect(body).toEqual({
+      name: 'demo',
+      image: 'pytorch/pytorch:latest',
+      script: 'print(1)\n',
+      args: ['--epochs', '2'],
+      workdir: '/work',
+      nodes: 3,
+      gpus: 2,
+      gpuResource: 'nvidia.com/gpu',
+      cpu: '4',
+      memory: '16Gi',
+      shm: '8Gi',
+      nprocPerNode: 2,
+      pvc: [
+        { claim: 'data', mountPath: '/mnt/data', subPath: 'x', readOnly: true }
+      ],
+      env: { A: '1' },
+      restartPolicy: 'Never',
+      backoffLimit: 0,
+      deadline: 3600,
+      ttl: 60,
+      cleanPodPolicy: 'All',
+      nodeSelector: { pool: 'gpu' },
+      tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      labels: { team: 'ml' },
+      annotations: { note: 'hello world' },
+      queue: 'team-a',
+      logdir: '/mnt/data/runs',
+      extras: { metadata: { x: 1 } }
+    });
+  });
+
+  it('turns /dev/shm off with an empty size', () => {
+    expect(stateToBody(form({ shmEnabled: false })).shm).toBe('');
+  });
+
+  it('passes what is not a number to the server, which says why', () => {
+    expect(stateToBody(form({ nodes: 'two' })).nodes).toBe('two');
+    expect(stateToBody(form({ nodes: '' })).nodes).toBeUndefined();
+  });
+});
+
+describe('bodyToState', () => {
+  const server: IJobBody = {
+    name: 'demo',
+    image: 'img',
+    command: ['python', 'train.py'],
+    args: ['--x', 'a b'],
+    script: null,
+    workdir: null,
+    nodes: 2,
+    gpus: 1,
+    gpuResource: 'nvidia.com/gpu',
+    cpu: null,
+    memory: '8Gi',
+    shm: null,
+    nprocPerNode: 1,
+    pvc: [{ claim: 'data', mountPath: '/data', subPath: '', readOnly: false }],
+    env: { A: '1' },
+    restartPolicy: 'OnFailure',
+    backoffLimit: 3,
+    deadline: null,
+    ttl: null,
+    cleanPodPolicy: 'Running',
+    nodeSelector: {},
+    tolerations: [{ key: 'k', operator: 'Equal', value: 'v', effect: '' }],
+    labels: {},
+    annotations: { a: 'b' },
+    queue: null,
+    logdir: '/data/runs',
+    extras: { spec: { runPolicy: { suspend: true } } }
+  };
+
+  it('reads a server body, keeping extras', () => {
+    const state = bodyToState(server, form());
+    expect(state.command).toBe('python train.py');
+    expect(state.args).toBe("--x 'a b'");
+    expect(state.nodes).toBe('2');
+    expect(state.shmEnabled).toBe(false);
+    expect(state.shm).toBe('2Gi');
+    expect(state.backoffLimit).toBe('3');
+    expect(state.deadline).toBe('');
+    expect(state.env).toEqual([{ key: 'A', value: '1' }]);
+    expect(state.extras).toEqual({ spec: { runPolicy: { suspend: true } } });
+  });
+
+  it('round-trips through stateToBody', () => {
+    const body = stateToBody(bodyToState(server, form()));
+    expect(body.command).toEqual(['python', 'train.py']);
+    expect(body.args).toEqual(['--x', 'a b']);
+    expect(body.shm).toBe('');
+    expect(body.pvc).toEqual([{ claim: 'data', mountPath: '/data' }]);
+    expect(body.tolerations).toEqual([
+      { key: 'k', operator: 'Equal', value: 'v' }
+    ]);
+    expect(body.extras).toEqual(server.extras);
+    expect(bodyToState(body, form())).toEqual(bodyToState(server, form()));
+  });
+
+  it('switches to script mode for a script', () => {
+    const state = bodyToState({ script: 'print(1)' }, form());
+    expect(state.mode).toBe('script');
+    expect(state.script).toBe('print(1)');
+  });
+});
+
+describe('defaultFormState', () => {
+  it('starts from the defaults', () => {
+    const state = defaultFormState({
+      ...defaults,
+      shm: '',
+      pvc: [{ claim: 'home', mountPath: '/home/jovyan' }],
+      workdir: '/home/jovyan'
+    });
+    expect(state.shmEnabled).toBe(false);
+    expect(state.shm).toBe('2Gi');
+    expect(state.pvc).toEqual([
+      { claim: 'home', mountPath: '/home/jovyan', subPath: '', readOnly: false }
+    ]);
+    expect(state.workdir).toBe('/home/jovyan');
+  });
+});
+
+describe('suggestName', () => {
+  const zero = () => 0;
+  it.each([
+    ['train_ddp.py', 'train-ddp-aaaaa'],
+    ['dir/My Script.py', 'my-script-aaaaa'],
+    ['123.py', 'ptjob-aaaaa'],
+    [null, 'ptjob-aaaaa']
+  ])('derives %p into %p', (hint, name) => {
+    expect(suggestName(hint, zero)).toBe(name);
+  });
+
+  it('is a DNS-1035 label', () => {
+    for (let i = 0; i < 20; i++) {
+      expect(suggestName('x'.repeat(80) + '.py')).toMatch(
+        /^[a-z][-a-z0-9]{0,45}[a-z0-9]$/
+      );
+    }
+  });
+});
+
+describe('errors', () => {
+  const map = errorsByField([
+    { field: 'name', message: 'bad' },
+    { field: 'env[A B]', message: 'bad key' },
+    { field: 'pvc[0].mountPath', message: 'relative' },
+    { field: 'name', message: 'too long' }
+  ]);
+
+  it('groups messages by field', () => {
+    expect(map.get('name')).toEqual(['bad', 'too long']);
+  });
+
+  it('finds the errors under a field', () => {
+    expect(errorsUnder(map, 'env')).toEqual(['env[A B]: bad key']);
+    expect(errorsUnder(map, 'pvc[0]')).toEqual(['pvc[0].mountPath: relative']);
+    expect(errorsUnder(map, 'nodes')).toEqual([]);
+  });
+
+  it('knows the section of each field', () => {
+    expect(sectionOf('name')).toBe('basics');
+    expect(sectionOf('nprocPerNode')).toBe('resources');
+    expect(sectionOf('pvc[1].claim')).toBe('storage');
+    expect(sectionOf('tolerations[0].key')).toBe('advanced');
+  });
+});
+
+describe('usesDataLoaderWorkers', () => {
+  it('spots num_workers in a script or the command', () => {
+    expect(
+      usesDataLoaderWorkers(
+        form({ mode: 'script', script: 'DataLoader(ds, num_workers=4)' })
+      )
+    ).toBe(true);
+    expect(
+      usesDataLoaderWorkers(form({ command: 'python t.py --num-workers 8' }))
+    ).toBe(true);
+    expect(usesDataLoaderWorkers(form({ command: 'python t.py' }))).toBe(false);
+    expect(
+      usesDataLoaderWorkers(form({ mode: 'script', script: 'num_workers=0' }))
+    ).toBe(false);
+  });
+});
+
+describe('formDefaults', () => {
+  const config: IConfig = {
+    version: '0.1.0',
+    backend: 'local',
+    defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' }
+  };
+
+  it("takes the server's defaults when the settings are empty", () => {
+    expect(formDefaults(config, DEFAULT_SETTINGS)).toEqual({
+      image: 'server-img',
+      shm: '1Gi',
+      gpuResource: 'amd.com/gpu',
+      pvc: [],
+      workdir: null
+    });
+  });
+
+  it('lets the settings override image and shm, or turn shm off', () => {
+    const settings = {
+      ...DEFAULT_SETTINGS,
+      defaultImage: 'mine',
+      defaultShm: '8Gi'
+    };
+    expect(formDefaults(config, settings).image).toBe('mine');
+    expect(formDefaults(config, settings).shm).toBe('8Gi');
+    expect(
+      formDefaults(config, { ...DEFAULT_SETTINGS, defaultShm: 'off' }).shm
+    ).toBe('');
+  });
+});
+
+describe('bodyForFile', () => {
+  it('runs the file from its directory under the server root', () => {
+    expect(bodyForFile('sub/dir/train.py', '/home/jovyan')).toEqual({
+      command: ['python', 'train.py'],
+      workdir: '/home/jovyan/sub/dir'
+    });
+    expect(bodyForFile('train.py', '/srv/root/')).toEqual({
+      command: ['python', 'train.py'],
+      workdir: '/srv/root/'
+    });
+  });
+
+  it('falls back to a path relative to the root', () => {
+    expect(bodyForFile('sub/train.py', null)).toEqual({
+      command: ['python', 'sub/train.py']
+    });
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * Tests of the log stream: reconnection with backoff, resuming without loss
+ * or repetition.
+ */
+
+import { LogBuffer } from '../logs/buffer';
+import { LogStream } from '../logs/stream';
+
+/**
+ * A fake WebSocket the test drives.
+ */
+class FakeSocket {
+  static instances: FakeSocket[] = [];
+
+  constructor(public url: string) {
+    FakeSocket.instances.push(this);
+  }
+
+  onopen: (() => void) | null = null;
+  onmessage: ((event: { data: string }) => void) | null = null;
+  onclose: (() => void) | null = null;
+  onerror: (() => void) | null = null;
+  closed = false;
+
+  open(): void {
+    this.onopen?.();
+  }
+
+  send(message: unknown): void {
+    this.onmessage?.({ data: JSON.stringify(message) });
+  }
+
+  drop(): void {
+    this.closed = true;
+    this.onclose?.();
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+function makeStream(buffer = new LogBuffer()) {
+  const urls: Array<Record<string, number> | undefined> = [];
+  const stream = new LogStream({
+    buffer,
+    WebSocket: FakeSocket as unknown as typeof WebSocket,
+    initialDelay: 100,
+    maxDelay: 400,
+    url: since => {
+      urls.push(since);
+      return `ws://x/logs?since=${JSON.stringify(since ?? {})}`;
+    }
+  });
+  return { stream, urls, buffer };
+}
+
+describe('LogStream', () => {
+  beforeEach(() => {
+    FakeSocket.instances = [];
+    jest.useFakeTimers();
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it('connects once and feeds the buffer', () => {
+    const { stream, urls, buffer } = makeStream();
+    const statuses: string[] = [];
+    stream.statusChanged.connect((_, s) => statuses.push(s));
+    stream.start();
+    stream.start();
+    expect(FakeSocket.instances).toHaveLength(1);
+    expect(urls).toEqual([undefined]);
+    const socket = FakeSocket.instances[0];
+    socket.open();
+    socket.send({ replica: 'master-0', text: 'a\nb\n', offset: 4 });
+    expect(buffer.length).toBe(2);
+    socket.send({ end: true });
+    socket.drop();
+    jest.advanceTimersByTime(10_000);
+    expect(FakeSocket.instances).toHaveLength(1);
+    expect(statuses).toEqual(['connecting', 'open', 'ended']);
+    stream.dispose();
+  });
+
+  it('resumes after a drop from the last offsets, so no line is lost or repeated', () => {
+    const { stream, urls, buffer } = makeStream();
+    stream.start();
+    const first = FakeSocket.instances[0];
+    first.open();
+    first.send({ replica: 'master-0', text: 'm1\nm2\n', offset: 6 });
+    first.send({ replica: 'worker-0', text: 'w1\n', offset: 3 });
+    first.drop();
+    expect(stream.status).toBe('reconnecting');
+    jest.advanceTimersByTime(99);
+    expect(FakeSocket.instances).toHaveLength(1);
+    jest.advanceTimersByTime(1);
+    expect(FakeSocket.instances).toHaveLength(2);
+    expect(urls[1]).toEqual({ 'master-0': 6, 'worker-0': 3 });
+
+    // The server resumes after those offsets.
+    const second = FakeSocket.instances[1];
+    second.open();
+    second.send({ replica: 'master-0', text: 'm3\n', offset: 9 });
+    second.send({ replica: 'worker-0', text: 'w2\n', offset: 6 });
+    second.send({ end: true });
+    expect(buffer.toText(buffer.view(null), true)).toBe(
+      'master-0 | m1\nmaster-0 | m2\nworker-0 | w1\nmaster-0 | m3\nworker-0 | w2\n'
+    );
+    stream.dispose();
+  });
+
+  it('backs off after repeated drops, and resets after a message', () => {
+    const { stream } = makeStream();
+    stream.start();
+    FakeSocket.instances[0].drop();
+    jest.advanceTimersByTime(100);
+    expect(FakeSocket.instances).toHaveLength(2);
+    FakeSocket.instances[1].drop();
+    jest.advanceTimersByTime(199);
+    expect(FakeSocket.instances).toHaveLength(2);
+    jest.advanceTimersByTime(1);
+    expect(FakeSocket.instances).toHaveLength(3);
+    FakeSocket.instances[2].drop();
+    jest.advanceTimersByTime(400);
+    expect(FakeSocket.instances).toHaveLength(4);
+    FakeSocket.instances[3].drop();
+    // Capped at maxDelay.
+    jest.advanceTimersByTime(400);
+    expect(FakeSocket.instances).toHaveLength(5);
+    // A message resets the delay.
+    FakeSocket.instances[4].send({
+      replica: 'master-0',
+      text: 'x\n',
+      offset: 2
+    });
+    FakeSocket.instances[4].drop();
+    jest.advanceTimersByTime(100);
+    expect(FakeSocket.instances).toHaveLength(6);
+    stream.dispose();
+  });
+
+  it('stops on an error message', () => {
+    const { stream } = makeStream();
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    socket.send({ error: "job 'x' not found", status: 404 });
+    socket.drop();
+    jest.advanceTimersByTime(10_000);
+    expect(FakeSocket.instances).toHaveLength(1);
+    expect(stream.status).toBe('error');
+    expect(stream.error).toBe("job 'x' not found");
+    stream.dispose();
+  });
+
+  it('closes the socket and stops reconnecting when disposed', () => {
+    const { stream } = makeStream();
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    stream.dispose();
+    expect(socket.closed).toBe(true);
+    expect(stream.status).toBe('closed');
+    jest.advanceTimersByTime(10_000);
+    expect(FakeSocket.instances).toHaveLength(1);
+  });
+
+  it('ignores frames that are not JSON', () => {
+    const { stream, buffer } = makeStream();
+    stream.start();
+    stream.handleMessage('not json');
+    expect(buffer.length).toBe(0);
+    stream.dispose();
+  });
+});

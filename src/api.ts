@@ -1,0 +1,227 @@
+/**
+ * The typed client of every `pytorchjob/api` endpoint.
+ *
+ * @packageDocumentation
+ */
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import { requestAPI } from './request';
+import {
+  IConfig,
+  IJob,
+  IJobBody,
+  IJobEvent,
+  IRenderResult,
+  ITensorBoard,
+  IVolume
+} from './tokens';
+
+/**
+ * A client of the REST API, bound to one server connection.
+ */
+export class PyTorchJobClient {
+  /**
+   * Construct a client.
+   *
+   * @param serverSettings - The server connection settings; defaults to the page's.
+   */
+  constructor(serverSettings?: ServerConnection.ISettings) {
+    this.serverSettings = serverSettings ?? ServerConnection.makeSettings();
+  }
+
+  /**
+   * The server connection settings.
+   */
+  readonly serverSettings: ServerConnection.ISettings;
+
+  /**
+   * `GET config`: backend and form defaults.
+   */
+  getConfig(): Promise<IConfig> {
+    return this._request<IConfig>('config');
+  }
+
+  /**
+   * `GET jobs`: every job, newest first.
+   */
+  async listJobs(): Promise<IJob[]> {
+    const answer = await this._request<{ jobs: IJob[] }>('jobs');
+    return answer.jobs;
+  }
+
+  /**
+   * `GET jobs/{name}`: a job with its manifest and the body to clone it.
+   */
+  getJob(name: string): Promise<IJob> {
+    return this._request<IJob>(Private.jobPath(name));
+  }
+
+  /**
+   * `DELETE jobs/{name}`: stop every replica and remove the job.
+   */
+  async deleteJob(name: string): Promise<void> {
+    await this._request<null>(Private.jobPath(name), { method: 'DELETE' });
+  }
+
+  /**
+   * `GET jobs/{name}/events`: events of the job and its replicas.
+   */
+  async events(name: string): Promise<IJobEvent[]> {
+    const answer = await this._request<{ events: IJobEvent[] }>(
+      URLExt.join(Private.jobPath(name), 'events')
+    );
+    return answer.events;
+  }
+
+  /**
+   * `POST jobs`: submit a job.
+   */
+  submit(body: IJobBody): Promise<IJob> {
+    return this._request<IJob>('jobs', {
+      method: 'POST',
+      body: JSON.stringify(body)
+    });
+  }
+
+  /**
+   * `POST render`: the manifest of a job body; creates nothing.
+   */
+  render(body: IJobBody): Promise<IRenderResult> {
+    return this._request<IRenderResult>('render', {
+      method: 'POST',
+      body: JSON.stringify(body)
+    });
+  }
+
+  /**
+   * `POST render` with `{yaml}`: read edited YAML back into a job body.
+   */
+  renderYaml(yaml: string): Promise<IRenderResult> {
+    return this._request<IRenderResult>('render', {
+      method: 'POST',
+      body: JSON.stringify({ yaml })
+    });
+  }
+
+  /**
+   * `GET volumes`: the claims a job can mount.
+   */
+  async volumes(): Promise<IVolume[]> {
+    const answer = await this._request<{ volumes: IVolume[] }>('volumes');
+    return answer.volumes;
+  }
+
+  /**
+   * `POST tensorboards`: start (or reuse) a TensorBoard for a job or a directory.
+   */
+  startTensorBoard(
+    target: { job: string } | { logdir: string }
+  ): Promise<ITensorBoard> {
+    return this._request<ITensorBoard>('tensorboards', {
+      method: 'POST',
+      body: JSON.stringify(target)
+    });
+  }
+
+  /**
+   * The absolute URL of a TensorBoard page, with the trailing slash it needs.
+   */
+  tensorBoardUrl(board: ITensorBoard): string {
+    const url = /^[a-z]+:\/\//i.test(board.url)
+      ? board.url
+      : board.url.startsWith('/')
+        ? board.url
+        : URLExt.join(this.serverSettings.baseUrl, board.url);
+    return url.endsWith('/') ? url : url + '/';
+  }
+
+  /**
+   * The websocket URL of a job's log stream, with the token when the
+   * connection settings ask for it in the URL.
+   *
+   * @param name - The job.
+   * @param query - The stream's query parameters.
+   */
+  logsUrl(name: string, query: PyTorchJobClient.ILogsQuery): string {
+    const settings = this.serverSettings;
+    const params: Record<string, string> = {};
+    params.follow = query.follow ? '1' : '0';
+    if (query.previous) {
+      params.previous = '1';
+    }
+    if (query.replica) {
+      params.replica = query.replica;
+    }
+    if (query.tail !== undefined && query.tail !== null) {
+      params.tail = String(query.tail);
+    }
+    if (query.since && Object.keys(query.since).length > 0) {
+      params.since = JSON.stringify(query.since);
+    }
+    if (settings.appendToken && settings.token) {
+      params.token = settings.token;
+    }
+    return (
+      URLExt.join(
+        settings.wsUrl,
+        'pytorchjob',
+        'api',
+        Private.jobPath(name),
+        'logs'
+      ) + URLExt.objectToQueryString(params)
+    );
+  }
+
+  private _request<T>(endPoint: string, init: RequestInit = {}): Promise<T> {
+    return requestAPI<T>(endPoint, init, this.serverSettings);
+  }
+}
+
+/**
+ * A namespace for `PyTorchJobClient` types.
+ */
+export namespace PyTorchJobClient {
+  /**
+   * The query of a log stream.
+   */
+  export interface ILogsQuery {
+    /**
+     * Keep streaming until the job is finished.
+     */
+    follow: boolean;
+
+    /**
+     * The previous container's log instead of the current one.
+     */
+    previous?: boolean;
+
+    /**
+     * Only this replica.
+     */
+    replica?: string | null;
+
+    /**
+     * Only the last lines of each replica.
+     */
+    tail?: number | null;
+
+    /**
+     * Resume after these offsets, per replica.
+     */
+    since?: Record<string, number>;
+  }
+}
+
+/**
+ * Module-private helpers.
+ */
+namespace Private {
+  /**
+   * The path of a job below `pytorchjob/api/`.
+   */
+  export function jobPath(name: string): string {
+    return URLExt.join('jobs', encodeURIComponent(name));
+  }
+}

@@ -1,0 +1,564 @@
+/**
+ * Every command of the extension, in one place.
+ *
+ * @packageDocumentation
+ */
+
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import {
+  Dialog,
+  IFrame,
+  MainAreaWidget,
+  Notification,
+  showDialog,
+  WidgetTracker
+} from '@jupyterlab/apputils';
+import { PageConfig, PathExt } from '@jupyterlab/coreutils';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { TranslationBundle } from '@jupyterlab/translation';
+import { ReadonlyPartialJSONObject, UUID } from '@lumino/coreutils';
+
+import { PyTorchJobClient } from './api';
+import { JobForm } from './form/form';
+import { JobFormModel } from './form/model';
+import { IFormDefaults } from './form/state';
+import { formatError } from './format';
+import { pytorchIcon } from './icons';
+import { JobView } from './jobview';
+import { LogViewer } from './logs/viewer';
+import { JobsModel } from './model';
+import { IConfig, IJob, IJobBody } from './tokens';
+
+/**
+ * The command IDs of the extension.
+ */
+export namespace CommandIDs {
+  /**
+   * Reveal the "PyTorch Jobs" side panel.
+   */
+  export const openPanel = 'pytorchjob:open-panel';
+
+  /**
+   * Open the job form (args: `command`, `workdir`, `spec`).
+   */
+  export const newJob = 'pytorchjob:new-job';
+
+  /**
+   * Open the job form for the `.py` file selected in the file browser.
+   */
+  export const runFile = 'pytorchjob:run-file';
+
+  /**
+   * Open a job's view (args: `name`).
+   */
+  export const openJob = 'pytorchjob:open-job';
+
+  /**
+   * Open a job's logs (args: `name`, `replica`).
+   */
+  export const openLogs = 'pytorchjob:open-logs';
+
+  /**
+   * Delete a job after confirmation (args: `name`).
+   */
+  export const deleteJob = 'pytorchjob:delete-job';
+
+  /**
+   * Open the form pre-filled with a job (args: `name`).
+   */
+  export const cloneJob = 'pytorchjob:clone-job';
+
+  /**
+   * Open TensorBoard on a job's log directory (args: `name`).
+   */
+  export const openTensorBoard = 'pytorchjob:open-tensorboard';
+
+  /**
+   * Refresh the job list.
+   */
+  export const refresh = 'pytorchjob:refresh';
+}
+
+/**
+ * The user's settings of the plugin (`schema/plugin.json`).
+ */
+export interface IPluginSettings {
+  /**
+   * Seconds between two refreshes of the job list.
+   */
+  refreshInterval: number;
+
+  /**
+   * Whether to notify when a job submitted from this page succeeds or fails.
+   */
+  notifications: boolean;
+
+  /**
+   * Default `/dev/shm` size of new jobs; empty for the server's, `off` for none.
+   */
+  defaultShm: string;
+
+  /**
+   * Default image of new jobs; empty for the server's.
+   */
+  defaultImage: string;
+}
+
+/**
+ * The settings' defaults, as in `schema/plugin.json`.
+ */
+export const DEFAULT_SETTINGS: IPluginSettings = {
+  refreshInterval: 5,
+  notifications: true,
+  defaultShm: '',
+  defaultImage: ''
+};
+
+/**
+ * What the commands work with.
+ */
+export interface ICommandContext {
+  /**
+   * The application.
+   */
+  app: JupyterFrontEnd;
+
+  /**
+   * The REST client.
+   */
+  client: PyTorchJobClient;
+
+  /**
+   * The job list.
+   */
+  model: JobsModel;
+
+  /**
+   * The translation bundle of the `jupyter_pytorchjob` domain.
+   */
+  trans: TranslationBundle;
+
+  /**
+   * The current settings.
+   */
+  settings: () => IPluginSettings;
+
+  /**
+   * The server's configuration (loaded once).
+   */
+  config: () => Promise<IConfig>;
+
+  /**
+   * The default file browser, for *Run as PyTorchJob…*.
+   */
+  fileBrowser: IDefaultFileBrowser | null;
+
+  /**
+   * The id of the side panel.
+   */
+  panelId: string;
+}
+
+/**
+ * The trackers of the main-area widgets.
+ */
+export interface ITrackers {
+  /**
+   * Job views.
+   */
+  jobs: WidgetTracker<MainAreaWidget<JobView>>;
+
+  /**
+   * Log viewers.
+   */
+  logs: WidgetTracker<MainAreaWidget<LogViewer>>;
+}
+
+/**
+ * The form defaults from the server's configuration and the user's settings.
+ */
+export function formDefaults(
+  config: IConfig,
+  settings: IPluginSettings
+): IFormDefaults {
+  const shmSetting = settings.defaultShm.trim();
+  const shm =
+    shmSetting === ''
+      ? config.defaults.shm
+      : shmSetting === '0' || shmSetting.toLowerCase() === 'off'
+        ? ''
+        : shmSetting;
+  return {
+    image: settings.defaultImage.trim() || config.defaults.image,
+    shm: shm ?? '',
+    gpuResource: config.defaults.gpuResource,
+    pvc: config.defaults.pvc ?? [],
+    workdir: config.defaults.workdir ?? null
+  };
+}
+
+/**
+ * The job body that runs a Python file of the server's contents.
+ *
+ * @param path - The file, relative to the server root (`dir/train.py`).
+ * @param root - The server root's absolute path, if known.
+ */
+export function bodyForFile(path: string, root: string | null): IJobBody {
+  const dir = PathExt.dirname(path);
+  const base = PathExt.basename(path);
+  if (root && root.startsWith('/')) {
+    const workdir = dir ? `${root.replace(/\/+$/, '')}/${dir}` : root;
+    return { command: ['python', base], workdir };
+  }
+  // The server starts jobs in its root directory by default.
+  return { command: ['python', path] };
+}
+
+/**
+ * Add every command.
+ */
+export function addCommands(context: ICommandContext): ITrackers {
+  const { app, client, model, trans } = context;
+  const { commands, shell } = app;
+  const trackers: ITrackers = {
+    jobs: new WidgetTracker({ namespace: 'pytorchjob-job' }),
+    logs: new WidgetTracker({ namespace: 'pytorchjob-logs' })
+  };
+  const boards = new Map<string, MainAreaWidget<IFrame>>();
+  const nameArg = (args: ReadonlyPartialJSONObject): string =>
+    String(args['name'] ?? '');
+  const nameSchema = {
+    type: 'object',
+    properties: { name: { type: 'string' } },
+    required: ['name']
+  };
+
+  const openForm = async (initial: IJobBody | undefined): Promise<void> => {
+    let config: IConfig;
+    try {
+      config = await context.config();
+    } catch (error) {
+      Notification.error(formatError(error, trans), { autoClose: 8000 });
+      return;
+    }
+    const formModel = new JobFormModel({
+      client,
+      defaults: formDefaults(config, context.settings()),
+      initial
+    });
+    const widget: MainAreaWidget<JobForm> = new MainAreaWidget({
+      content: new JobForm({
+        model: formModel,
+        trans,
+        onSubmitted: (job: IJob) => {
+          model.track(job.name);
+          widget.dispose();
+          void commands.execute(CommandIDs.openJob, { name: job.name });
+        }
+      })
+    });
+    widget.id = `pytorchjob-form-${UUID.uuid4()}`;
+    widget.title.label = trans.__('New PyTorch job');
+    widget.title.icon = pytorchIcon;
+    widget.title.closable = true;
+    shell.add(widget, 'main');
+    shell.activateById(widget.id);
+  };
+
+  commands.addCommand(CommandIDs.openPanel, {
+    label: trans.__('Open PyTorch Jobs panel'),
+    caption: trans.__('Show the PyTorch Jobs side panel'),
+    icon: args => (args['isPalette'] ? undefined : pytorchIcon),
+    describedBy: { args: { type: 'object', properties: {} } },
+    execute: () => {
+      shell.activateById(context.panelId);
+    }
+  });
+
+  commands.addCommand(CommandIDs.newJob, {
+    label: args =>
+      args['isLauncher']
+        ? trans.__('PyTorch Job')
+        : trans.__('New PyTorch job'),
+    caption: trans.__('Open the form of a new PyTorch job'),
+    icon: args => (args['isPalette'] ? undefined : pytorchIcon),
+    describedBy: {
+      args: {
+        type: 'object',
+        properties: {
+          command: { type: 'array', items: { type: 'string' } },
+          workdir: { type: 'string' },
+          spec: { type: 'object' }
+        }
+      }
+    },
+    execute: args => {
+      const spec = args['spec'] as IJobBody | undefined;
+      const command = args['command'] as string[] | undefined;
+      const workdir = args['workdir'] as string | undefined;
+      const initial: IJobBody | undefined = spec
+        ? { ...spec }
+        : command || workdir
+          ? { command, workdir }
+          : undefined;
+      return openForm(initial);
+    }
+  });
+
+  commands.addCommand(CommandIDs.runFile, {
+    label: trans.__('Run as PyTorchJob…'),
+    caption: trans.__('Open the job form to run this Python file'),
+    icon: pytorchIcon,
+    describedBy: {
+      args: { type: 'object', properties: { path: { type: 'string' } } }
+    },
+    isVisible: () => {
+      const item = context.fileBrowser?.selectedItems().next();
+      return !!item && !item.done && item.value.path.endsWith('.py');
+    },
+    execute: async args => {
+      let path = args['path'] as string | undefined;
+      if (!path) {
+        const item = context.fileBrowser?.selectedItems().next();
+        if (!item || item.done) {
+          return;
+        }
+        path = item.value.path;
+      }
+      // The drive prefix (`RTC:`) is not part of the server path.
+      path = path.replace(/^[^/:]+:/, '');
+      let root: string | null = PageConfig.getOption('serverRoot') || null;
+      try {
+        root = (await context.config()).rootDir ?? root;
+      } catch {
+        // Keep the page's idea of the root.
+      }
+      return openForm(bodyForFile(path, root));
+    }
+  });
+
+  commands.addCommand(CommandIDs.openJob, {
+    label: args =>
+      args['name']
+        ? trans.__('Open job %1', nameArg(args))
+        : trans.__('Open job'),
+    describedBy: { args: nameSchema },
+    execute: args => {
+      const name = nameArg(args);
+      const existing = trackers.jobs.find(w => w.content.jobName === name);
+      if (existing) {
+        shell.activateById(existing.id);
+        return;
+      }
+      const content = new JobView({
+        name,
+        client,
+        commands,
+        trans,
+        refreshInterval: context.settings().refreshInterval
+      });
+      const widget = new MainAreaWidget({ content });
+      widget.id = `pytorchjob-job-${name}`;
+      widget.title.label = name;
+      widget.title.caption = trans.__('PyTorch job %1', name);
+      widget.title.icon = pytorchIcon;
+      widget.title.closable = true;
+      void trackers.jobs.add(widget);
+      shell.add(widget, 'main');
+      shell.activateById(widget.id);
+    }
+  });
+
+  commands.addCommand(CommandIDs.openLogs, {
+    label: args =>
+      args['name']
+        ? trans.__('Logs of %1', nameArg(args))
+        : trans.__('Open logs'),
+    describedBy: {
+      args: {
+        type: 'object',
+        properties: { name: { type: 'string' }, replica: { type: 'string' } },
+        required: ['name']
+      }
+    },
+    execute: args => {
+      const name = nameArg(args);
+      const replica = (args['replica'] as string | undefined) ?? null;
+      const existing = trackers.logs.find(w => w.content.jobName === name);
+      if (existing) {
+        if (replica) {
+          existing.content.selectReplica(replica);
+        }
+        shell.activateById(existing.id);
+        return;
+      }
+      const job = model.find(name);
+      const content = new LogViewer({
+        name,
+        client,
+        trans,
+        replicas: job?.replicas.map(r => r.name),
+        replica
+      });
+      const widget = new MainAreaWidget({ content });
+      widget.id = `pytorchjob-logs-${name}`;
+      widget.title.label = trans.__('Logs: %1', name);
+      widget.title.icon = pytorchIcon;
+      widget.title.closable = true;
+      void trackers.logs.add(widget);
+      shell.add(widget, 'main');
+      shell.activateById(widget.id);
+    }
+  });
+
+  commands.addCommand(CommandIDs.deleteJob, {
+    label: args =>
+      args['name']
+        ? trans.__('Delete job %1', nameArg(args))
+        : trans.__('Delete job'),
+    describedBy: { args: nameSchema },
+    execute: async args => {
+      const name = nameArg(args);
+      const result = await showDialog({
+        title: trans.__('Delete job %1?', name),
+        body: trans.__(
+          'Every replica of %1 is stopped and the job is removed with its logs.',
+          name
+        ),
+        buttons: [
+          Dialog.cancelButton({ label: trans.__('Cancel') }),
+          Dialog.warnButton({ label: trans.__('Delete') })
+        ]
+      });
+      if (!result.button.accept) {
+        return;
+      }
+      try {
+        await client.deleteJob(name);
+      } catch (error) {
+        Notification.error(
+          trans.__('Could not delete %1: %2', name, formatError(error, trans)),
+          { autoClose: 8000 }
+        );
+        return;
+      }
+      trackers.jobs.find(w => w.content.jobName === name)?.dispose();
+      await model.refresh();
+    }
+  });
+
+  commands.addCommand(CommandIDs.cloneJob, {
+    label: args =>
+      args['name']
+        ? trans.__('Clone & edit %1', nameArg(args))
+        : trans.__('Clone & edit job'),
+    describedBy: { args: nameSchema },
+    execute: async args => {
+      const name = nameArg(args);
+      let job: IJob;
+      try {
+        job = await client.getJob(name);
+      } catch (error) {
+        Notification.error(formatError(error, trans), { autoClose: 8000 });
+        return;
+      }
+      if (!job.spec) {
+        Notification.warning(
+          trans.__('Job %1 cannot be read back into the form.', name),
+          { autoClose: 8000 }
+        );
+        return;
+      }
+      // A clone needs a name of its own: the model suggests one.
+      return openForm({ ...job.spec, name: '' });
+    }
+  });
+
+  commands.addCommand(CommandIDs.openTensorBoard, {
+    label: args =>
+      args['name']
+        ? trans.__('TensorBoard of %1', nameArg(args))
+        : trans.__('Open TensorBoard'),
+    describedBy: { args: nameSchema },
+    execute: async args => {
+      const name = nameArg(args);
+      const open = boards.get(name);
+      if (open && !open.isDisposed) {
+        shell.activateById(open.id);
+        return;
+      }
+      const content = new IFrame({
+        sandbox: [
+          'allow-scripts',
+          'allow-same-origin',
+          'allow-popups',
+          'allow-forms',
+          'allow-downloads',
+          'allow-modals'
+        ]
+      });
+      const widget = new MainAreaWidget({ content });
+      widget.id = `pytorchjob-tensorboard-${name}`;
+      widget.title.label = trans.__('TensorBoard: %1', name);
+      widget.title.icon = pytorchIcon;
+      widget.title.closable = true;
+      widget.addClass('jp-PyTorchJobTensorBoard');
+      boards.set(name, widget);
+      widget.disposed.connect(() => boards.delete(name));
+      shell.add(widget, 'main');
+      shell.activateById(widget.id);
+      widget.setHidden(false);
+      try {
+        const board = await client.startTensorBoard({ job: name });
+        content.url = client.tensorBoardUrl(board);
+      } catch (error) {
+        widget.dispose();
+        Notification.error(
+          trans.__(
+            'Could not start TensorBoard for %1: %2',
+            name,
+            formatError(error, trans)
+          ),
+          { autoClose: 10000 }
+        );
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.refresh, {
+    label: trans.__('Refresh the job list'),
+    describedBy: { args: { type: 'object', properties: {} } },
+    execute: () => model.refresh()
+  });
+
+  model.jobFinished.connect((_, job) => {
+    if (!context.settings().notifications) {
+      return;
+    }
+    const actions = [
+      {
+        label: trans.__('Open'),
+        callback: () =>
+          void commands.execute(CommandIDs.openJob, { name: job.name })
+      },
+      {
+        label: trans.__('Logs'),
+        callback: () =>
+          void commands.execute(CommandIDs.openLogs, { name: job.name })
+      }
+    ];
+    if (job.state === 'Succeeded') {
+      Notification.success(trans.__('PyTorch job %1 succeeded', job.name), {
+        autoClose: 8000,
+        actions
+      });
+    } else {
+      Notification.error(trans.__('PyTorch job %1 failed', job.name), {
+        autoClose: false,
+        actions
+      });
+    }
+  });
+
+  return trackers;
+}

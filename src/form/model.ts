@@ -1,0 +1,415 @@
+/**
+ * The job form's model: its state, live validation through `POST render`,
+ * the YAML preview and its read-back, and submission.
+ *
+ * @packageDocumentation
+ */
+
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { PyTorchJobClient } from '../api';
+import { PyTorchJobAPIError } from '../request';
+import { IJob, IJobBody, IRenderResult, IVolume } from '../tokens';
+import {
+  bodyToState,
+  defaultFormState,
+  errorsByField,
+  FormSection,
+  IFormDefaults,
+  IFormState,
+  sectionOf,
+  splitWords,
+  stateToBody,
+  suggestName
+} from './state';
+
+/**
+ * The subset of the REST client the form uses.
+ */
+export type FormClient = Pick<
+  PyTorchJobClient,
+  'render' | 'renderYaml' | 'submit' | 'volumes'
+>;
+
+/**
+ * The model of a job form.
+ */
+export class JobFormModel implements IDisposable {
+  /**
+   * Construct a form, pre-filled with `initial` over the defaults.
+   */
+  constructor(options: JobFormModel.IOptions) {
+    this._client = options.client;
+    this._debounce = options.debounce ?? 400;
+    const base = defaultFormState(options.defaults);
+    let state = options.initial ? bodyToState(options.initial, base) : base;
+    if (!state.name) {
+      const hint =
+        state.mode === 'command'
+          ? splitWords(state.command).find(w => /\.(py|sh)$/.test(w))
+          : null;
+      state = {
+        ...state,
+        name: suggestName(hint ?? splitWords(state.command)[0])
+      };
+    }
+    this._state = state;
+  }
+
+  /**
+   * The form's fields.
+   */
+  get state(): IFormState {
+    return this._state;
+  }
+
+  /**
+   * The server's messages by field, from the last validation.
+   */
+  get errors(): Map<string, string[]> {
+    return this._errors;
+  }
+
+  /**
+   * The server's messages for the fields the user has touched (every field
+   * after a submission attempt), so that a fresh form is not all red.
+   */
+  get visibleErrors(): Map<string, string[]> {
+    if (this._attempted) {
+      return this._errors;
+    }
+    const visible = new Map<string, string[]>();
+    for (const [field, messages] of this._errors) {
+      const root = field.split(/[[.]/)[0];
+      if (
+        this._touched.has(root) ||
+        (root === 'shm' && this._touched.has('shmEnabled')) ||
+        ((root === 'command' || root === 'script') && this._touched.has('mode'))
+      ) {
+        visible.set(field, messages);
+      }
+    }
+    return visible;
+  }
+
+  /**
+   * A failure that is not about a field (e.g. the server is unreachable).
+   */
+  get generalError(): string {
+    return this._generalError;
+  }
+
+  /**
+   * The manifest of the last valid state, as YAML.
+   */
+  get yaml(): string {
+    return this._yaml;
+  }
+
+  /**
+   * The text of the YAML editor (the manifest, or the user's edits).
+   */
+  get yamlDraft(): string {
+    return this._yamlDraft ?? this._yaml;
+  }
+
+  /**
+   * Whether the YAML editor holds edits not yet applied.
+   */
+  get yamlEdited(): boolean {
+    return this._yamlDraft !== null && this._yamlDraft !== this._yaml;
+  }
+
+  /**
+   * The error of the last *Apply YAML*.
+   */
+  get yamlError(): string {
+    return this._yamlError;
+  }
+
+  /**
+   * Whether a validation is under way.
+   */
+  get validating(): boolean {
+    return this._validating;
+  }
+
+  /**
+   * Whether a submission is under way.
+   */
+  get submitting(): boolean {
+    return this._submitting;
+  }
+
+  /**
+   * The claims a job can mount.
+   */
+  get volumes(): readonly IVolume[] {
+    return this._volumes;
+  }
+
+  /**
+   * The sections that hold an error.
+   */
+  get sectionsWithErrors(): Set<FormSection> {
+    return new Set([...this.visibleErrors.keys()].map(sectionOf));
+  }
+
+  /**
+   * The job body of the current state.
+   */
+  get body(): IJobBody {
+    return stateToBody(this._state);
+  }
+
+  /**
+   * Emitted after every change.
+   */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /**
+   * Whether the model is disposed.
+   */
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /**
+   * Change fields; validation follows after a pause in typing.
+   */
+  set(patch: Partial<IFormState>): void {
+    this._state = { ...this._state, ...patch };
+    for (const key of Object.keys(patch)) {
+      this._touched.add(key);
+    }
+    this._changed.emit();
+    this.scheduleValidation();
+  }
+
+  /**
+   * Validate after the debounce delay.
+   */
+  scheduleValidation(): void {
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+    }
+    this._timer = setTimeout(() => {
+      this._timer = null;
+      void this.validate();
+    }, this._debounce);
+  }
+
+  /**
+   * Validate now through `POST render`.
+   *
+   * @returns Whether the state is valid.
+   */
+  async validate(): Promise<boolean> {
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+    const seq = ++this._seq;
+    this._validating = true;
+    this._changed.emit();
+    let valid = false;
+    try {
+      const result = await this._client.render(this.body);
+      if (seq === this._seq) {
+        this._setRendered(result);
+        valid = true;
+      }
+    } catch (error) {
+      if (seq === this._seq) {
+        this._setError(error);
+      }
+    }
+    if (seq === this._seq && !this._disposed) {
+      this._validating = false;
+      this._changed.emit();
+    }
+    return valid;
+  }
+
+  /**
+   * Edit the YAML editor's text.
+   */
+  setYamlDraft(text: string): void {
+    this._yamlDraft = text;
+    this._changed.emit();
+  }
+
+  /**
+   * Forget the YAML edits.
+   */
+  resetYaml(): void {
+    this._yamlDraft = null;
+    this._yamlError = '';
+    this._changed.emit();
+  }
+
+  /**
+   * Read the edited YAML back into the form (through `POST render`).
+   *
+   * @returns Whether the YAML was valid.
+   */
+  async applyYaml(): Promise<boolean> {
+    const text = this.yamlDraft;
+    const seq = ++this._seq;
+    try {
+      const result = await this._client.renderYaml(text);
+      if (seq !== this._seq) {
+        return false;
+      }
+      this._state = bodyToState(result.job, this._state);
+      this._attempted = true;
+      this._yamlDraft = null;
+      this._setRendered(result);
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      if (seq === this._seq) {
+        this._yamlError =
+          error instanceof PyTorchJobAPIError
+            ? error.errors.length > 0
+              ? error.errors.map(e => `${e.field}: ${e.message}`).join('\n')
+              : error.message
+            : String(error);
+        this._changed.emit();
+      }
+      return false;
+    }
+  }
+
+  /**
+   * Submit the job.
+   *
+   * @returns The created job, or `null` when the server refused it (the
+   * errors are then in `errors` or `generalError`).
+   */
+  async submit(): Promise<IJob | null> {
+    if (this._submitting) {
+      return null;
+    }
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+    ++this._seq;
+    this._attempted = true;
+    this._submitting = true;
+    this._generalError = '';
+    this._changed.emit();
+    try {
+      const job = await this._client.submit(this.body);
+      this._errors = new Map();
+      return job;
+    } catch (error) {
+      this._setError(error);
+      return null;
+    } finally {
+      this._submitting = false;
+      if (!this._disposed) {
+        this._changed.emit();
+      }
+    }
+  }
+
+  /**
+   * Load the claims a job can mount.
+   */
+  async loadVolumes(): Promise<void> {
+    try {
+      this._volumes = await this._client.volumes();
+      this._changed.emit();
+    } catch {
+      // The claim field stays a free text field.
+    }
+  }
+
+  /**
+   * Stop validating.
+   */
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+    Signal.clearData(this);
+  }
+
+  private _setRendered(result: IRenderResult): void {
+    this._errors = new Map();
+    this._generalError = '';
+    this._yamlError = '';
+    this._yaml = result.yaml;
+  }
+
+  private _setError(error: unknown): void {
+    if (error instanceof PyTorchJobAPIError && error.errors.length > 0) {
+      this._errors = errorsByField(error.errors);
+      this._generalError = '';
+    } else if (error instanceof PyTorchJobAPIError && error.status === 409) {
+      this._errors = new Map([['name', [error.message]]]);
+      this._generalError = '';
+    } else {
+      this._generalError =
+        error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  private _client: FormClient;
+  private _debounce: number;
+  private _state: IFormState;
+  private _errors = new Map<string, string[]>();
+  private _generalError = '';
+  private _yaml = '';
+  private _yamlDraft: string | null = null;
+  private _yamlError = '';
+  private _validating = false;
+  private _submitting = false;
+  private _volumes: IVolume[] = [];
+  private _seq = 0;
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private _disposed = false;
+  private _touched = new Set<string>();
+  private _attempted = false;
+  private _changed = new Signal<this, void>(this);
+}
+
+/**
+ * A namespace for `JobFormModel` types.
+ */
+export namespace JobFormModel {
+  /**
+   * The options of a form model.
+   */
+  export interface IOptions {
+    /**
+     * The REST client.
+     */
+    client: FormClient;
+
+    /**
+     * The defaults of a new job.
+     */
+    defaults: IFormDefaults;
+
+    /**
+     * A job body to start from (a clone, or a file to run).
+     */
+    initial?: IJobBody;
+
+    /**
+     * Milliseconds of quiet before validating (400).
+     */
+    debounce?: number;
+  }
+}

@@ -1,0 +1,684 @@
+/**
+ * The job form's state and its conversion to and from the job body.
+ *
+ * The form keeps every field as the text the user typed; `stateToBody` turns
+ * it into the REST body (leaving empty fields to the server's defaults) and
+ * `bodyToState` reads a body (a clone, or YAML read back by `render`) into
+ * the form, keeping what the form does not know in `extras`.
+ *
+ * @packageDocumentation
+ */
+
+import { IFieldError, IJobBody, IPvcMount, IToleration } from '../tokens';
+
+/**
+ * One row of a string map (env, labels, …).
+ */
+export interface IKeyValue {
+  /**
+   * The key.
+   */
+  key: string;
+
+  /**
+   * The value.
+   */
+  value: string;
+}
+
+/**
+ * One PVC mount row.
+ */
+export interface IPvcRow {
+  /**
+   * The claim's name.
+   */
+  claim: string;
+
+  /**
+   * The absolute mount path.
+   */
+  mountPath: string;
+
+  /**
+   * Sub-path in the volume.
+   */
+  subPath: string;
+
+  /**
+   * Whether the mount is read-only.
+   */
+  readOnly: boolean;
+}
+
+/**
+ * One toleration row.
+ */
+export interface ITolerationRow {
+  /**
+   * The taint key.
+   */
+  key: string;
+
+  /**
+   * `Equal` or `Exists`.
+   */
+  operator: string;
+
+  /**
+   * The taint value.
+   */
+  value: string;
+
+  /**
+   * The taint effect, or empty for all.
+   */
+  effect: string;
+}
+
+/**
+ * How the job runs its code.
+ */
+export type EntryMode = 'command' | 'script';
+
+/**
+ * The state of the job form: every field as typed.
+ */
+export interface IFormState {
+  /**
+   * Job name.
+   */
+  name: string;
+
+  /**
+   * Container image.
+   */
+  image: string;
+
+  /**
+   * A command line, or a script shipped in the job.
+   */
+  mode: EntryMode;
+
+  /**
+   * The command line (shell-like quoting; no shell runs it).
+   */
+  command: string;
+
+  /**
+   * Arguments (of the command or of the script).
+   */
+  args: string;
+
+  /**
+   * The script's source text.
+   */
+  script: string;
+
+  /**
+   * Working directory.
+   */
+  workdir: string;
+
+  /**
+   * Nodes (pods).
+   */
+  nodes: string;
+
+  /**
+   * GPUs per node.
+   */
+  gpus: string;
+
+  /**
+   * GPU resource name.
+   */
+  gpuResource: string;
+
+  /**
+   * CPU per node.
+   */
+  cpu: string;
+
+  /**
+   * Memory per node.
+   */
+  memory: string;
+
+  /**
+   * Whether `/dev/shm` is a memory-backed volume.
+   */
+  shmEnabled: boolean;
+
+  /**
+   * Size of `/dev/shm`.
+   */
+  shm: string;
+
+  /**
+   * Processes per node; empty for the default.
+   */
+  nprocPerNode: string;
+
+  /**
+   * PVC mounts.
+   */
+  pvc: IPvcRow[];
+
+  /**
+   * Environment variables.
+   */
+  env: IKeyValue[];
+
+  /**
+   * Restart policy.
+   */
+  restartPolicy: string;
+
+  /**
+   * Backoff limit.
+   */
+  backoffLimit: string;
+
+  /**
+   * Active deadline, seconds.
+   */
+  deadline: string;
+
+  /**
+   * TTL after finished, seconds.
+   */
+  ttl: string;
+
+  /**
+   * Clean-pod policy.
+   */
+  cleanPodPolicy: string;
+
+  /**
+   * Node selector.
+   */
+  nodeSelector: IKeyValue[];
+
+  /**
+   * Tolerations.
+   */
+  tolerations: ITolerationRow[];
+
+  /**
+   * Labels.
+   */
+  labels: IKeyValue[];
+
+  /**
+   * Annotations.
+   */
+  annotations: IKeyValue[];
+
+  /**
+   * Kueue queue.
+   */
+  queue: string;
+
+  /**
+   * TensorBoard log directory.
+   */
+  logdir: string;
+
+  /**
+   * What the form does not know, passed through.
+   */
+  extras: Record<string, unknown>;
+}
+
+/**
+ * The defaults of a new form.
+ */
+export interface IFormDefaults {
+  /**
+   * Container image.
+   */
+  image: string;
+
+  /**
+   * `/dev/shm` size; empty for none.
+   */
+  shm: string;
+
+  /**
+   * GPU resource name.
+   */
+  gpuResource: string;
+
+  /**
+   * Default PVC mounts.
+   */
+  pvc?: IPvcMount[];
+
+  /**
+   * Default working directory.
+   */
+  workdir?: string | null;
+}
+
+/**
+ * The restart policies the operator knows.
+ */
+export const RESTART_POLICIES = ['OnFailure', 'Never', 'Always', 'ExitCode'];
+
+/**
+ * The clean-pod policies.
+ */
+export const CLEAN_POD_POLICIES = ['Running', 'All', 'None'];
+
+/**
+ * The toleration effects ('' = all).
+ */
+export const TOLERATION_EFFECTS = [
+  '',
+  'NoSchedule',
+  'PreferNoSchedule',
+  'NoExecute'
+];
+
+/**
+ * The `/dev/shm` size used when the user turns it on with no size.
+ */
+export const FALLBACK_SHM = '2Gi';
+
+/**
+ * A fresh form.
+ */
+export function defaultFormState(defaults: IFormDefaults): IFormState {
+  return {
+    name: '',
+    image: defaults.image,
+    mode: 'command',
+    command: '',
+    args: '',
+    script: '',
+    workdir: defaults.workdir ?? '',
+    nodes: '1',
+    gpus: '0',
+    gpuResource: defaults.gpuResource,
+    cpu: '',
+    memory: '',
+    shmEnabled: defaults.shm !== '',
+    shm: defaults.shm || FALLBACK_SHM,
+    nprocPerNode: '',
+    pvc: (defaults.pvc ?? []).map(pvcRow),
+    env: [],
+    restartPolicy: 'OnFailure',
+    backoffLimit: '',
+    deadline: '',
+    ttl: '',
+    cleanPodPolicy: 'Running',
+    nodeSelector: [],
+    tolerations: [],
+    labels: [],
+    annotations: [],
+    queue: '',
+    logdir: '',
+    extras: {}
+  };
+}
+
+/**
+ * The job body of a form state; empty fields are left to the server.
+ */
+export function stateToBody(state: IFormState): IJobBody {
+  const body: IJobBody = { name: state.name.trim() };
+  setText(body, 'image', state.image);
+  if (state.mode === 'script') {
+    body.script = state.script;
+  } else {
+    body.command = splitWords(state.command);
+  }
+  const args = splitWords(state.args);
+  if (args.length > 0) {
+    body.args = args;
+  }
+  setText(body, 'workdir', state.workdir);
+  setNumber(body, 'nodes', state.nodes);
+  setNumber(body, 'gpus', state.gpus);
+  setText(body, 'gpuResource', state.gpuResource);
+  setText(body, 'cpu', state.cpu);
+  setText(body, 'memory', state.memory);
+  if (!state.shmEnabled) {
+    body.shm = '';
+  } else {
+    setText(body, 'shm', state.shm);
+  }
+  setNumber(body, 'nprocPerNode', state.nprocPerNode);
+  const pvc = state.pvc
+    .filter(row => row.claim.trim() || row.mountPath.trim() || row.subPath)
+    .map(row => {
+      const mount: IPvcMount = {
+        claim: row.claim.trim(),
+        mountPath: row.mountPath.trim()
+      };
+      if (row.subPath.trim()) {
+        mount.subPath = row.subPath.trim();
+      }
+      if (row.readOnly) {
+        mount.readOnly = true;
+      }
+      return mount;
+    });
+  if (pvc.length > 0) {
+    body.pvc = pvc;
+  }
+  setMap(body, 'env', state.env);
+  setText(body, 'restartPolicy', state.restartPolicy);
+  setNumber(body, 'backoffLimit', state.backoffLimit);
+  setNumber(body, 'deadline', state.deadline);
+  setNumber(body, 'ttl', state.ttl);
+  setText(body, 'cleanPodPolicy', state.cleanPodPolicy);
+  setMap(body, 'nodeSelector', state.nodeSelector);
+  const tolerations = state.tolerations
+    .filter(row => row.key.trim() || row.value.trim() || row.effect)
+    .map(row => {
+      const toleration: IToleration = { key: row.key.trim() };
+      if (row.operator) {
+        toleration.operator = row.operator;
+      }
+      if (row.value.trim()) {
+        toleration.value = row.value.trim();
+      }
+      if (row.effect) {
+        toleration.effect = row.effect;
+      }
+      return toleration;
+    });
+  if (tolerations.length > 0) {
+    body.tolerations = tolerations;
+  }
+  setMap(body, 'labels', state.labels);
+  setMap(body, 'annotations', state.annotations);
+  setText(body, 'queue', state.queue);
+  setText(body, 'logdir', state.logdir);
+  if (Object.keys(state.extras).length > 0) {
+    body.extras = state.extras;
+  }
+  return body;
+}
+
+/**
+ * The form state of a job body (a clone, or YAML read back).
+ *
+ * @param body - The job body, usually with every default spelled out.
+ * @param base - The state whose values fill what the body leaves out.
+ */
+export function bodyToState(body: IJobBody, base: IFormState): IFormState {
+  const script = typeof body.script === 'string' ? body.script : null;
+  const shm = body.shm === undefined ? undefined : (body.shm ?? '');
+  return {
+    name: body.name ?? base.name,
+    image: body.image ?? base.image,
+    mode: script !== null ? 'script' : 'command',
+    command: script !== null ? base.command : joinWords(body.command ?? []),
+    args: joinWords(body.args ?? []),
+    script: script ?? base.script,
+    workdir: body.workdir ?? '',
+    nodes: text(body.nodes, base.nodes),
+    gpus: text(body.gpus, base.gpus),
+    gpuResource: body.gpuResource ?? base.gpuResource,
+    cpu: body.cpu ?? '',
+    memory: body.memory ?? '',
+    shmEnabled: shm === undefined ? base.shmEnabled : shm !== '',
+    shm: shm ? shm : base.shm,
+    nprocPerNode: text(body.nprocPerNode, ''),
+    pvc: (body.pvc ?? []).map(pvcRow),
+    env: rows(body.env),
+    restartPolicy: body.restartPolicy ?? base.restartPolicy,
+    backoffLimit: text(body.backoffLimit, ''),
+    deadline: text(body.deadline, ''),
+    ttl: text(body.ttl, ''),
+    cleanPodPolicy: body.cleanPodPolicy ?? base.cleanPodPolicy,
+    nodeSelector: rows(body.nodeSelector),
+    tolerations: (body.tolerations ?? []).map(t => ({
+      key: t.key ?? '',
+      operator: t.operator ?? 'Equal',
+      value: t.value ?? '',
+      effect: t.effect ?? ''
+    })),
+    labels: rows(body.labels),
+    annotations: rows(body.annotations),
+    queue: body.queue ?? '',
+    logdir: body.logdir ?? '',
+    extras: { ...(body.extras ?? {}) }
+  };
+}
+
+/**
+ * Split a command line into words, with shell-like quoting (`'…'`, `"…"`,
+ * backslash escapes); no shell ever runs it.
+ */
+export function splitWords(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") {
+        quote = null;
+      } else {
+        word += c;
+      }
+    } else if (quote === '"') {
+      if (c === '"') {
+        quote = null;
+      } else if (
+        c === '\\' &&
+        i + 1 < line.length &&
+        '"\\$`'.includes(line[i + 1])
+      ) {
+        word += line[++i];
+      } else {
+        word += c;
+      }
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) {
+        words.push(word);
+        word = '';
+        inWord = false;
+      }
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) {
+    words.push(word);
+  }
+  return words;
+}
+
+/**
+ * Join words into a command line that `splitWords` splits back the same.
+ */
+export function joinWords(words: readonly string[]): string {
+  return words
+    .map(word =>
+      word !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)
+        ? word
+        : `'${word.replace(/'/g, "'\\''")}'`
+    )
+    .join(' ');
+}
+
+/**
+ * A fresh, valid job name derived from a script or command name.
+ *
+ * @param hint - A file name or command, e.g. `train_ddp.py`.
+ * @param random - A source of randomness in [0, 1), for tests.
+ */
+export function suggestName(
+  hint: string | null | undefined,
+  random: () => number = Math.random
+): string {
+  let base = (hint ?? '').split('/').pop() ?? '';
+  base = base
+    .replace(/\.(py|sh|ipynb)$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let suffix = '';
+  for (let i = 0; i < 5; i++) {
+    suffix += alphabet[Math.floor(random() * alphabet.length)];
+  }
+  return `${base || 'ptjob'}-${suffix}`;
+}
+
+/**
+ * The form section a field belongs to, to open it when the field is invalid.
+ */
+export function sectionOf(field: string): FormSection {
+  const root = field.split(/[[.]/)[0];
+  switch (root) {
+    case 'name':
+    case 'image':
+    case 'command':
+    case 'args':
+    case 'script':
+    case 'workdir':
+      return 'basics';
+    case 'nodes':
+    case 'gpus':
+    case 'gpuResource':
+    case 'cpu':
+    case 'memory':
+    case 'nprocPerNode':
+      return 'resources';
+    case 'pvc':
+    case 'shm':
+    case 'logdir':
+      return 'storage';
+    default:
+      return 'advanced';
+  }
+}
+
+/**
+ * The sections of the form.
+ */
+export type FormSection = 'basics' | 'resources' | 'storage' | 'advanced';
+
+/**
+ * Field errors by field name; a field with several errors keeps them all.
+ */
+export function errorsByField(
+  errors: readonly IFieldError[]
+): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const error of errors) {
+    const list = map.get(error.field) ?? [];
+    list.push(error.message);
+    map.set(error.field, list);
+  }
+  return map;
+}
+
+/**
+ * The errors of a field and of everything below it (`env` covers `env[FOO]`).
+ */
+export function errorsUnder(
+  errors: Map<string, string[]>,
+  field: string
+): string[] {
+  const found: string[] = [];
+  for (const [key, messages] of errors) {
+    if (
+      key === field ||
+      key.startsWith(field + '[') ||
+      key.startsWith(field + '.')
+    ) {
+      for (const message of messages) {
+        found.push(key === field ? message : `${key}: ${message}`);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Whether a job writes to DataLoader workers that need `/dev/shm`: a
+ * `num_workers` above 0 in the script or the command.
+ */
+export function usesDataLoaderWorkers(state: IFormState): boolean {
+  const code = state.mode === 'script' ? state.script : '';
+  const text = `${code}\n${state.command} ${state.args}`;
+  return /num[_-]workers\s*[=:\s]\s*[1-9]/.test(text);
+}
+
+/**
+ * Module-private helpers.
+ */
+function setText<K extends keyof IJobBody>(
+  body: IJobBody,
+  key: K,
+  value: string
+): void {
+  const trimmed = value.trim();
+  if (trimmed) {
+    (body as Record<string, unknown>)[key] = trimmed;
+  }
+}
+
+function setNumber<K extends keyof IJobBody>(
+  body: IJobBody,
+  key: K,
+  value: string
+): void {
+  const trimmed = value.trim();
+  if (!trimmed) {
+    return;
+  }
+  (body as Record<string, unknown>)[key] = /^[0-9]+$/.test(trimmed)
+    ? Number(trimmed)
+    : trimmed;
+}
+
+function setMap<K extends keyof IJobBody>(
+  body: IJobBody,
+  key: K,
+  rows: IKeyValue[]
+): void {
+  const map: Record<string, string> = {};
+  for (const row of rows) {
+    if (row.key.trim()) {
+      map[row.key.trim()] = row.value;
+    }
+  }
+  if (Object.keys(map).length > 0) {
+    (body as Record<string, unknown>)[key] = map;
+  }
+}
+
+function rows(map: Record<string, string> | undefined): IKeyValue[] {
+  return Object.entries(map ?? {}).map(([key, value]) => ({ key, value }));
+}
+
+function text(value: unknown, fallback: string): string {
+  return value === null || value === undefined ? fallback : String(value);
+}
+
+function pvcRow(mount: IPvcMount): IPvcRow {
+  return {
+    claim: mount.claim ?? '',
+    mountPath: mount.mountPath ?? '',
+    subPath: mount.subPath ?? '',
+    readOnly: !!mount.readOnly
+  };
+}

@@ -1,0 +1,355 @@
+/**
+ * The job view: state, conditions, replicas, events and the job's actions.
+ *
+ * @packageDocumentation
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
+import { Poll } from '@lumino/polling';
+import * as React from 'react';
+
+import { PyTorchJobClient } from './api';
+import { CommandIDs } from './commands';
+import {
+  formatAge,
+  formatDuration,
+  formatError,
+  formatTime,
+  isFinished,
+  jobDuration,
+  phaseLabel,
+  stateClass,
+  stateLabel
+} from './format';
+import { IJob, IJobEvent } from './tokens';
+
+/**
+ * The details of one job, refreshed while it is shown.
+ */
+export class JobView extends ReactWidget {
+  /**
+   * Construct a view; it loads the job at once.
+   */
+  constructor(options: JobView.IOptions) {
+    super();
+    this.jobName = options.name;
+    this._client = options.client;
+    this._commands = options.commands;
+    this._trans = options.trans;
+    this.addClass('jp-PyTorchJobView');
+    this._poll = new Poll({
+      name: `jupyter-pytorchjob:job:${options.name}`,
+      factory: () => this.refresh(),
+      frequency: {
+        interval: (options.refreshInterval ?? 5) * 1000,
+        backoff: true,
+        max: 300 * 1000
+      },
+      standby: () =>
+        !this.isVisible ||
+        (this._job !== null && isFinished(this._job.state) && this._final)
+    });
+  }
+
+  /**
+   * The job's name.
+   */
+  readonly jobName: string;
+
+  /**
+   * The job, once loaded.
+   */
+  get job(): IJob | null {
+    return this._job;
+  }
+
+  /**
+   * Reload the job and its events.
+   */
+  async refresh(): Promise<void> {
+    try {
+      const [job, events] = await Promise.all([
+        this._client.getJob(this.jobName),
+        this._client.events(this.jobName).catch(() => this._events)
+      ]);
+      // Once finished, one more refresh catches the last events, then stop.
+      this._final = this._job !== null && isFinished(this._job.state);
+      this._job = job;
+      this._events = events;
+      this._error = '';
+    } catch (error) {
+      this._error = formatError(error, this._trans);
+      this.update();
+      throw error;
+    }
+    this.update();
+  }
+
+  dispose(): void {
+    this._poll.dispose();
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._poll.refresh();
+  }
+
+  protected render(): JSX.Element {
+    const trans = this._trans;
+    const job = this._job;
+    const name = this.jobName;
+    const run = (id: string) => {
+      void this._commands.execute(id, { name });
+    };
+    const now = Date.now();
+    return (
+      <div className="jp-PyTorchJobView-content">
+        <header className="jp-PyTorchJobView-header">
+          <h2 className="jp-PyTorchJobView-title">{name}</h2>
+          {job && (
+            <span
+              className={stateClass(job.state)}
+              role="status"
+              aria-label={trans.__('State: %1', stateLabel(job.state, trans))}
+            >
+              {stateLabel(job.state, trans)}
+            </span>
+          )}
+          <div
+            className="jp-PyTorchJobView-actions"
+            role="toolbar"
+            aria-label={trans.__('Job actions')}
+          >
+            <button
+              type="button"
+              className="jp-mod-styled"
+              onClick={() => run(CommandIDs.openLogs)}
+            >
+              {trans.__('Logs')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled"
+              title={
+                job && !job.logdir
+                  ? trans.__('The job has no TensorBoard log directory')
+                  : trans.__('Open TensorBoard on the job’s log directory')
+              }
+              disabled={!job || !job.logdir}
+              onClick={() => run(CommandIDs.openTensorBoard)}
+            >
+              {trans.__('TensorBoard')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled"
+              onClick={() => run(CommandIDs.cloneJob)}
+            >
+              {trans.__('Clone & edit')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-warn"
+              onClick={() => run(CommandIDs.deleteJob)}
+            >
+              {trans.__('Delete')}
+            </button>
+          </div>
+        </header>
+        {this._error && (
+          <p className="jp-PyTorchJobView-error" role="alert">
+            {this._error}
+          </p>
+        )}
+        {!job ? (
+          !this._error && <p>{trans.__('Loading…')}</p>
+        ) : (
+          <>
+            <dl className="jp-PyTorchJobView-facts">
+              <dt>{trans.__('Created')}</dt>
+              <dd>
+                {formatTime(job.created)} ({formatAge(job.created, now, trans)})
+              </dd>
+              <dt>{trans.__('Duration')}</dt>
+              <dd>{formatDuration(jobDuration(job, now), trans)}</dd>
+              <dt>{trans.__('Nodes')}</dt>
+              <dd>
+                {trans._n('%1 node', '%1 nodes', job.nodes)}
+                {job.gpus > 0 &&
+                  ' · ' +
+                    trans._n('%1 GPU per node', '%1 GPUs per node', job.gpus)}
+              </dd>
+              {job.namespace && (
+                <>
+                  <dt>{trans.__('Namespace')}</dt>
+                  <dd>{job.namespace}</dd>
+                </>
+              )}
+              {job.logdir && (
+                <>
+                  <dt>{trans.__('Log directory')}</dt>
+                  <dd>
+                    <code>{job.logdir}</code>
+                  </dd>
+                </>
+              )}
+            </dl>
+            <h3>{trans.__('Replicas')}</h3>
+            <table className="jp-PyTorchJobView-table jp-PyTorchJobView-replicas">
+              <thead>
+                <tr>
+                  <th scope="col">{trans.__('Replica')}</th>
+                  <th scope="col">{trans.__('Phase')}</th>
+                  <th scope="col">{trans.__('Restarts')}</th>
+                  <th scope="col">{trans.__('Exit code')}</th>
+                  <th scope="col">{trans.__('Reason')}</th>
+                  <th scope="col">{trans.__('Message')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {job.replicas.map(replica => (
+                  <tr key={replica.name} data-replica={replica.name}>
+                    <td>
+                      <button
+                        type="button"
+                        className="jp-PyTorchJobView-link"
+                        title={trans.__('Logs of %1', replica.name)}
+                        onClick={() =>
+                          void this._commands.execute(CommandIDs.openLogs, {
+                            name,
+                            replica: replica.name
+                          })
+                        }
+                      >
+                        {replica.name}
+                      </button>
+                    </td>
+                    <td>
+                      <span className={stateClass(replica.phase)}>
+                        {phaseLabel(replica.phase, trans)}
+                      </span>
+                    </td>
+                    <td>{replica.restarts}</td>
+                    <td>{replica.exit_code ?? ''}</td>
+                    <td>{replica.reason ?? ''}</td>
+                    <td className="jp-PyTorchJobView-message">
+                      {replica.message ?? ''}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <h3>{trans.__('Conditions')}</h3>
+            {(job.conditions ?? []).length === 0 ? (
+              <p>{trans.__('None yet.')}</p>
+            ) : (
+              <table className="jp-PyTorchJobView-table">
+                <thead>
+                  <tr>
+                    <th scope="col">{trans.__('Type')}</th>
+                    <th scope="col">{trans.__('Status')}</th>
+                    <th scope="col">{trans.__('Reason')}</th>
+                    <th scope="col">{trans.__('Message')}</th>
+                    <th scope="col">{trans.__('Since')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {(job.conditions ?? []).map((c, i) => (
+                    <tr key={i}>
+                      <td>{c.type}</td>
+                      <td>{c.status}</td>
+                      <td>{c.reason}</td>
+                      <td className="jp-PyTorchJobView-message">{c.message}</td>
+                      <td>{formatTime(c.last_transition)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <h3>{trans.__('Events')}</h3>
+            {this._events.length === 0 ? (
+              <p>{trans.__('None yet.')}</p>
+            ) : (
+              <table className="jp-PyTorchJobView-table jp-PyTorchJobView-events">
+                <thead>
+                  <tr>
+                    <th scope="col">{trans.__('Time')}</th>
+                    <th scope="col">{trans.__('Type')}</th>
+                    <th scope="col">{trans.__('Object')}</th>
+                    <th scope="col">{trans.__('Reason')}</th>
+                    <th scope="col">{trans.__('Message')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {this._events.map((e, i) => (
+                    <tr
+                      key={i}
+                      className={e.type === 'Warning' ? 'jp-mod-warning' : ''}
+                    >
+                      <td>{formatTime(e.time)}</td>
+                      <td>{e.type}</td>
+                      <td>{e.object}</td>
+                      <td>{e.reason}</td>
+                      <td className="jp-PyTorchJobView-message">
+                        {e.message}
+                        {e.count > 1 ? ` (×${e.count})` : ''}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        )}
+      </div>
+    );
+  }
+
+  private _client: PyTorchJobClient;
+  private _commands: CommandRegistry;
+  private _trans: TranslationBundle;
+  private _poll: Poll;
+  private _job: IJob | null = null;
+  private _events: IJobEvent[] = [];
+  private _error = '';
+  private _final = false;
+}
+
+/**
+ * A namespace for `JobView` types.
+ */
+export namespace JobView {
+  /**
+   * The options of a job view.
+   */
+  export interface IOptions {
+    /**
+     * The job.
+     */
+    name: string;
+
+    /**
+     * The REST client.
+     */
+    client: PyTorchJobClient;
+
+    /**
+     * The application's commands.
+     */
+    commands: CommandRegistry;
+
+    /**
+     * The translation bundle.
+     */
+    trans: TranslationBundle;
+
+    /**
+     * Seconds between refreshes.
+     */
+    refreshInterval?: number;
+  }
+}

@@ -1,0 +1,464 @@
+/**
+ * A virtualised view of a `LogBuffer`: only the visible rows are in the DOM,
+ * so a million lines open and scroll as fast as ten.
+ *
+ * @packageDocumentation
+ */
+
+import { Message } from '@lumino/messaging';
+import { ISignal, Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { ILogView, LogBuffer } from './buffer';
+
+/**
+ * The height of one row, in pixels (kept in sync with `style/logs.css`).
+ */
+export const LINE_HEIGHT = 18;
+
+/**
+ * Browsers cap an element's height (Chrome near 33.5 M px); past this the
+ * scrollbar maps to lines proportionally instead of one row per 18 px.
+ */
+export const MAX_SCROLL_HEIGHT = 10_000_000;
+
+/**
+ * The number of replica colours in the stylesheet.
+ */
+export const REPLICA_COLOURS = 8;
+
+/**
+ * The rows of a log, virtualised.
+ */
+export class LogLines extends Widget {
+  /**
+   * Construct the view of a buffer.
+   */
+  constructor(options: LogLines.IOptions) {
+    super();
+    this.buffer = options.buffer;
+    this.addClass('jp-PyTorchJobLogs-lines');
+    this.node.tabIndex = 0;
+    this.node.setAttribute('role', 'log');
+    this.node.setAttribute('aria-live', 'off');
+    if (options.label) {
+      this.node.setAttribute('aria-label', options.label);
+    }
+    this._sizer = document.createElement('div');
+    this._sizer.className = 'jp-PyTorchJobLogs-sizer';
+    this._rows = document.createElement('div');
+    this._rows.className = 'jp-PyTorchJobLogs-rows';
+    this.node.appendChild(this._sizer);
+    this.node.appendChild(this._rows);
+    this._view = this.buffer.view(null);
+  }
+
+  /**
+   * The buffer shown.
+   */
+  readonly buffer: LogBuffer;
+
+  /**
+   * The replica shown, or `null` for all of them merged with prefixes.
+   */
+  get replica(): string | null {
+    return this._replica;
+  }
+  set replica(value: string | null) {
+    if (value === this._replica) {
+      return;
+    }
+    this._replica = value;
+    this._view = this.buffer.view(value);
+    this._recomputeMatches();
+    this._invalidate();
+  }
+
+  /**
+   * Whether the view sticks to the end as lines arrive.
+   */
+  get follow(): boolean {
+    return this._follow;
+  }
+  set follow(value: boolean) {
+    if (value === this._follow) {
+      return;
+    }
+    this._follow = value;
+    this._followChanged.emit(value);
+    if (value) {
+      this.scheduleRender();
+    }
+  }
+
+  /**
+   * Emitted when `follow` changes (also when scrolling turns it off or on).
+   */
+  get followChanged(): ISignal<this, boolean> {
+    return this._followChanged;
+  }
+
+  /**
+   * The number of lines in the view.
+   */
+  get lineCount(): number {
+    return this._view.length;
+  }
+
+  /**
+   * The number of rows in the DOM.
+   */
+  get renderedRows(): number {
+    return this._rows.childElementCount;
+  }
+
+  /**
+   * The search query.
+   */
+  get query(): string {
+    return this._query;
+  }
+
+  /**
+   * The view positions of the lines that match the query.
+   */
+  get matches(): readonly number[] {
+    return this._matches;
+  }
+
+  /**
+   * The index in `matches` of the current match, or -1.
+   */
+  get currentMatch(): number {
+    return this._current;
+  }
+
+  /**
+   * Emitted when the matches or the current match change.
+   */
+  get matchesChanged(): ISignal<this, void> {
+    return this._matchesChanged;
+  }
+
+  /**
+   * Highlight the lines containing `query` and go to the first one.
+   */
+  setQuery(query: string): void {
+    if (query === this._query) {
+      return;
+    }
+    this._query = query;
+    this._recomputeMatches();
+    if (this._matches.length > 0) {
+      this._current = 0;
+      this._reveal(this._matches[0]);
+    }
+    this._invalidate();
+  }
+
+  /**
+   * Go to the next (or, with `-1`, the previous) match.
+   */
+  step(direction: 1 | -1): void {
+    const count = this._matches.length;
+    if (count === 0) {
+      return;
+    }
+    this._current =
+      this._current < 0
+        ? direction > 0
+          ? 0
+          : count - 1
+        : (this._current + direction + count) % count;
+    this._reveal(this._matches[this._current]);
+    this._matchesChanged.emit();
+    this._invalidate();
+  }
+
+  /**
+   * Scroll so that view line `position` is shown (and stop following).
+   */
+  scrollToLine(position: number): void {
+    this._reveal(position);
+    this._invalidate();
+  }
+
+  /**
+   * Tell the view that the buffer changed; renders on the next frame.
+   */
+  refresh(): void {
+    if (this._query && this._view.length > this._searchedUpTo) {
+      const more = this.buffer.search(
+        this._view,
+        this._query,
+        this._searchedUpTo
+      );
+      this._searchedUpTo = this._view.length;
+      if (more.length > 0) {
+        this._matches = this._matches.concat(more);
+        this._matchesChanged.emit();
+      }
+    }
+    if (this._view.length < this._searchedUpTo) {
+      // The buffer was cleared.
+      this._recomputeMatches();
+    }
+    this.scheduleRender();
+  }
+
+  /**
+   * Render on the next animation frame (once per frame at most).
+   */
+  scheduleRender(): void {
+    if (this._frame !== 0 || this.isDisposed) {
+      return;
+    }
+    this._frame = requestAnimationFrame(() => {
+      this._frame = 0;
+      this.render();
+    });
+  }
+
+  /**
+   * Render the visible rows now.
+   */
+  render(): void {
+    if (this.isDisposed || !this.isVisible) {
+      return;
+    }
+    const view = this._view;
+    const count = view.length;
+    const total = count * LINE_HEIGHT;
+    const scaled = total > MAX_SCROLL_HEIGHT;
+    const height = scaled ? MAX_SCROLL_HEIGHT : total;
+    if (this._height !== height) {
+      this._height = height;
+      this._sizer.style.height = `${height}px`;
+    }
+    const node = this.node;
+    const client = node.clientHeight;
+    const visible = Math.ceil(client / LINE_HEIGHT) + 1;
+    if (this._follow) {
+      const bottom = Math.max(0, height - client);
+      if (node.scrollTop !== bottom) {
+        this._programmatic = true;
+        node.scrollTop = bottom;
+      }
+    } else if (this._target !== null) {
+      const target = this._target;
+      this._target = null;
+      const top = scaled
+        ? (target / Math.max(1, count - visible + 1)) *
+          Math.max(0, height - client)
+        : target * LINE_HEIGHT - client / 2 + LINE_HEIGHT;
+      this._programmatic = true;
+      node.scrollTop = Math.max(0, Math.min(top, height - client));
+    }
+    const scrollTop = node.scrollTop;
+    let first: number;
+    let top: number;
+    if (!scaled) {
+      first = Math.floor(scrollTop / LINE_HEIGHT);
+      top = first * LINE_HEIGHT;
+    } else {
+      const range = Math.max(1, height - client);
+      first = Math.round(
+        (Math.min(scrollTop, range) / range) * Math.max(0, count - visible + 1)
+      );
+      top = Math.min(scrollTop, Math.max(0, height - visible * LINE_HEIGHT));
+    }
+    first = Math.max(0, Math.min(first, Math.max(0, count - 1)));
+    const rows = Math.max(0, Math.min(visible, count - first));
+    this._rows.style.transform = `translateY(${top}px)`;
+    while (this._rows.childElementCount > rows) {
+      this._rows.lastChild!.remove();
+    }
+    while (this._rows.childElementCount < rows) {
+      const row = document.createElement('div');
+      row.className = 'jp-PyTorchJobLogs-row';
+      this._rows.appendChild(row);
+    }
+    const merged = this._replica === null;
+    const width = merged ? this.buffer.prefixWidth : 0;
+    const currentLine =
+      this._current >= 0 ? this._matches[this._current] : undefined;
+    const query = this._query;
+    const stamp = `${this._renderKey}:${width}:${query}:${currentLine}`;
+    for (let k = 0; k < rows; k++) {
+      const row = this._rows.children[k] as HTMLDivElement;
+      const position = first + k;
+      const line = view.lineAt(position);
+      const key = `${line}:${stamp}`;
+      if (row.dataset.key === key) {
+        continue;
+      }
+      row.dataset.key = key;
+      Private.fill(
+        row,
+        this.buffer,
+        line,
+        merged,
+        width,
+        query,
+        position === currentLine
+      );
+    }
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.node.addEventListener('scroll', this);
+    this.scheduleRender();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.node.removeEventListener('scroll', this);
+    super.onBeforeDetach(msg);
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.scheduleRender();
+  }
+
+  protected onResize(msg: Widget.ResizeMessage): void {
+    super.onResize(msg);
+    this.scheduleRender();
+  }
+
+  /**
+   * Handle the DOM events of the widget.
+   */
+  handleEvent(event: Event): void {
+    if (event.type === 'scroll') {
+      if (this._programmatic) {
+        this._programmatic = false;
+      } else {
+        const node = this.node;
+        const atBottom =
+          node.scrollTop + node.clientHeight >= node.scrollHeight - LINE_HEIGHT;
+        this.follow = atBottom;
+      }
+      this.scheduleRender();
+    }
+  }
+
+  dispose(): void {
+    if (this._frame !== 0) {
+      cancelAnimationFrame(this._frame);
+      this._frame = 0;
+    }
+    super.dispose();
+    Signal.clearData(this);
+  }
+
+  private _reveal(position: number): void {
+    this._target = position;
+    this.follow = false;
+    this.scheduleRender();
+  }
+
+  private _recomputeMatches(): void {
+    this._matches = this._query
+      ? this.buffer.search(this._view, this._query)
+      : [];
+    this._searchedUpTo = this._view.length;
+    this._current = this._matches.length > 0 ? 0 : -1;
+    this._matchesChanged.emit();
+  }
+
+  private _invalidate(): void {
+    this._renderKey++;
+    this.scheduleRender();
+  }
+
+  private _sizer: HTMLDivElement;
+  private _rows: HTMLDivElement;
+  private _view: ILogView;
+  private _replica: string | null = null;
+  private _follow = true;
+  private _height = -1;
+  private _frame = 0;
+  private _target: number | null = null;
+  private _programmatic = false;
+  private _query = '';
+  private _matches: number[] = [];
+  private _searchedUpTo = 0;
+  private _current = -1;
+  private _renderKey = 0;
+  private _followChanged = new Signal<this, boolean>(this);
+  private _matchesChanged = new Signal<this, void>(this);
+}
+
+/**
+ * A namespace for `LogLines` types.
+ */
+export namespace LogLines {
+  /**
+   * The options of the view.
+   */
+  export interface IOptions {
+    /**
+     * The buffer to show.
+     */
+    buffer: LogBuffer;
+
+    /**
+     * The accessible name of the log.
+     */
+    label?: string;
+  }
+}
+
+/**
+ * Module-private helpers.
+ */
+namespace Private {
+  /**
+   * Fill a row with a line: the replica prefix, then the text with the
+   * query's occurrences marked.
+   */
+  export function fill(
+    row: HTMLDivElement,
+    buffer: LogBuffer,
+    line: number,
+    merged: boolean,
+    width: number,
+    query: string,
+    current: boolean
+  ): void {
+    row.textContent = '';
+    row.classList.toggle('jp-mod-current', current);
+    if (merged) {
+      const prefix = document.createElement('span');
+      const index = buffer.replicaIndex(line);
+      prefix.className = `jp-PyTorchJobLogs-prefix jp-mod-replica${index % REPLICA_COLOURS}`;
+      prefix.textContent = `${buffer.replicaOf(line).padEnd(width)} | `;
+      row.appendChild(prefix);
+    }
+    const text = buffer.text(line);
+    if (!query) {
+      row.appendChild(document.createTextNode(text));
+      return;
+    }
+    const smart = query !== query.toLowerCase();
+    const hay = smart ? text : text.toLowerCase();
+    const needle = smart ? query : query.toLowerCase();
+    let from = 0;
+    let at = hay.indexOf(needle);
+    while (at !== -1) {
+      if (at > from) {
+        row.appendChild(document.createTextNode(text.slice(from, at)));
+      }
+      const mark = document.createElement('mark');
+      mark.className = 'jp-PyTorchJobLogs-match';
+      mark.textContent = text.slice(at, at + needle.length);
+      row.appendChild(mark);
+      from = at + needle.length;
+      at = hay.indexOf(needle, from);
+    }
+    if (from < text.length) {
+      row.appendChild(document.createTextNode(text.slice(from)));
+    }
+  }
+}
