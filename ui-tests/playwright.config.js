@@ -8,6 +8,10 @@
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const port = process.env.PTJOB_UI_PORT || '8888';
+// A second server on the kubernetes backend, against the fake API it starts.
+const kubePort = process.env.PTJOB_UI_KUBE_PORT || '8899';
+const fakeKubePort = process.env.PTJOB_FAKE_KUBE_PORT || '8898';
+process.env.PTJOB_FAKE_KUBE_URL = `http://127.0.0.1:${fakeKubePort}`;
 
 module.exports = {
   ...baseConfig,
@@ -33,11 +37,32 @@ module.exports = {
       ]
     }
   },
-  webServer: {
-    command: 'jlpm start',
-    url: `http://localhost:${port}/lab`,
-    timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI,
-    env: { ...process.env, PTJOB_UI_PORT: port }
-  }
+  projects: [
+    { name: 'local', testIgnore: /kubernetes\.spec\.ts/ },
+    {
+      name: 'kubernetes',
+      testMatch: /kubernetes\.spec\.ts/,
+      use: { baseURL: `http://localhost:${kubePort}` }
+    }
+  ],
+  webServer: [
+    {
+      command: 'jlpm start',
+      url: `http://localhost:${port}/lab`,
+      timeout: 120 * 1000,
+      reuseExistingServer: !process.env.CI,
+      env: { ...process.env, PTJOB_UI_PORT: port }
+    },
+    {
+      command: 'jupyter lab --config jupyter_server_kube_config.py',
+      url: `http://localhost:${kubePort}/lab`,
+      timeout: 120 * 1000,
+      reuseExistingServer: !process.env.CI,
+      env: {
+        ...process.env,
+        PTJOB_UI_KUBE_PORT: kubePort,
+        PTJOB_FAKE_KUBE_PORT: fakeKubePort
+      }
+    }
+  ]
 };
