@@ -74,10 +74,15 @@ def node_env(
 
     if not 0 <= node < spec.nodes:
         raise IndexError(f"node {node} out of range for {spec.nodes} node(s)")
-    rtype, index = ("Master", 0) if node == 0 else ("Worker", node - 1)
+    rtype, index = node_replica(node)
     return replica_env(
         build_manifest(spec), rtype, index, master_addr=master_addr, master_port=master_port
     )
+
+
+def node_replica(node: int) -> tuple[str, int]:
+    """Node 0 is the Master; node i is Worker i-1."""
+    return ("Master", 0) if node == 0 else ("Worker", node - 1)
 
 
 def _port(replica: Mapping[str, Any]) -> int:

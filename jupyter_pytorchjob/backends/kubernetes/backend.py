@@ -273,10 +273,9 @@ class KubernetesBackend(Backend):
     async def events(self, name: str) -> list[Event]:
         await self._job(name)
         core = await self.core()
-        names = [name, *[p["metadata"]["name"] for p in await self._pods(job_selector(name))]]
-        replica_of = {p: p for p in names}
-        for pod in await self._pods(job_selector(name)):
-            replica_of[pod["metadata"]["name"]] = replica_name(pod)
+        pods = await self._pods(job_selector(name))
+        replica_of = {name: name, **{p["metadata"]["name"]: replica_name(p) for p in pods}}
+        names = list(replica_of)
         results = await asyncio.gather(
             *[
                 self._call(

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ...job.environment import node_env
-from ...job.manifest import BOOTSTRAP_COMMAND, LOGDIR_ENV, SCRIPT_ENV
+from ...job.environment import node_replica, replica_env
+from ...job.manifest import BOOTSTRAP_COMMAND, LOGDIR_ENV, SCRIPT_ENV, build_manifest
 from ...job.spec import OPERATOR_ENV, JobSpec
 from ..base import BackendError
 
@@ -123,6 +123,7 @@ def plan_nodes(
             f"workdir {spec.workdir} is {cwd} on this machine, which is not a directory",
             status=400,
         )
+    manifest = build_manifest(spec)  # once: the operator env of every node derives from it
     plans = []
     for node, replica in enumerate(spec.replica_names()):
         env = dict(parent)
@@ -137,7 +138,8 @@ def plan_nodes(
         else:
             # A pod without GPU limits sees no GPU; so does the local node.
             env["CUDA_VISIBLE_DEVICES"] = ""
-        env.update(node_env(spec, node, master_addr="127.0.0.1", master_port=port))
+        rtype, index = node_replica(node)
+        env.update(replica_env(manifest, rtype, index, master_addr="127.0.0.1", master_port=port))
         plans.append(NodePlan(replica, argv, env, cwd))
     return plans
 
