@@ -57,6 +57,13 @@ async def test_two_node_ddp_with_tensorboard_on_the_pvc(
     assert [r.name for r in job.replicas] == ["master-0", "worker-0"]
     done = await backend.wait("cnn", timeout=120)
     assert done.state is JobState.SUCCEEDED, await collect_logs(backend, "cnn")
+    # Succeeded comes with the master's exit, as in the operator; the worker may end a
+    # moment later.
+    for _ in range(100):
+        if all(r.exit_code is not None for r in done.replicas):
+            break
+        await asyncio.sleep(0.1)
+        done = await backend.get_job("cnn")
     assert [r.exit_code for r in done.replicas] == [0, 0]
     logs = await collect_logs(backend, "cnn")
     assert "rank 0 epoch 0" in logs["master-0"]
