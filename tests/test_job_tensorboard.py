@@ -39,6 +39,12 @@ async def test_tensorboard_on_a_finished_jobs_logdir(jp_fetch: Any, tmp_path: Pa
     tb = json.loads((await post(jp_fetch, "tensorboards", {"job": "cnn"})).body)
     # The job wrote /mnt/data/runs/cnn; the server reads the claim's local directory.
     assert tb["logdir"] == str((tmp_path / "ptjob-volumes" / "data" / "runs" / "cnn").resolve())
+    assert tb["jobs"] == ["cnn"]
+    # Opened again by its directory: the same instance, still listed for the job.
+    again = json.loads((await post(jp_fetch, "tensorboards", {"logdir": tb["logdir"]})).body)
+    assert (again["id"], again["jobs"]) == (tb["id"], ["cnn"])
+    listed = json.loads((await jp_fetch("pytorchjob", "api", "tensorboards")).body)
+    assert [(i["id"], i["jobs"]) for i in listed] == [(tb["id"], ["cnn"])]
     for _ in range(100):
         tags = json.loads((await jp_fetch(tb["url"] + "data/plugin/scalars/tags")).body)
         if "loss" in tags.get(".", {}):

@@ -117,6 +117,17 @@ async def test_open_read_reuse_and_stop(
     # The UI's index page.
     index = await proxied(jp_fetch, tb, "")
     assert b"<tf-tensorboard" in index.body or b"tensorboard" in index.body.lower()
+    # TensorBoard's page names its fonts root-absolute (``url(/font-roboto/…)``),
+    # outside the proxy: the proxy makes them relative, and they load.
+    for accept in ("gzip", "identity"):
+        page = await proxied(
+            jp_fetch, tb, "", headers={"Accept-Encoding": accept}, decompress_response=True
+        )
+        assert b"url(/font-roboto/" not in page.body
+        assert b"url(font-roboto/" in page.body
+    font = page.body.split(b"url(font-roboto/", 1)[1].split(b")", 1)[0].decode()
+    response = await proxied(jp_fetch, tb, f"font-roboto/{font}")
+    assert response.code == 200 and len(response.body) > 100
 
     # The same directory, named another way: the same instance.
     again = await open_tensorboard(jp_fetch, {"logdir": str(logdir)})
@@ -373,3 +384,31 @@ def test_stopping_jupyter_server_stops_tensorboard(
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+@pytest.mark.parametrize("encoding", ["gzip", None])
+def test_font_rewrite_keeps_the_encoding(encoding: str | None) -> None:
+    """The font rewrite on a gzipped page (as TensorBoard may answer) stays gzipped."""
+    import gzip
+    from io import BytesIO
+
+    from jupyter_server_proxy.handlers import RewritableResponse
+    from tornado.httpclient import HTTPRequest, HTTPResponse
+    from tornado.httputil import HTTPHeaders
+
+    from jupyter_pytorchjob.tensorboard.handlers import relative_fonts
+
+    page = b"<style>src: url(/font-roboto/a.woff2) format('woff2');</style>"
+    headers = HTTPHeaders({"Content-Type": "text/html; charset=utf-8"})
+    if encoding:
+        headers["Content-Encoding"] = encoding
+    body = gzip.compress(page) if encoding else page
+    original = HTTPResponse(HTTPRequest("http://127.0.0.1/"), 200, headers, BytesIO(body))
+    response = RewritableResponse(orig_response=original)
+    relative_fonts(response, "/")
+    out = gzip.decompress(response.body) if encoding else response.body
+    assert out == page.replace(b"url(/font-roboto/", b"url(font-roboto/")
+    # Anything but the page itself passes untouched.
+    other = RewritableResponse(orig_response=original)
+    relative_fonts(other, "/data/environment")
+    assert other.body == body

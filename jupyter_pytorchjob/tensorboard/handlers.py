@@ -4,8 +4,9 @@ REST (``<base_url>pytorchjob/api/tensorboards``), XSRF-checked like every API ro
 
 * ``GET tensorboards`` → 200 ``[instance, …]``
 * ``POST tensorboards`` with ``{"logdir": PATH}`` or ``{"job": NAME}`` → 201 instance
-  (``{id, url, logdir, pid, port, started, last_access}``; ``url`` is relative to
-  the base URL and ends with ``/``). Answers once TensorBoard is ready.
+  (``{id, url, logdir, jobs, pid, port, started, last_access}``; ``url`` is
+  relative to the base URL and ends with ``/``; ``jobs``: the jobs it was opened
+  for). Answers once TensorBoard is ready.
 * ``GET tensorboards/<id>`` → 200 instance, 404 unknown
 * ``DELETE tensorboards/<id>`` → 204, 404 unknown
 
@@ -19,6 +20,7 @@ TensorBoard, whose POSTs carry no XSRF token. Unauthenticated requests get 403.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -26,7 +28,7 @@ from urllib.parse import urlparse, urlunparse
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
-from jupyter_server_proxy.handlers import LocalProxyHandler
+from jupyter_server_proxy.handlers import LocalProxyHandler, RewritableResponse
 from tornado import web
 
 from .manager import PROXY_PATH, TensorBoardError, TensorBoardManager
@@ -40,6 +42,26 @@ MANAGER_SETTING = "pytorchjob_tensorboards"
 RESOLVER_SETTING = "pytorchjob_logdir_resolver"
 
 LogdirResolver = Callable[[str], Awaitable[str]]
+
+
+#: TensorBoard's page loads its fonts from ``/font-roboto/…``, the server's root rather
+#: than its ``--path_prefix``; made relative, they resolve under the proxy.
+_ROOT_FONTS = b"url(/font-roboto/"
+_RELATIVE_FONTS = b"url(font-roboto/"
+
+
+def relative_fonts(response: RewritableResponse, path: str) -> None:
+    """Rewrite the root-absolute font URLs of TensorBoard's page (gzip or not)."""
+    if path not in ("", "/", "/index.html") or response.code != 200:
+        return
+    if not str(response.headers.get("Content-Type", "")).startswith("text/html"):
+        return
+    gzipped = response.headers.get("Content-Encoding", "").lower() == "gzip"
+    body = gzip.decompress(response.body) if gzipped else response.body
+    if _ROOT_FONTS not in body:
+        return
+    body = body.replace(_ROOT_FONTS, _RELATIVE_FONTS)
+    response.body = gzip.compress(body, compresslevel=6) if gzipped else body
 
 
 def _manager(handler: JupyterHandler) -> TensorBoardManager:
@@ -71,8 +93,9 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
     async def post(self) -> None:
         """Start a TensorBoard for ``{"logdir"}`` or ``{"job"}``; 201 with the instance."""
         try:
-            logdir = await self._logdir(self._json_body())
-            instance = await _manager(self).start(logdir)
+            body = self._json_body()
+            logdir = await self._logdir(body)
+            instance = await _manager(self).start(logdir, job=body.get("job"))
         except TensorBoardError as err:
             self._error(err)
             return
@@ -154,6 +177,7 @@ class TensorBoardProxyHandler(LocalProxyHandler):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
         # The backend sees the full browser path (``_get_context_path`` below).
         self.absolute_url = True
+        self.rewrite_response = (relative_fonts,)
         self._prefix = ""
 
     def get_login_url(self) -> str:

@@ -93,6 +93,8 @@ class TensorBoardInstance:
     started: float = field(default_factory=time.time)
     last_access: float = field(default_factory=time.time)
     output: deque[str] = field(default_factory=lambda: deque(maxlen=40))
+    #: Jobs it was opened for (by name), for the list of running TensorBoards.
+    jobs: set[str] = field(default_factory=set)
     reader: asyncio.Task[None] | None = None
 
     @property
@@ -116,6 +118,7 @@ class TensorBoardInstance:
             "id": self.id,
             "url": self.url,
             "logdir": str(self.logdir),
+            "jobs": sorted(self.jobs),
             "pid": self.pid,
             "port": self.port,
             "started": _iso(self.started),
@@ -291,22 +294,27 @@ class TensorBoardManager:
 
     # -- lifecycle -----------------------------------------------------------
 
-    async def start(self, logdir: str) -> TensorBoardInstance:
-        """A ready TensorBoard for ``logdir``: the running one, or a new one."""
+    async def start(self, logdir: str, *, job: str | None = None) -> TensorBoardInstance:
+        """A ready TensorBoard for ``logdir``: the running one, or a new one.
+
+        ``job`` names the job whose log directory this is; the instance lists it.
+        """
         if self._closed:
             raise TensorBoardError("logdir", "the server is shutting down", 503)
         path = self.resolve(logdir)
         tb_id = instance_id(path)
         instance = self.touch(tb_id)
-        if instance is not None:
-            return instance
-        task = self._starting.get(tb_id)
-        if task is None:
-            task = asyncio.ensure_future(self._launch(tb_id, path))
-            self._starting[tb_id] = task
-            task.add_done_callback(lambda _t: self._starting.pop(tb_id, None))
-        # Shielded: a client that disconnects does not abort a shared start.
-        return await asyncio.shield(task)
+        if instance is None:
+            task = self._starting.get(tb_id)
+            if task is None:
+                task = asyncio.ensure_future(self._launch(tb_id, path))
+                self._starting[tb_id] = task
+                task.add_done_callback(lambda _t: self._starting.pop(tb_id, None))
+            # Shielded: a client that disconnects does not abort a shared start.
+            instance = await asyncio.shield(task)
+        if job:
+            instance.jobs.add(job)
+        return instance
 
     async def stop(self, tb_id: str) -> bool:
         """Stop one instance; False when no instance has this id."""
