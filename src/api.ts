@@ -126,6 +126,23 @@ export class PyTorchJobClient {
   }
 
   /**
+   * `GET tensorboards`: the running TensorBoards, oldest first.
+   */
+  listTensorBoards(): Promise<ITensorBoard[]> {
+    return this._request<ITensorBoard[]>('tensorboards');
+  }
+
+  /**
+   * `DELETE tensorboards/<id>`: stop a TensorBoard.
+   */
+  async stopTensorBoard(id: string): Promise<void> {
+    await this._request<void>(
+      URLExt.join('tensorboards', encodeURIComponent(id)),
+      { method: 'DELETE' }
+    );
+  }
+
+  /**
    * The absolute URL of a TensorBoard page, with the trailing slash it needs.
    */
   tensorBoardUrl(board: ITensorBoard): string {

@@ -7,15 +7,15 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import {
   Dialog,
-  IFrame,
   MainAreaWidget,
   Notification,
   showDialog,
   WidgetTracker
 } from '@jupyterlab/apputils';
 import { PageConfig, PathExt } from '@jupyterlab/coreutils';
-import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
-import { TranslationBundle } from '@jupyterlab/translation';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { FileDialog, IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { ReadonlyPartialJSONObject, UUID } from '@lumino/coreutils';
 
 import { PyTorchJobClient } from './api';
@@ -27,7 +27,13 @@ import { pytorchIcon } from './icons';
 import { JobView } from './jobview';
 import { LogViewer } from './logs/viewer';
 import { JobsModel } from './model';
-import { IConfig, IJob, IJobBody } from './tokens';
+import { TensorBoardsModel } from './tensorboard/model';
+import {
+  TensorBoardTarget,
+  TensorBoardView,
+  targetKey
+} from './tensorboard/view';
+import { IConfig, IJob, IJobBody, ITensorBoard } from './tokens';
 
 /**
  * The command IDs of the extension.
@@ -69,9 +75,20 @@ export namespace CommandIDs {
   export const cloneJob = 'pytorchjob:clone-job';
 
   /**
-   * Open TensorBoard on a job's log directory (args: `name`).
+   * Open TensorBoard in a tab (args: `name`, a job, or `logdir`, a directory
+   * relative to the server root or absolute; neither: pick a directory).
    */
   export const openTensorBoard = 'pytorchjob:open-tensorboard';
+
+  /**
+   * Open TensorBoard on the directory selected in the file browser.
+   */
+  export const openTensorBoardHere = 'pytorchjob:open-tensorboard-here';
+
+  /**
+   * Stop a running TensorBoard and close its tabs (args: `id`).
+   */
+  export const stopTensorBoard = 'pytorchjob:stop-tensorboard';
 
   /**
    * Refresh the job list.
@@ -102,6 +119,12 @@ export interface IPluginSettings {
    * Default image of new jobs; empty for the server's.
    */
   defaultImage: string;
+
+  /**
+   * Seconds between two reloads of a visible TensorBoard tab's data; 0 for
+   * TensorBoard's own reloading only (every 30 s at most).
+   */
+  tensorBoardRefreshInterval: number;
 }
 
 /**
@@ -111,7 +134,8 @@ export const DEFAULT_SETTINGS: IPluginSettings = {
   refreshInterval: 5,
   notifications: true,
   defaultShm: '',
-  defaultImage: ''
+  defaultImage: '',
+  tensorBoardRefreshInterval: 10
 };
 
 /**
@@ -154,6 +178,21 @@ export interface ICommandContext {
   fileBrowser: IDefaultFileBrowser | null;
 
   /**
+   * The document manager, for the directory picker of *Open TensorBoard…*.
+   */
+  docManager: IDocumentManager | null;
+
+  /**
+   * The application's translator (for JupyterLab's own dialogs).
+   */
+  translator?: ITranslator;
+
+  /**
+   * The running TensorBoards.
+   */
+  tensorboards: TensorBoardsModel;
+
+  /**
    * The id of the side panel.
    */
   panelId: string;
@@ -172,6 +211,11 @@ export interface ITrackers {
    * Log viewers.
    */
   logs: WidgetTracker<MainAreaWidget<LogViewer>>;
+
+  /**
+   * TensorBoard tabs.
+   */
+  tensorboards: WidgetTracker<TensorBoardView>;
 }
 
 /**
@@ -222,9 +266,9 @@ export function addCommands(context: ICommandContext): ITrackers {
   const { commands, shell } = app;
   const trackers: ITrackers = {
     jobs: new WidgetTracker({ namespace: 'pytorchjob-job' }),
-    logs: new WidgetTracker({ namespace: 'pytorchjob-logs' })
+    logs: new WidgetTracker({ namespace: 'pytorchjob-logs' }),
+    tensorboards: new WidgetTracker({ namespace: 'pytorchjob-tensorboard' })
   };
-  const boards = new Map<string, MainAreaWidget<IFrame>>();
   const nameArg = (args: ReadonlyPartialJSONObject): string =>
     String(args['name'] ?? '');
   const nameSchema = {
@@ -474,55 +518,162 @@ export function addCommands(context: ICommandContext): ITrackers {
     }
   });
 
+  const openTensorBoardTab = async (
+    target: TensorBoardTarget
+  ): Promise<TensorBoardView | undefined> => {
+    const key = targetKey(target);
+    const open = trackers.tensorboards.find(w => targetKey(w.target) === key);
+    if (open) {
+      shell.activateById(open.id);
+      return open;
+    }
+    const widget = new TensorBoardView({
+      target,
+      trans,
+      start: async value => {
+        const board = await client.startTensorBoard(value);
+        void context.tensorboards.refresh();
+        return board;
+      },
+      stop: id => context.tensorboards.stop(id),
+      url: board => client.tensorBoardUrl(board),
+      describeError: reason => formatError(reason, trans),
+      refreshInterval: context.settings().tensorBoardRefreshInterval
+    });
+    widget.id = `pytorchjob-tensorboard-${UUID.uuid4()}`;
+    shell.add(widget, 'main');
+    shell.activateById(widget.id);
+    void trackers.tensorboards.add(widget);
+    let board: ITensorBoard;
+    try {
+      board = await widget.started;
+    } catch (error) {
+      Notification.error(
+        trans.__('Could not start TensorBoard: %1', formatError(error, trans)),
+        { autoClose: 10000 }
+      );
+      return widget;
+    }
+    // The same TensorBoard asked for another way (a job and its directory):
+    // one tab.
+    const twin = trackers.tensorboards.find(
+      w => w !== widget && w.board?.id === board.id
+    );
+    if (twin) {
+      widget.dispose();
+      shell.activateById(twin.id);
+      return twin;
+    }
+    return widget;
+  };
+
+  const pickDirectory = async (): Promise<string | null> => {
+    if (!context.docManager) {
+      Notification.warning(
+        trans.__('No directory picker here: give a log directory.'),
+        { autoClose: 8000 }
+      );
+      return null;
+    }
+    const result = await FileDialog.getExistingDirectory({
+      manager: context.docManager,
+      translator: context.translator,
+      title: trans.__('Open TensorBoard on a directory'),
+      defaultPath: context.fileBrowser?.model.path
+    });
+    if (!result.button.accept || !result.value) {
+      return null;
+    }
+    const [chosen] = result.value;
+    return chosen ? chosen.path : (context.fileBrowser?.model.path ?? '');
+  };
+
   commands.addCommand(CommandIDs.openTensorBoard, {
     label: args =>
       args['name']
         ? trans.__('TensorBoard of %1', nameArg(args))
-        : trans.__('Open TensorBoard'),
-    describedBy: { args: nameSchema },
+        : args['logdir']
+          ? trans.__('TensorBoard on %1', String(args['logdir']))
+          : trans.__('Open TensorBoard…'),
+    caption: trans.__('Open TensorBoard in a tab, on a job or a directory'),
+    icon: args => (args['isPalette'] ? undefined : pytorchIcon),
+    describedBy: {
+      args: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'A job' },
+          logdir: {
+            type: 'string',
+            description: 'A directory, relative to the server root or absolute'
+          }
+        }
+      }
+    },
     execute: async args => {
-      const name = nameArg(args);
-      const open = boards.get(name);
-      if (open && !open.isDisposed) {
-        shell.activateById(open.id);
+      if (args['name']) {
+        return openTensorBoardTab({ job: nameArg(args) });
+      }
+      // An empty logdir is the server root, as the file browser names it.
+      const logdir =
+        typeof args['logdir'] === 'string'
+          ? args['logdir']
+          : await pickDirectory();
+      if (logdir === null) {
         return;
       }
-      const content = new IFrame({
-        sandbox: [
-          'allow-scripts',
-          'allow-same-origin',
-          'allow-popups',
-          'allow-forms',
-          'allow-downloads',
-          'allow-modals'
-        ]
+      return openTensorBoardTab({ logdir: logdir || '.' });
+    }
+  });
+
+  commands.addCommand(CommandIDs.openTensorBoardHere, {
+    label: trans.__('Open TensorBoard Here'),
+    caption: trans.__('Open TensorBoard on this directory'),
+    icon: pytorchIcon,
+    describedBy: { args: { type: 'object', properties: {} } },
+    isVisible: () => {
+      const item = context.fileBrowser?.selectedItems().next();
+      return !!item && !item.done && item.value.type === 'directory';
+    },
+    execute: () => {
+      const item = context.fileBrowser?.selectedItems().next();
+      if (!item || item.done || item.value.type !== 'directory') {
+        return;
+      }
+      return commands.execute(CommandIDs.openTensorBoard, {
+        logdir: item.value.path
       });
-      const widget = new MainAreaWidget({ content });
-      widget.id = `pytorchjob-tensorboard-${name}`;
-      widget.title.label = trans.__('TensorBoard: %1', name);
-      widget.title.icon = pytorchIcon;
-      widget.title.closable = true;
-      widget.addClass('jp-PyTorchJobTensorBoard');
-      boards.set(name, widget);
-      widget.disposed.connect(() => boards.delete(name));
-      shell.add(widget, 'main');
-      shell.activateById(widget.id);
-      widget.setHidden(false);
+    }
+  });
+
+  commands.addCommand(CommandIDs.stopTensorBoard, {
+    label: trans.__('Stop TensorBoard'),
+    describedBy: {
+      args: {
+        type: 'object',
+        properties: { id: { type: 'string' } },
+        required: ['id']
+      }
+    },
+    execute: async args => {
+      const id = String(args['id'] ?? '');
       try {
-        const board = await client.startTensorBoard({ job: name });
-        content.url = client.tensorBoardUrl(board);
+        await context.tensorboards.stop(id);
       } catch (error) {
-        widget.dispose();
         Notification.error(
-          trans.__(
-            'Could not start TensorBoard for %1: %2',
-            name,
-            formatError(error, trans)
-          ),
-          { autoClose: 10000 }
+          trans.__('Could not stop TensorBoard: %1', formatError(error, trans)),
+          { autoClose: 8000 }
         );
       }
     }
+  });
+
+  // A TensorBoard stopped from the list (or a tab) takes its tabs along.
+  context.tensorboards.stopped.connect((_, id) => {
+    trackers.tensorboards.forEach(widget => {
+      if (widget.board?.id === id) {
+        widget.dispose();
+      }
+    });
   });
 
   commands.addCommand(CommandIDs.refresh, {

@@ -10,6 +10,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -24,6 +25,8 @@ import {
 } from './commands';
 import { JobsModel } from './model';
 import { JobsPanel } from './panel';
+import { TensorBoardsModel } from './tensorboard/model';
+import { targetKey } from './tensorboard/view';
 import { IConfig } from './tokens';
 
 export { PyTorchJobClient } from './api';
@@ -42,7 +45,15 @@ export { LogLines } from './logs/lines';
 export { LogStream } from './logs/stream';
 export { LogViewer } from './logs/viewer';
 export { JobsModel } from './model';
+export { PolledList } from './polled';
 export { JobsPanel } from './panel';
+export * from './tensorboard/frame';
+export { TensorBoardsModel } from './tensorboard/model';
+export {
+  TensorBoardTarget,
+  TensorBoardView,
+  targetKey
+} from './tensorboard/view';
 export { errorFromBody, PyTorchJobAPIError, requestAPI } from './request';
 export * from './tokens';
 
@@ -65,7 +76,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     ICommandPalette,
     ISettingRegistry,
     ILauncher,
-    IDefaultFileBrowser
+    IDefaultFileBrowser,
+    IDocumentManager
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -74,7 +86,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
     launcher: ILauncher | null,
-    fileBrowser: IDefaultFileBrowser | null
+    fileBrowser: IDefaultFileBrowser | null,
+    docManager: IDocumentManager | null
   ): void => {
     const trans = translator.load('jupyter_pytorchjob');
     const client = new PyTorchJobClient(app.serviceManager.serverSettings);
@@ -84,7 +97,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
       refreshInterval: settings.refreshInterval
     });
 
-    const panel = new JobsPanel({ model, commands: app.commands, trans });
+    const tensorboards = new TensorBoardsModel({
+      list: () => client.listTensorBoards(),
+      stop: id => client.stopTensorBoard(id),
+      refreshInterval: settings.refreshInterval
+    });
+
+    const panel = new JobsPanel({
+      model,
+      commands: app.commands,
+      trans,
+      tensorboards
+    });
     app.shell.add(panel, 'left', { rank: 600 });
     if (restorer) {
       restorer.add(panel, JobsPanel.ID);
@@ -116,6 +140,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       settings: () => settings,
       config,
       fileBrowser,
+      docManager,
+      translator,
+      tensorboards,
       panelId: panel.id
     });
 
@@ -130,6 +157,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
         args: widget => ({ name: widget.content.jobName }),
         name: widget => widget.content.jobName
       });
+      void restorer.restore(trackers.tensorboards, {
+        command: CommandIDs.openTensorBoard,
+        args: widget =>
+          'job' in widget.target
+            ? { name: widget.target.job }
+            : { logdir: widget.target.logdir },
+        name: widget => targetKey(widget.target)
+      });
     }
 
     if (palette) {
@@ -137,6 +172,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       for (const command of [
         CommandIDs.openPanel,
         CommandIDs.newJob,
+        CommandIDs.openTensorBoard,
         CommandIDs.refresh
       ]) {
         palette.addItem({ command, category });
@@ -156,6 +192,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
       selector: '.jp-DirListing-item[data-file-type="python"]',
       rank: 20
     });
+    app.contextMenu.addItem({
+      command: CommandIDs.openTensorBoardHere,
+      selector: '.jp-DirListing-item[data-isdir="true"]',
+      rank: 20
+    });
 
     if (settingRegistry) {
       settingRegistry
@@ -164,6 +205,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           const apply = () => {
             settings = Private.readSettings(loaded);
             model.refreshInterval = settings.refreshInterval;
+            tensorboards.refreshInterval = settings.refreshInterval;
+            trackers.tensorboards.forEach(widget => {
+              widget.refreshInterval = settings.tensorBoardRefreshInterval;
+            });
           };
           apply();
           loaded.changed.connect(apply);
@@ -203,6 +248,10 @@ namespace Private {
       ),
       defaultImage: String(
         composite['defaultImage'] ?? DEFAULT_SETTINGS.defaultImage
+      ),
+      tensorBoardRefreshInterval: Number(
+        composite['tensorBoardRefreshInterval'] ??
+          DEFAULT_SETTINGS.tensorBoardRefreshInterval
       )
     };
   }

@@ -1,15 +1,13 @@
 /**
- * The job list model: a `Poll` of `GET jobs` with backoff and standby.
+ * The job list model: a polled `GET jobs` that tells when tracked jobs finish.
  *
  * @packageDocumentation
  */
 
-import { IDisposable } from '@lumino/disposable';
-import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { isFinished } from './format';
-import { PyTorchJobAPIError } from './request';
+import { PolledList } from './polled';
 import { IJob } from './tokens';
 
 /**
@@ -19,48 +17,20 @@ import { IJob } from './tokens';
  * the page is hidden, or while the panel is hidden and no job submitted from
  * this page is still running.
  */
-export class JobsModel implements IDisposable {
+export class JobsModel extends PolledList<IJob> {
   /**
    * Construct a model; it starts polling at once.
    */
   constructor(options: JobsModel.IOptions) {
+    super('jupyter-pytorchjob:jobs', options.refreshInterval ?? 5);
     this._fetchJobs = options.fetchJobs;
-    this._interval = Private.intervalMs(options.refreshInterval ?? 5);
-    this._poll = new Poll<void, unknown, 'refresh'>({
-      name: 'jupyter-pytorchjob:jobs',
-      factory: () => this._fetch(),
-      frequency: { interval: this._interval, backoff: true, max: 300 * 1000 },
-      standby: () =>
-        Private.documentHidden() || (!this._visible && this._tracked.size === 0)
-    });
   }
 
   /**
    * The jobs, newest first.
    */
   get jobs(): readonly IJob[] {
-    return this._jobs;
-  }
-
-  /**
-   * The last failure to load the list, or `null` after a success.
-   */
-  get error(): PyTorchJobAPIError | null {
-    return this._error;
-  }
-
-  /**
-   * Whether the list has been loaded at least once.
-   */
-  get loaded(): boolean {
-    return this._loaded;
-  }
-
-  /**
-   * Emitted after every refresh (success or failure).
-   */
-  get changed(): ISignal<this, void> {
-    return this._changed;
+    return this.items;
   }
 
   /**
@@ -71,37 +41,6 @@ export class JobsModel implements IDisposable {
   }
 
   /**
-   * Whether the panel showing the list is visible.
-   */
-  get visible(): boolean {
-    return this._visible;
-  }
-  set visible(value: boolean) {
-    if (value === this._visible) {
-      return;
-    }
-    this._visible = value;
-    if (value) {
-      void this._poll.refresh();
-    }
-  }
-
-  /**
-   * Seconds between two refreshes.
-   */
-  get refreshInterval(): number {
-    return this._interval / 1000;
-  }
-  set refreshInterval(seconds: number) {
-    const interval = Private.intervalMs(seconds);
-    if (interval === this._interval) {
-      return;
-    }
-    this._interval = interval;
-    this._poll.frequency = { ...this._poll.frequency, interval };
-  }
-
-  /**
    * The names of tracked jobs that have not finished yet.
    */
   get tracked(): ReadonlySet<string> {
@@ -109,17 +48,10 @@ export class JobsModel implements IDisposable {
   }
 
   /**
-   * Whether the model is disposed.
-   */
-  get isDisposed(): boolean {
-    return this._poll.isDisposed;
-  }
-
-  /**
    * A job of the list by name.
    */
   find(name: string): IJob | undefined {
-    return this._jobs.find(job => job.name === name);
+    return this.items.find(job => job.name === name);
   }
 
   /**
@@ -131,54 +63,25 @@ export class JobsModel implements IDisposable {
   }
 
   /**
-   * Refresh now; resolves once the list is loaded (or failed).
+   * Polls on while a tracked job runs, even with the panel hidden.
    */
-  async refresh(): Promise<void> {
-    if (this._poll.isDisposed) {
-      return;
-    }
-    try {
-      await this._fetch();
-    } catch {
-      // Kept in `error`; the poll goes on with its backoff.
-    }
+  protected get standingBy(): boolean {
+    return (
+      PolledList.documentHidden() || (!this.visible && this._tracked.size === 0)
+    );
+  }
+
+  protected load(): Promise<IJob[]> {
+    return this._fetchJobs();
   }
 
   /**
-   * Stop polling.
+   * Compare the new list with the tracked jobs.
    */
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._poll.dispose();
-    Signal.clearData(this);
-  }
-
-  /**
-   * Load the list once and compare it with the previous one.
-   */
-  private async _fetch(): Promise<void> {
-    let jobs: IJob[];
-    try {
-      jobs = await this._fetchJobs();
-    } catch (reason) {
-      this._error =
-        reason instanceof PyTorchJobAPIError
-          ? reason
-          : new PyTorchJobAPIError(
-              0,
-              reason instanceof Error ? reason.message : String(reason)
-            );
-      this._changed.emit();
-      throw reason;
-    }
-    if (this.isDisposed) {
-      return;
-    }
-    this._error = null;
-    this._loaded = true;
-    this._jobs = jobs;
+  protected loadedItems(
+    _previous: readonly IJob[],
+    jobs: readonly IJob[]
+  ): void {
     const names = new Set(jobs.map(job => job.name));
     for (const job of jobs) {
       if (this._tracked.has(job.name)) {
@@ -197,19 +100,11 @@ export class JobsModel implements IDisposable {
         this._seen.delete(name);
       }
     }
-    this._changed.emit();
   }
 
   private _fetchJobs: () => Promise<IJob[]>;
-  private _poll: Poll<void, unknown, 'refresh'>;
-  private _interval: number;
-  private _jobs: IJob[] = [];
-  private _error: PyTorchJobAPIError | null = null;
-  private _loaded = false;
-  private _visible = false;
   private _tracked = new Set<string>();
   private _seen = new Set<string>();
-  private _changed = new Signal<this, void>(this);
   private _jobFinished = new Signal<this, IJob>(this);
 }
 
@@ -230,25 +125,5 @@ export namespace JobsModel {
      * Seconds between two refreshes; 5 by default.
      */
     refreshInterval?: number;
-  }
-}
-
-/**
- * Module-private helpers.
- */
-namespace Private {
-  /**
-   * The poll interval in milliseconds, between 1 s and 1 h.
-   */
-  export function intervalMs(seconds: number): number {
-    const value = Number.isFinite(seconds) ? seconds : 5;
-    return Math.round(Math.min(3600, Math.max(1, value)) * 1000);
-  }
-
-  /**
-   * Whether the page is hidden (another browser tab is shown).
-   */
-  export function documentHidden(): boolean {
-    return typeof document !== 'undefined' && document.hidden;
   }
 }

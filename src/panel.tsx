@@ -26,6 +26,8 @@ import {
 } from './format';
 import { pytorchIcon } from './icons';
 import { JobsModel } from './model';
+import { TensorBoardList } from './tensorboard/list';
+import { TensorBoardsModel } from './tensorboard/model';
 import { IConfig, IJob } from './tokens';
 
 /**
@@ -47,12 +49,19 @@ export class JobsPanel extends ReactWidget {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', this._trans.__('PyTorch Jobs'));
     this.model.changed.connect(() => this.update(), this);
+    this.tensorboards = options.tensorboards ?? null;
+    this.tensorboards?.changed.connect(() => this.update(), this);
   }
 
   /**
    * The job list.
    */
   readonly model: JobsModel;
+
+  /**
+   * The running TensorBoards, listed below the jobs.
+   */
+  readonly tensorboards: TensorBoardsModel | null;
 
   /**
    * The server's configuration, once known (shown in the footer).
@@ -68,16 +77,25 @@ export class JobsPanel extends ReactWidget {
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     this.model.visible = true;
+    if (this.tensorboards) {
+      this.tensorboards.visible = true;
+    }
   }
 
   protected onAfterHide(msg: Message): void {
     super.onAfterHide(msg);
     this.model.visible = false;
+    if (this.tensorboards) {
+      this.tensorboards.visible = false;
+    }
   }
 
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
     this.model.visible = this.isVisible;
+    if (this.tensorboards) {
+      this.tensorboards.visible = this.isVisible;
+    }
   }
 
   protected render(): JSX.Element {
@@ -138,6 +156,17 @@ export class JobsPanel extends ReactWidget {
               />
             ))}
           </ul>
+        )}
+        {this.tensorboards && (
+          <TensorBoardList
+            model={this.tensorboards}
+            now={now}
+            trans={trans}
+            open={board =>
+              run(CommandIDs.openTensorBoard, { logdir: board.logdir })
+            }
+            stop={board => run(CommandIDs.stopTensorBoard, { id: board.id })}
+          />
         )}
         {this._config && (
           <footer className="jp-PyTorchJobPanel-footer">
@@ -265,5 +294,10 @@ export namespace JobsPanel {
      * The translation bundle of the `jupyter_pytorchjob` domain.
      */
     trans: TranslationBundle;
+
+    /**
+     * The running TensorBoards, listed below the jobs when given.
+     */
+    tensorboards?: TensorBoardsModel;
   }
 }

@@ -596,7 +596,7 @@ export interface ILogError {
 }
 
 /**
- * A running TensorBoard, as `POST tensorboards` answers it.
+ * A running TensorBoard, as `GET`/`POST tensorboards` answer it.
  */
 export interface ITensorBoard {
   /**
@@ -610,7 +610,22 @@ export interface ITensorBoard {
   url: string;
 
   /**
-   * The log directory it shows.
+   * The log directory it shows (the server's own path).
    */
   logdir: string;
+
+  /**
+   * The jobs it was opened for.
+   */
+  jobs?: string[];
+
+  /**
+   * When it started (ISO 8601).
+   */
+  started?: string;
+
+  /**
+   * When its page was last requested (ISO 8601); idle ones are stopped.
+   */
+  last_access?: string;
 }

@@ -1,0 +1,91 @@
+/**
+ * The list of running TensorBoards: a polled `GET tensorboards`.
+ *
+ * @packageDocumentation
+ */
+
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { PolledList } from '../polled';
+import { PyTorchJobAPIError } from '../request';
+import { ITensorBoard } from '../tokens';
+
+/**
+ * The running TensorBoards of the server, refreshed while the list is shown.
+ *
+ * The server stops idle TensorBoards on its own, so the list is polled rather
+ * than only updated by this page's own starts and stops.
+ */
+export class TensorBoardsModel extends PolledList<ITensorBoard> {
+  /**
+   * Construct a model; it polls while `visible`.
+   */
+  constructor(options: TensorBoardsModel.IOptions) {
+    super('jupyter-pytorchjob:tensorboards', options.refreshInterval ?? 10);
+    this._list = options.list;
+    this._stop = options.stop;
+  }
+
+  /**
+   * The running TensorBoards, oldest first.
+   */
+  get boards(): readonly ITensorBoard[] {
+    return this.items;
+  }
+
+  /**
+   * Emitted with the id of a TensorBoard stopped through `stop`.
+   */
+  get stopped(): ISignal<this, string> {
+    return this._stopped;
+  }
+
+  /**
+   * Stop a TensorBoard and drop it from the list; rejects with the API error.
+   */
+  async stop(id: string): Promise<void> {
+    try {
+      await this._stop(id);
+    } catch (reason) {
+      // Already gone (culled, stopped elsewhere): the list catches up.
+      if (!(reason instanceof PyTorchJobAPIError && reason.status === 404)) {
+        throw reason;
+      }
+    }
+    this._stopped.emit(id);
+    this.setItems(this.items.filter(board => board.id !== id));
+  }
+
+  protected load(): Promise<ITensorBoard[]> {
+    return this._list();
+  }
+
+  private _list: () => Promise<ITensorBoard[]>;
+  private _stop: (id: string) => Promise<void>;
+  private _stopped = new Signal<this, string>(this);
+}
+
+/**
+ * A namespace for `TensorBoardsModel` statics.
+ */
+export namespace TensorBoardsModel {
+  /**
+   * The options of a model.
+   */
+  export interface IOptions {
+    /**
+     * Load the list, e.g. `client.listTensorBoards()`.
+     */
+    list: () => Promise<ITensorBoard[]>;
+
+    /**
+     * Stop one, e.g. `client.stopTensorBoard(id)`.
+     */
+    stop: (id: string) => Promise<void>;
+
+    /**
+     * Seconds between two refreshes while shown; 10 by default.
+     */
+    refreshInterval?: number;
+  }
+}
