@@ -147,9 +147,15 @@ test('a running job: new steps show up in the open tab without any click', async
   await page.screenshot({ path: testInfo.outputPath('live-first.png') });
 
   // No click from here on: the tab and TensorBoard reload by themselves.
+  const since = Date.now();
   await expect
     .poll(() => Math.max(...steps), { timeout: 60000, intervals: [1000] })
     .toBeGreaterThan(first);
+  // A figure for the notes, not an assertion: how long until new data came.
+  console.log(
+    `TensorBoard tab: step ${first} -> ${Math.max(...steps)} after ` +
+      `${((Date.now() - since) / 1000).toFixed(1)} s without a click`
+  );
   await expect(frame.getByText('late', { exact: true }).first()).toBeVisible({
     timeout: 60000
   });
