@@ -13,6 +13,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
+import { IRunningSessionManagers } from '@jupyterlab/running';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator } from '@jupyterlab/translation';
 
@@ -26,6 +27,7 @@ import {
 import { JobsModel } from './model';
 import { JobsPanel } from './panel';
 import { TensorBoardsModel } from './tensorboard/model';
+import { addRunningTensorBoards } from './tensorboard/running';
 import { targetKey } from './tensorboard/view';
 import { IConfig } from './tokens';
 
@@ -77,7 +79,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     ISettingRegistry,
     ILauncher,
     IDefaultFileBrowser,
-    IDocumentManager
+    IDocumentManager,
+    IRunningSessionManagers
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -87,7 +90,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settingRegistry: ISettingRegistry | null,
     launcher: ILauncher | null,
     fileBrowser: IDefaultFileBrowser | null,
-    docManager: IDocumentManager | null
+    docManager: IDocumentManager | null,
+    runningManagers: IRunningSessionManagers | null
   ): void => {
     const trans = translator.load('jupyter_pytorchjob');
     const client = new PyTorchJobClient(app.serviceManager.serverSettings);
@@ -165,6 +169,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
             : { logdir: widget.target.logdir },
         name: widget => targetKey(widget.target)
       });
+    }
+
+    if (runningManagers) {
+      addRunningTensorBoards(
+        runningManagers,
+        tensorboards,
+        app.commands,
+        trans
+      );
     }
 
     if (palette) {

@@ -13,12 +13,13 @@ import { ITensorBoard } from '../tokens';
 /**
  * The running TensorBoards of the server, refreshed while the list is shown.
  *
- * The server stops idle TensorBoards on its own, so the list is polled rather
- * than only updated by this page's own starts and stops.
+ * The server stops idle TensorBoards on its own, and other pages, `ptjob` or
+ * `%ptjob` start and stop them too, so the list is polled rather than only
+ * updated by this page's own starts and stops.
  */
 export class TensorBoardsModel extends PolledList<ITensorBoard> {
   /**
-   * Construct a model; it polls while `visible`.
+   * Construct a model; it polls while the page is shown.
    */
   constructor(options: TensorBoardsModel.IOptions) {
     super('jupyter-pytorchjob:tensorboards', options.refreshInterval ?? 10);
@@ -54,6 +55,15 @@ export class TensorBoardsModel extends PolledList<ITensorBoard> {
     }
     this._stopped.emit(id);
     this.setItems(this.items.filter(board => board.id !== id));
+  }
+
+  /**
+   * Polls while the page is shown: the list is also in JupyterLab's Running
+   * panel, whose visibility this model cannot see. The answer is the server's
+   * in-memory registry, so polling it costs next to nothing.
+   */
+  protected get standingBy(): boolean {
+    return PolledList.documentHidden();
   }
 
   protected load(): Promise<ITensorBoard[]> {

@@ -4,7 +4,8 @@ import { expect, test } from '@jupyterlab/galata';
  * TensorBoard in a JupyterLab tab, on a real local job's log directory (on its
  * PVC), through the Jupyter server's proxy: the `loss` and `accuracy` charts
  * show; new steps of a running job show up without a click; *Open TensorBoard…*
- * picks a directory; the panel lists running TensorBoards and stops them.
+ * picks a directory; the panel (and JupyterLab's Running panel) lists running
+ * TensorBoards, and stops them.
  */
 const STAMP = Date.now().toString(36);
 
@@ -208,6 +209,18 @@ test('Open TensorBoard… on a picked directory; the panel lists and stops it', 
   await expect(row).toBeVisible({ timeout: 30000 });
   await expect(row).toContainText(dir);
   await page.screenshot({ path: testInfo.outputPath('list.png') });
+
+  // And JupyterLab's Running panel, under "TensorBoards".
+  await page.sidebar.openTab('jp-running-sessions');
+  const running = page.locator(
+    `.jp-PyTorchJobTensorBoards-running[data-context="${id}"]`
+  );
+  await expect(running).toBeVisible({ timeout: 30000 });
+  await expect(running).toContainText(dir);
+  await page.screenshot({ path: testInfo.outputPath('running.png') });
+  await page.evaluate(async () => {
+    await window.jupyterapp.commands.execute('pytorchjob:open-panel');
+  });
 
   // Stop from the list: the row and the tab go, and so does the process.
   await row.getByRole('button', { name: `Stop TensorBoard ${dir}` }).click();
