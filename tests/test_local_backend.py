@@ -51,6 +51,9 @@ async def test_two_node_ddp_with_tensorboard_on_the_pvc(
             pvc=[{"claim": "data", "mountPath": "/mnt/data"}],
             logdir="/mnt/data/runs/cnn",
             command=["python", "mnist_cnn.py", "--epochs", "1", "--samples", "256"],
+            # Our default, Running, stops a worker still tearing down when the master
+            # succeeds (exit 143 on a busy machine); None lets both exit by themselves.
+            cleanPodPolicy="None",
         )
     )
     assert job.state in (JobState.CREATED, JobState.RUNNING)
@@ -94,6 +97,34 @@ async def test_script_shipped_in_the_job(backend: LocalBackend) -> None:
     assert done.state is JobState.SUCCEEDED, logs
     assert "script rank 0 args ['--x', '1']" in logs["master-0"]
     assert "script rank 1 args ['--x', '1']" in logs["worker-0"]
+
+
+LINGERING_WORKER = "import os, time\nif os.environ['RANK'] != '0':\n    time.sleep(120)\n"
+
+
+@pytest.mark.parametrize("policy", ["Running", "None"])
+async def test_clean_pod_policy_after_the_master_succeeds(
+    backend: LocalBackend, policy: str
+) -> None:
+    """Running (our default) stops the workers left when the master succeeds; None keeps them."""
+    name = f"clean-{policy.lower()}"
+    await backend.submit(spec(name=name, nodes=2, script=LINGERING_WORKER, cleanPodPolicy=policy))
+    done = await backend.wait(name, timeout=60)
+    assert done.state is JobState.SUCCEEDED
+    for _ in range(100):
+        worker = (await backend.get_job(name)).replicas[1]
+        if policy == "None" or worker.phase == "Deleted":
+            break
+        await asyncio.sleep(0.1)
+    if policy == "Running":
+        assert (worker.phase, worker.reason, worker.exit_code) == (
+            "Deleted",
+            "CleanPodPolicy",
+            143,
+        )
+    else:
+        assert (worker.phase, worker.exit_code) == ("Running", None)
+    await backend.delete_job(name)
 
 
 FAIL = "import sys; print('about to fail', flush=True); sys.exit(3)"
