@@ -7,7 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { requestAPI } from './request';
+import { PyTorchJobAPIError, requestAPI } from './request';
 import {
   IConfig,
   IJob,
@@ -130,6 +130,23 @@ export class PyTorchJobClient {
    */
   listTensorBoards(): Promise<ITensorBoard[]> {
     return this._request<ITensorBoard[]>('tensorboards');
+  }
+
+  /**
+   * `GET tensorboards/<id>`: whether a TensorBoard still runs (`false` on 404).
+   */
+  async isTensorBoardRunning(id: string): Promise<boolean> {
+    try {
+      await this._request<ITensorBoard>(
+        URLExt.join('tensorboards', encodeURIComponent(id))
+      );
+      return true;
+    } catch (reason) {
+      if (reason instanceof PyTorchJobAPIError && reason.status === 404) {
+        return false;
+      }
+      throw reason;
+    }
   }
 
   /**

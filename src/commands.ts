@@ -536,6 +536,8 @@ export function addCommands(context: ICommandContext): ITrackers {
         return board;
       },
       stop: id => context.tensorboards.stop(id),
+      // A failed check (network) is not a stop: the next tick asks again.
+      isRunning: id => client.isTensorBoardRunning(id).catch(() => true),
       url: board => client.tensorBoardUrl(board),
       describeError: reason => formatError(reason, trans),
       refreshInterval: context.settings().tensorBoardRefreshInterval

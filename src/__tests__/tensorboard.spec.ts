@@ -165,13 +165,15 @@ describe('TensorBoardsModel', () => {
 describe('TensorBoardView', () => {
   function view(
     start: () => Promise<ITensorBoard>,
-    stop = jest.fn(async (_id: string) => undefined)
+    stop = jest.fn(async (_id: string) => undefined),
+    isRunning = async (_id: string) => true
   ): TensorBoardView {
     return new TensorBoardView({
       target: { job: 'cnn' },
       trans,
       start,
       stop,
+      isRunning,
       url: b => `/base/${b.url}`,
       describeError: reason => `failed: ${(reason as Error).message}`,
       refreshInterval: 0
@@ -220,6 +222,49 @@ describe('TensorBoardView', () => {
     await widget.stopBoard();
     expect(stop).toHaveBeenCalledWith('abc');
     expect(widget.isDisposed).toBe(true);
+  });
+
+  it('notices a TensorBoard stopped meanwhile and starts it again', async () => {
+    let running = true;
+    const start = jest.fn(async () => board('abc'));
+    const widget = view(start, undefined, async () => running);
+    Widget.attach(widget, document.body);
+    await widget.started;
+    await widget.refresh();
+    expect(widget.isStopped).toBe(false);
+
+    running = false; // culled after idling
+    await widget.refresh();
+    expect(widget.isStopped).toBe(true);
+    const notice = widget.node.querySelector(
+      '.jp-PyTorchJobTensorBoard-stopped'
+    );
+    expect(notice?.textContent).toContain('has stopped');
+
+    running = true;
+    notice!.querySelector('button')!.click();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(start).toHaveBeenCalledTimes(2);
+    expect(widget.isStopped).toBe(false);
+    expect(
+      widget.node.querySelector('.jp-PyTorchJobTensorBoard-stopped')
+    ).toBeNull();
+    expect(widget.frame?.getAttribute('src')).toBe(
+      '/base/pytorchjob/tensorboard/abc/'
+    );
+    widget.dispose();
+  });
+
+  it('Reload starts a stopped TensorBoard again', async () => {
+    let running = true;
+    const start = jest.fn(async () => board('abc'));
+    const widget = view(start, undefined, async () => running);
+    await widget.started;
+    running = false;
+    await widget.reload();
+    expect(start).toHaveBeenCalledTimes(2);
+    expect(widget.isStopped).toBe(false);
+    widget.dispose();
   });
 
   it('keys the same job or directory alike', () => {

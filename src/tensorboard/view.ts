@@ -16,6 +16,7 @@ import {
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
+import { Widget } from '@lumino/widgets';
 
 import { lastPathSegment } from '../format';
 import { pytorchIcon } from '../icons';
@@ -42,6 +43,9 @@ export function targetKey(target: TensorBoardTarget): string {
  * reloading is turned on (unless the user turned it off in TensorBoard), and
  * while the tab is visible it presses TensorBoard's reload button every
  * `refreshInterval` seconds, since TensorBoard reloads every 30 s at most.
+ * A TensorBoard the server stopped meanwhile (idle culling, a stop from
+ * elsewhere) is noticed on the next tick; *Start again* or *Reload* restarts
+ * it under the same URL.
  */
 export class TensorBoardView extends MainAreaWidget<IFrame> {
   /**
@@ -67,6 +71,10 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     this._trans = options.trans;
     this.target = options.target;
     this._stop = options.stop;
+    this._startBoard = options.start;
+    this._isRunning = options.isRunning;
+    this._urlOf = options.url;
+    this._describeError = options.describeError;
     this.addClass('jp-PyTorchJobTensorBoard');
     this.title.icon = pytorchIcon;
     this.title.closable = true;
@@ -134,13 +142,63 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
    * Fetch new data: TensorBoard's own reload (its page keeps its state), or a
    * reload of the page when it has no reload button (e.g. still loading).
    */
-  reload(): void {
+  async reload(): Promise<void> {
     const frame = this.frame;
     if (!frame || !this._board) {
       return;
     }
+    if (this._stoppedBanner || !(await this._isRunning(this._board.id))) {
+      return this.startAgain();
+    }
     if (!reloadData(Private.frameDocument(frame))) {
       frame.src = this._url;
+    }
+  }
+
+  /**
+   * One tick of the timer: new data if the TensorBoard still runs, else the
+   * *stopped* notice (it was culled after idling, or stopped elsewhere).
+   */
+  async refresh(): Promise<void> {
+    if (!this._board || this._stoppedBanner) {
+      return;
+    }
+    if (!(await this._isRunning(this._board.id))) {
+      this._showStopped();
+      return;
+    }
+    reloadData(Private.frameDocument(this.frame));
+  }
+
+  /**
+   * Whether the tab shows that its TensorBoard has stopped.
+   */
+  get isStopped(): boolean {
+    return this._stoppedBanner !== null;
+  }
+
+  /**
+   * Start the TensorBoard again (same directory, same URL) and reload the page.
+   */
+  async startAgain(): Promise<void> {
+    let board: ITensorBoard;
+    try {
+      board = await this._startBoard(this.target);
+    } catch (reason) {
+      this._showStopped(this._describeError(reason));
+      return;
+    }
+    if (this.isDisposed) {
+      return;
+    }
+    this._board = board;
+    this._url = this._urlOf(board);
+    this.node.dataset.tensorboard = board.id;
+    this._stoppedBanner?.dispose();
+    this._stoppedBanner = null;
+    const frame = this.frame;
+    if (frame) {
+      frame.src = this._url; // a navigation even when the URL is the same
     }
   }
 
@@ -202,18 +260,34 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     }
     this._poll = new Poll({
       name: `jupyter-pytorchjob:tensorboard-${this._board.id}`,
-      factory: async () => this.reloadData(),
+      factory: () => this.refresh(),
       frequency: { interval: this._refreshInterval * 1000, backoff: false },
       standby: () =>
         !this.isVisible || (typeof document !== 'undefined' && document.hidden)
     });
   }
 
-  /**
-   * Press TensorBoard's reload button if its page shows it (a timer's tick).
-   */
-  private reloadData(): void {
-    reloadData(Private.frameDocument(this.frame));
+  private _showStopped(message?: string): void {
+    const trans = this._trans;
+    this._stoppedBanner?.dispose();
+    const banner = new Widget();
+    banner.addClass('jp-PyTorchJobTensorBoard-stopped');
+    const text = document.createElement('span');
+    text.setAttribute('role', 'status');
+    text.textContent =
+      message ??
+      trans.__(
+        'This TensorBoard has stopped (idle for too long, or stopped elsewhere).'
+      );
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'jp-mod-styled jp-mod-accept';
+    button.textContent = trans.__('Start again');
+    button.addEventListener('click', () => void this.startAgain());
+    banner.node.append(text, button);
+    this._stoppedBanner = banner;
+    this.toolbar.addItem('stopped', banner);
+    this.title.caption = text.textContent;
   }
 
   private _addButtons(): void {
@@ -224,7 +298,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
         icon: refreshIcon,
         label: trans.__('Reload'),
         tooltip: trans.__('Fetch new data now'),
-        onClick: () => this.reload()
+        onClick: () => void this.reload()
       })
     );
     this.toolbar.addItem(
@@ -252,6 +326,11 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
 
   private _trans: TranslationBundle;
   private _stop: (id: string) => Promise<void>;
+  private _startBoard: (target: TensorBoardTarget) => Promise<ITensorBoard>;
+  private _isRunning: (id: string) => Promise<boolean>;
+  private _urlOf: (board: ITensorBoard) => string;
+  private _describeError: (reason: unknown) => string;
+  private _stoppedBanner: Widget | null = null;
   private _ready: PromiseDelegate<void>;
   private _started = new PromiseDelegate<ITensorBoard>();
   private _board: ITensorBoard | null = null;
@@ -282,6 +361,11 @@ export namespace TensorBoardView {
      * Stop it (the toolbar's *Stop*).
      */
     stop: (id: string) => Promise<void>;
+
+    /**
+     * Whether it still runs (false only when the server says it is gone).
+     */
+    isRunning: (id: string) => Promise<boolean>;
 
     /**
      * The absolute URL of its page.
