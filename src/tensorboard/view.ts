@@ -16,7 +16,7 @@ import {
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
-import { Widget } from '@lumino/widgets';
+import { BoxLayout, Widget } from '@lumino/widgets';
 
 import { lastPathSegment } from '../format';
 import { pytorchIcon } from '../icons';
@@ -286,7 +286,11 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     button.addEventListener('click', () => void this.startAgain());
     banner.node.append(text, button);
     this._stoppedBanner = banner;
-    this.toolbar.addItem('stopped', banner);
+    // Between the toolbar and the page: in the toolbar, a narrow tab would
+    // fold it into the "More commands" menu.
+    const layout = this.layout as BoxLayout;
+    BoxLayout.setStretch(banner, 0);
+    layout.insertWidget(layout.widgets.indexOf(this.toolbar) + 1, banner);
     this.title.caption = text.textContent;
   }
 

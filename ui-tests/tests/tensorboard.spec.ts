@@ -210,6 +210,21 @@ test('Open TensorBoard… on a picked directory; the panel lists and stops it', 
   await expect(row).toContainText(dir);
   await page.screenshot({ path: testInfo.outputPath('list.png') });
 
+  // Stopped behind the tab's back (another page, `ptjob`, idle culling): the
+  // tab says so on its next tick, and starts it again under the same URL.
+  expect(
+    (await request.delete(`/pytorchjob/api/tensorboards/${id}`)).status()
+  ).toBe(204);
+  const notice = tab.locator('.jp-PyTorchJobTensorBoard-stopped');
+  await expect(notice).toContainText('has stopped', { timeout: 30000 });
+  await page.screenshot({ path: testInfo.outputPath('stopped.png') });
+  await notice.getByRole('button', { name: 'Start again' }).click();
+  await expect(notice).toHaveCount(0, { timeout: 30000 });
+  await expect(tab).toHaveAttribute('data-tensorboard', id!);
+  await expect(frame.getByText('TensorBoard').first()).toBeVisible({
+    timeout: 30000
+  });
+
   // And JupyterLab's Running panel, under "TensorBoards".
   await page.sidebar.openTab('jp-running-sessions');
   const running = page.locator(
