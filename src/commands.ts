@@ -583,11 +583,8 @@ export function addCommands(context: ICommandContext): ITrackers {
       title: trans.__('Open TensorBoard on a directory'),
       defaultPath: context.fileBrowser?.model.path
     });
-    if (!result.button.accept || !result.value) {
-      return null;
-    }
-    const [chosen] = result.value;
-    return chosen ? chosen.path : (context.fileBrowser?.model.path ?? '');
+    // With nothing selected, the dialog answers the directory it shows.
+    return result.button.accept ? (result.value?.[0]?.path ?? null) : null;
   };
 
   commands.addCommand(CommandIDs.openTensorBoard, {

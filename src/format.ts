@@ -206,11 +206,3 @@ export function formatError(error: unknown, trans: TranslationBundle): string {
   }
   return error.message;
 }
-
-/**
- * The last segment of a path (`runs/cnn/` → `cnn`), for short labels.
- */
-export function lastPathSegment(path: string): string {
-  const parts = path.split('/').filter(Boolean);
-  return parts.length ? parts[parts.length - 1] : path || '/';
-}

@@ -78,10 +78,7 @@ export class JobsModel extends PolledList<IJob> {
   /**
    * Compare the new list with the tracked jobs.
    */
-  protected loadedItems(
-    _previous: readonly IJob[],
-    jobs: readonly IJob[]
-  ): void {
+  protected loadedItems(jobs: readonly IJob[]): void {
     const names = new Set(jobs.map(job => job.name));
     for (const job of jobs) {
       if (this._tracked.has(job.name)) {

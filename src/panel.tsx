@@ -76,25 +76,26 @@ export class JobsPanel extends ReactWidget {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    this.model.visible = true;
-    if (this.tensorboards) {
-      this.tensorboards.visible = true;
-    }
+    this._setVisible(true);
   }
 
   protected onAfterHide(msg: Message): void {
     super.onAfterHide(msg);
-    this.model.visible = false;
-    if (this.tensorboards) {
-      this.tensorboards.visible = false;
-    }
+    this._setVisible(false);
   }
 
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    this.model.visible = this.isVisible;
+    this._setVisible(this.isVisible);
+  }
+
+  /**
+   * Tell the lists whether they are shown (they refresh when shown).
+   */
+  private _setVisible(value: boolean): void {
+    this.model.visible = value;
     if (this.tensorboards) {
-      this.tensorboards.visible = this.isVisible;
+      this.tensorboards.visible = value;
     }
   }
 

@@ -140,7 +140,7 @@ export abstract class PolledList<T> implements IDisposable {
   /**
    * Called with the new items after a successful load, before `changed`.
    */
-  protected loadedItems(_previous: readonly T[], _items: readonly T[]): void {
+  protected loadedItems(_items: readonly T[]): void {
     // Nothing by default.
   }
 
@@ -170,11 +170,10 @@ export abstract class PolledList<T> implements IDisposable {
     if (this.isDisposed) {
       return;
     }
-    const previous = this._items;
     this._error = null;
     this._loaded = true;
     this._items = items;
-    this.loadedItems(previous, items);
+    this.loadedItems(items);
     this._changed.emit();
   }
 

@@ -8,9 +8,9 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { launchIcon, stopIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { formatAge, formatError, lastPathSegment } from '../format';
+import { formatAge, formatError } from '../format';
 import { ITensorBoard } from '../tokens';
-import { TensorBoardsModel } from './model';
+import { boardLabel, TensorBoardsModel } from './model';
 
 /**
  * The list of running TensorBoards with *Open* and *Stop* on each.
@@ -42,9 +42,7 @@ export function TensorBoardList(props: {
       ) : (
         <ul className="jp-PyTorchJobPanel-list">
           {boards.map(board => {
-            const label = board.jobs?.length
-              ? board.jobs.join(', ')
-              : lastPathSegment(board.logdir);
+            const label = boardLabel(board);
             const started = board.started ? Date.parse(board.started) : NaN;
             return (
               <li

@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 
+import { PathExt } from '@jupyterlab/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { PolledList } from '../polled';
@@ -73,6 +74,23 @@ export class TensorBoardsModel extends PolledList<ITensorBoard> {
   private _list: () => Promise<ITensorBoard[]>;
   private _stop: (id: string) => Promise<void>;
   private _stopped = new Signal<this, string>(this);
+}
+
+/**
+ * A short name for a directory (`runs/cnn/` → `cnn`), for tab titles and lists.
+ */
+export function directoryLabel(path: string): string {
+  return PathExt.basename(path) || path;
+}
+
+/**
+ * How lists name a running TensorBoard: the jobs it was opened for, else its
+ * directory.
+ */
+export function boardLabel(board: ITensorBoard): string {
+  return board.jobs?.length
+    ? board.jobs.join(', ')
+    : directoryLabel(board.logdir);
 }
 
 /**

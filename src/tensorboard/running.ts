@@ -10,9 +10,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { IDisposable } from '@lumino/disposable';
 
 import { CommandIDs } from '../commands';
-import { lastPathSegment } from '../format';
 import { pytorchIcon } from '../icons';
-import { TensorBoardsModel } from './model';
+import { boardLabel, TensorBoardsModel } from './model';
 
 /**
  * Add a "TensorBoards" section to the Running panel: each running TensorBoard
@@ -31,10 +30,7 @@ export function addRunningTensorBoards(
         className: 'jp-PyTorchJobTensorBoards-running',
         context: board.id,
         icon: () => pytorchIcon,
-        label: () =>
-          board.jobs?.length
-            ? board.jobs.join(', ')
-            : lastPathSegment(board.logdir),
+        label: () => boardLabel(board),
         labelTitle: () => trans.__('TensorBoard on %1', board.logdir),
         open: () =>
           void commands.execute(CommandIDs.openTensorBoard, {

@@ -18,10 +18,11 @@ import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
 import { BoxLayout, Widget } from '@lumino/widgets';
 
-import { lastPathSegment } from '../format';
 import { pytorchIcon } from '../icons';
+import { PolledList } from '../polled';
 import { ITensorBoard } from '../tokens';
 import { enableAutoReload, reloadData } from './frame';
+import { directoryLabel } from './model';
 
 /**
  * What a TensorBoard tab shows: a job's log directory, or a directory.
@@ -62,12 +63,12 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
         'allow-modals'
       ]
     });
-    const ready = new PromiseDelegate<void>();
-    super({ content, reveal: ready.promise });
+    const started = new PromiseDelegate<ITensorBoard>();
+    super({ content, reveal: started.promise });
     // A failed start is shown in the tab (and its caption); nothing else waits.
     this.revealed.catch(() => undefined);
-    this._started.promise.catch(() => undefined);
-    this._ready = ready;
+    started.promise.catch(() => undefined);
+    this._started = started;
     this._trans = options.trans;
     this.target = options.target;
     this._stop = options.stop;
@@ -81,14 +82,11 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     this.title.label =
       'job' in this.target
         ? this._trans.__('TensorBoard: %1', this.target.job)
-        : this._trans.__(
-            'TensorBoard: %1',
-            lastPathSegment(this.target.logdir)
-          );
+        : this._trans.__('TensorBoard: %1', directoryLabel(this.target.logdir));
     this.title.caption = this._trans.__('Starting TensorBoard…');
     this._addButtons();
     this._refreshInterval = options.refreshInterval;
-    void this._start(options);
+    void this._start();
   }
 
   /**
@@ -191,9 +189,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     if (this.isDisposed) {
       return;
     }
-    this._board = board;
-    this._url = this._urlOf(board);
-    this.node.dataset.tensorboard = board.id;
+    this._adopt(board);
     this._stoppedBanner?.dispose();
     this._stoppedBanner = null;
     const frame = this.frame;
@@ -226,32 +222,35 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     void this._poll?.refresh();
   }
 
-  private async _start(options: TensorBoardView.IOptions): Promise<void> {
+  private async _start(): Promise<void> {
     let board: ITensorBoard;
     try {
-      board = await options.start(this.target);
+      board = await this._startBoard(this.target);
     } catch (reason) {
-      const message = options.describeError(reason);
+      const message = this._describeError(reason);
       this.title.caption = message;
       this._started.reject(new Error(message));
-      this._ready.reject(new Error(message));
       return;
     }
-    if (this.isDisposed) {
-      this._started.resolve(board);
-      return;
+    if (!this.isDisposed) {
+      this._adopt(board);
+      if (typeof window !== 'undefined' && window.localStorage) {
+        enableAutoReload(window.localStorage);
+      }
+      this.content.url = this._url;
+      this._startPolling();
     }
+    this._started.resolve(board);
+  }
+
+  /**
+   * Show this TensorBoard from now on (its page is loaded by the caller).
+   */
+  private _adopt(board: ITensorBoard): void {
     this._board = board;
-    this._url = options.url(board);
-    if (typeof window !== 'undefined' && window.localStorage) {
-      enableAutoReload(window.localStorage);
-    }
-    this.content.url = this._url;
+    this._url = this._urlOf(board);
     this.title.caption = this._trans.__('TensorBoard on %1', board.logdir);
     this.node.dataset.tensorboard = board.id;
-    this._started.resolve(board);
-    this._ready.resolve();
-    this._startPolling();
   }
 
   private _startPolling(): void {
@@ -262,8 +261,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
       name: `jupyter-pytorchjob:tensorboard-${this._board.id}`,
       factory: () => this.refresh(),
       frequency: { interval: this._refreshInterval * 1000, backoff: false },
-      standby: () =>
-        !this.isVisible || (typeof document !== 'undefined' && document.hidden)
+      standby: () => !this.isVisible || PolledList.documentHidden()
     });
   }
 
@@ -335,8 +333,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
   private _urlOf: (board: ITensorBoard) => string;
   private _describeError: (reason: unknown) => string;
   private _stoppedBanner: Widget | null = null;
-  private _ready: PromiseDelegate<void>;
-  private _started = new PromiseDelegate<ITensorBoard>();
+  private _started: PromiseDelegate<ITensorBoard>;
   private _board: ITensorBoard | null = null;
   private _url = '';
   private _refreshInterval = 0;
