@@ -83,6 +83,24 @@ class PyTorchJobApp(ExtensionApp):
         ),
     )
 
+    kubernetes_connect_timeout = Float(
+        5.0,
+        config=True,
+        help=(
+            "Seconds to connect to the Kubernetes API server, TLS handshake included. A "
+            "server that accepts connections but never answers fails after this long with "
+            "a message saying so, instead of holding the panel for a minute."
+        ),
+    )
+    kubernetes_request_timeout = Float(
+        30.0,
+        config=True,
+        help=(
+            "Seconds to wait for the Kubernetes API server's answer to one request. Followed "
+            "logs are exempt: a quiet training job may print nothing for a long time."
+        ),
+    )
+
     notebook_pod = Unicode(
         "",
         config=True,
@@ -223,6 +241,8 @@ class PyTorchJobApp(ExtensionApp):
                 "allowed_namespaces": list(self.allowed_namespaces),
                 "dry_run": self.dry_run,
                 "self_pod": self.notebook_pod or None,
+                "connect_timeout": self.kubernetes_connect_timeout,
+                "request_timeout": self.kubernetes_request_timeout,
             }
         if self.backend == "local":
             root_dir = self.serverapp.root_dir if self.serverapp else None

@@ -86,6 +86,8 @@ async def _run(invocation: Invocation) -> int:
         finally:
             await backend.close()
         print(job.name)
+        for warning in job.warnings:
+            print(f"ptjob: warning: {warning}", file=sys.stderr)
         print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
         return 0
     backend = backend_for(invocation)
@@ -112,12 +114,9 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             tail=options.tail,
             previous=options.previous,
         ):
-            text = chunk.text
-            if prefix:
-                tag = f"{chunk.replica} | "
-                text = "".join(tag + line for line in text.splitlines(keepends=True))
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            out = sys.stderr if chunk.notice else sys.stdout
+            out.write(chunk.display(prefix=prefix))
+            out.flush()
         return 0
     if invocation.command == "wait":
         job = await backend.wait(options.job, timeout=options.timeout)
@@ -303,6 +302,8 @@ def format_status(job: JobInfo) -> str:
         f"Nodes:    {job.nodes} (1 master + {job.nodes - 1} workers)",
         f"Duration: {human_duration(job.duration)}",
     ]
+    if job.message:
+        lines.append(f"Note:     {job.message}")
     if job.logdir:
         lines.append(f"Logdir:   {job.logdir}")
     if job.conditions:

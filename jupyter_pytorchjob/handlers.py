@@ -22,6 +22,7 @@ from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError
+from .backends.base import dropped_warning
 from .job.errors import JobSpecInvalid
 from .job.manifest import build_manifest, manifest_from_yaml, manifest_to_yaml, parse_manifest
 from .job.spec import JobSpec
@@ -104,24 +105,37 @@ class RenderHandler(PyTorchJobHandler):
     """``POST render``: a job body -> its manifest, or edited YAML -> the job body.
 
     Creates nothing. With ``{"yaml": TEXT}`` the YAML (the preview editor's text)
-    is read back into a job body, keeping unknown fields in ``extras``.
+    is read back into a job body, keeping unknown fields in ``extras``; ``warnings``
+    then names the fields the cluster would drop (not in its CRD schema), found by a
+    server-side dry run on the kubernetes backend.
     """
 
     @web.authenticated
     @authorized
     @api_errors
     async def post(self) -> None:
-        """Answer ``{job, manifest, yaml}`` or 400 ``{field, message, errors}``."""
+        """Answer ``{job, manifest, yaml, warnings}`` or 400 ``{field, message, errors}``."""
         body = self.json_body()
-        if set(body) == {"yaml"} and isinstance(body["yaml"], str):
+        edited = set(body) == {"yaml"} and isinstance(body["yaml"], str)
+        if edited:
             spec = parse_manifest(
                 manifest_from_yaml(body["yaml"]), gpu_resource=self.defaults["gpuResource"]
             )
         else:
             spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
         manifest = build_manifest(spec)
+        warnings = []
+        if edited:
+            dropped = await self.backend.dropped_fields(manifest)
+            if dropped:
+                warnings.append(dropped_warning(dropped))
         self.write_json(
-            {"job": spec.to_wire(), "manifest": manifest, "yaml": manifest_to_yaml(manifest)}
+            {
+                "job": spec.to_wire(),
+                "manifest": manifest,
+                "yaml": manifest_to_yaml(manifest),
+                "warnings": warnings,
+            }
         )
 
 

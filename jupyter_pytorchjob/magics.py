@@ -359,6 +359,8 @@ class JobStatus:
             + (f" &middot; logdir <code>{html.escape(job.logdir)}</code>" if job.logdir else "")
             + "</p>"
         ]
+        if job.message:
+            parts.append(f"<p><i>{html.escape(job.message)}</i></p>")
         rows = [["REPLICA", "PHASE", "RESTARTS", "EXIT", "REASON"]]
         for r in job.replicas:
             reason = " ".join(x for x in (r.reason, r.message) if x)
@@ -442,7 +444,7 @@ class JobHandle:
             lambda: backend.logs(self.name, replica=replica, tail=tail, previous=previous)
         )
         with contextlib.closing(chunks):
-            return "".join(_prefixed(chunk, replica is None) for chunk in chunks)
+            return "".join(chunk.display(prefix=replica is None) for chunk in chunks)
 
     def wait(self, timeout: float | None = None) -> str:
         """Wait until the job is Succeeded or Failed and return that state.
@@ -473,13 +475,6 @@ class JobHandle:
             f"<code>%ptjob logs {name} -f</code>, <code>%ptjob wait {name}</code>, or in "
             "the <i>PyTorch Jobs</i> panel.</p>"
         )
-
-
-def _prefixed(chunk: LogChunk, prefix: bool) -> str:
-    if not prefix:
-        return chunk.text
-    tag = f"{chunk.replica} | "
-    return "".join(tag + line for line in chunk.text.splitlines(keepends=True))
 
 
 # -- the magic -----------------------------------------------------------------------
@@ -569,6 +564,8 @@ class PtjobMagics(Magics):
             f"Follow it with %ptjob logs {job.name} -f, %ptjob wait {job.name}, "
             "or in the PyTorch Jobs panel."
         )
+        for warning in job.warnings:
+            print(f"Warning: {warning}", file=sys.stderr)
         return JobHandle(job.name, backend=backend_name, namespace=namespace, runner=self.runner)
 
     def _do_list(self, invocation: Invocation) -> JobTable:
@@ -601,8 +598,9 @@ class PtjobMagics(Magics):
         try:
             with contextlib.closing(chunks):
                 for chunk in chunks:
-                    sys.stdout.write(_prefixed(chunk, prefix))
-                    sys.stdout.flush()
+                    out = sys.stderr if chunk.notice else sys.stdout
+                    out.write(chunk.display(prefix=prefix))
+                    out.flush()
         except KeyboardInterrupt:
             sys.stdout.flush()
             print(f"(stopped following {options.job}; the job goes on)")

@@ -296,6 +296,9 @@ export function addCommands(context: ICommandContext): ITrackers {
         trans,
         onSubmitted: (job: IJob) => {
           model.track(job.name);
+          for (const warning of job.warnings ?? []) {
+            Notification.warning(warning, { autoClose: false });
+          }
           widget.dispose();
           void commands.execute(CommandIDs.openJob, { name: job.name });
         }

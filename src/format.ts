@@ -13,6 +13,7 @@ import { IJob, JobState } from './tokens';
  * Every job state, in the order of a job's life.
  */
 export const JOB_STATES: readonly JobState[] = [
+  'Submitted',
   'Created',
   'Running',
   'Restarting',
@@ -118,6 +119,8 @@ export function jobDuration(job: IJob, now: number): number | null {
  */
 export function stateLabel(state: string, trans: TranslationBundle): string {
   switch (state) {
+    case 'Submitted':
+      return trans.__('Submitted');
     case 'Created':
       return trans.__('Created');
     case 'Running':

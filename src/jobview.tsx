@@ -169,6 +169,11 @@ export class JobView extends ReactWidget {
           !this._error && <p>{trans.__('Loading…')}</p>
         ) : (
           <>
+            {job.message && (
+              <p className="jp-PyTorchJobView-message" role="status">
+                {job.message}
+              </p>
+            )}
             <dl className="jp-PyTorchJobView-facts">
               <dt>{trans.__('Created')}</dt>
               <dd>

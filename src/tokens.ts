@@ -322,13 +322,25 @@ export interface IRenderResult {
    * The manifest as YAML.
    */
   yaml: string;
+
+  /**
+   * For edited YAML: fields the cluster would drop silently (not in its CRD
+   * schema), found by a server-side dry run; empty on the local backend.
+   */
+  warnings?: string[];
 }
 
 /**
  * The states of a job.
  */
 export type JobState =
-  'Created' | 'Running' | 'Restarting' | 'Succeeded' | 'Failed' | 'Suspended';
+  | 'Submitted'
+  | 'Created'
+  | 'Running'
+  | 'Restarting'
+  | 'Succeeded'
+  | 'Failed'
+  | 'Suspended';
 
 /**
  * One entry of the job's `status.conditions`.
@@ -473,6 +485,18 @@ export interface IJob {
    * The job body that clones this job (`GET jobs/{name}` only).
    */
   spec?: IJobBody;
+
+  /**
+   * Why the job is in its state when no condition says so (e.g. no operator
+   * has picked it up yet).
+   */
+  message?: string | null;
+
+  /**
+   * What the user should know about a submission (`POST jobs`): fields the
+   * cluster dropped because its CRD schema does not declare them.
+   */
+  warnings?: string[];
 }
 
 /**
@@ -543,7 +567,28 @@ export interface IVolume {
 /**
  * A message of the logs websocket.
  */
-export type LogMessage = ILogChunk | ILogEnd | ILogError;
+export type LogMessage = ILogChunk | ILogNotice | ILogEnd | ILogError;
+
+/**
+ * A message about one replica's log rather than log output (e.g. the pod's
+ * node is gone, so its log can no longer be read).
+ */
+export interface ILogNotice {
+  /**
+   * The replica, e.g. `worker-1`.
+   */
+  replica: string;
+
+  /**
+   * What happened, for a person.
+   */
+  text: string;
+
+  /**
+   * Always true for a notice.
+   */
+  notice: true;
+}
 
 /**
  * Some complete lines of one replica's log.

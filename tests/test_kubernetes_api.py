@@ -164,3 +164,22 @@ async def test_tensorboard_on_a_job_through_the_notebooks_pvc(
         await asyncio.sleep(0.2)
     assert "loss" in tags["."]
     await call(jp_fetch, "tensorboards", tb["id"], method="DELETE")
+
+
+async def test_applied_yaml_names_the_fields_the_cluster_would_drop(
+    fake_kube: Any, jp_fetch: Any
+) -> None:
+    from .test_fake_apiserver_rules import require_crd_schema
+
+    require_crd_schema(fake_kube)
+    rendered = json.loads((await call(jp_fetch, "render", method="POST", body=JOB)).body)
+    assert rendered["warnings"] == []
+    typo = rendered["yaml"].replace("  runPolicy:\n", "  runPolicy:\n    backofLimit: 9\n", 1)
+    assert typo != rendered["yaml"]
+    checked = json.loads((await call(jp_fetch, "render", method="POST", body={"yaml": typo})).body)
+    (warning,) = checked["warnings"]
+    assert "spec.runPolicy.backofLimit" in warning and "dropped 1 field(s)" in warning
+    assert checked["job"]["extras"] == {"spec": {"runPolicy": {"backofLimit": 9}}}
+    assert fake_kube.list("pytorchjobs", NS) == []  # a dry run: nothing created
+    submitted = json.loads((await call(jp_fetch, "jobs", method="POST", body=checked["job"])).body)
+    assert "spec.runPolicy.backofLimit" in submitted["warnings"][0]

@@ -20,8 +20,11 @@ from ..job.spec import JobSpec
 
 
 class JobState(str, enum.Enum):
-    """A job's state, derived as in notes/operator.md section 8."""
+    """A job's state: the operator's conditions (Failed and Succeeded win, then
+    Suspended, then the newest of Restarting, Running, Created). ``Submitted``: stored,
+    but no operator has reconciled it yet (the operator sets Created on its first pass)."""
 
+    SUBMITTED = "Submitted"
     CREATED = "Created"
     RUNNING = "Running"
     RESTARTING = "Restarting"
@@ -108,6 +111,11 @@ class JobInfo:
     logdir: str | None = None
     namespace: str | None = None
     manifest: Mapping[str, Any] | None = None
+    # Why the job is in its state when no condition says so (e.g. no operator has
+    # picked it up yet).
+    message: str | None = None
+    # What the user should know about the submission (fields the server dropped).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def duration(self) -> float | None:
@@ -161,6 +169,27 @@ class LogChunk:
     text: str
     offset: int
     previous: bool = False
+    # True: ``text`` is a message about this replica's log (e.g. it can no longer be
+    # read), not log output; shown apart and never stored with the lines.
+    notice: bool = False
+
+    def display(self, *, prefix: bool) -> str:
+        """The text as the CLI and the magic print it: each line tagged ``master-0 | ``
+        when several replicas are merged; a notice as one tagged ``ptjob:`` line."""
+        if self.notice:
+            return f"ptjob: {self.replica}: {self.text}\n"
+        if not prefix:
+            return self.text
+        tag = f"{self.replica} | "
+        return "".join(tag + line for line in self.text.splitlines(keepends=True))
+
+
+def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
+    return (
+        f"the API server dropped {len(paths)} field(s) its {kind} schema does not declare, so "
+        f"they have no effect: {', '.join(paths)}. Check their spelling and where they are "
+        "placed in the manifest"
+    )
 
 
 class Backend(ABC):
@@ -233,6 +262,12 @@ class Backend(ABC):
         raise BackendError(
             f"the {self.name} backend has no namespaces; leave the namespace out", status=400
         )
+
+    async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
+        """Paths of the fields of ``manifest`` that the place jobs run would drop
+        silently (a cluster prunes what its CRD schema does not declare). The local
+        backend has no schema and keeps every field: nothing."""
+        return []
 
     async def form_defaults(self) -> dict[str, Any]:
         """Defaults for a new job that depend on where the server runs (in a cluster:

@@ -144,6 +144,28 @@ describe('JobFormModel', () => {
     model.dispose();
   });
 
+  it('shows the fields the cluster would drop from applied YAML', async () => {
+    const client = fakeClient();
+    const result = rendered(
+      { name: 'typo', command: ['python', 'x.py'] },
+      'canonical'
+    );
+    client.renderYaml.mockResolvedValue({
+      ...result,
+      warnings: [
+        'the API server dropped 1 field(s): spec.runPolicy.backofLimit'
+      ]
+    });
+    const model = new JobFormModel({ client, defaults });
+    expect(model.yamlWarnings).toEqual([]);
+    model.setYamlDraft('edited');
+    expect(await model.applyYaml()).toBe(true);
+    expect(model.yamlWarnings).toEqual([
+      'the API server dropped 1 field(s): spec.runPolicy.backofLimit'
+    ]);
+    model.dispose();
+  });
+
   it('reports invalid YAML without touching the form', async () => {
     const client = fakeClient();
     client.renderYaml.mockRejectedValue(

@@ -166,6 +166,31 @@ describe('LogStream', () => {
     expect(FakeSocket.instances).toHaveLength(1);
   });
 
+  it('keeps notices apart from the log lines', () => {
+    const { stream, buffer } = makeStream();
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    socket.send({
+      replica: 'master-0',
+      text: 'a\n',
+      offset: 1,
+      previous: false
+    });
+    socket.send({
+      replica: 'worker-0',
+      text: 'the log of pod x-worker-0 cannot be read',
+      offset: 0,
+      previous: false,
+      notice: true
+    });
+    expect(buffer.length).toBe(1);
+    expect([...stream.notices]).toEqual([
+      ['worker-0', 'the log of pod x-worker-0 cannot be read']
+    ]);
+    expect(stream.error).toBe('');
+    stream.dispose();
+  });
+
   it('ignores frames that are not JSON', () => {
     const { stream, buffer } = makeStream();
     stream.start();

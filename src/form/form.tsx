@@ -587,6 +587,15 @@ export class JobForm extends ReactWidget {
                 {model.yamlError}
               </pre>
             )}
+            {model.yamlWarnings.map(warning => (
+              <p
+                key={warning}
+                className="jp-PyTorchJobForm-warning"
+                role="status"
+              >
+                {warning}
+              </p>
+            ))}
             <div className="jp-PyTorchJobForm-buttons">
               <button
                 type="button"

@@ -129,6 +129,14 @@ export class JobFormModel implements IDisposable {
   }
 
   /**
+   * What the server said about the last applied YAML: fields the cluster would
+   * drop because its CRD schema does not declare them.
+   */
+  get yamlWarnings(): readonly string[] {
+    return this._yamlWarnings;
+  }
+
+  /**
    * Whether a validation is under way.
    */
   get validating(): boolean {
@@ -268,6 +276,7 @@ export class JobFormModel implements IDisposable {
       this._attempted = true;
       this._yamlDraft = null;
       this._setRendered(result);
+      this._yamlWarnings = result.warnings ?? [];
       this._changed.emit();
       return true;
     } catch (error) {
@@ -373,6 +382,7 @@ export class JobFormModel implements IDisposable {
   private _yaml = '';
   private _yamlDraft: string | null = null;
   private _yamlError = '';
+  private _yamlWarnings: readonly string[] = [];
   private _validating = false;
   private _submitting = false;
   private _volumes: IVolume[] = [];

@@ -47,6 +47,14 @@ export class LogStream implements IDisposable {
   }
 
   /**
+   * Notices about replicas' logs (`worker-1: the log cannot be read …`),
+   * newest last, one per replica.
+   */
+  get notices(): ReadonlyMap<string, string> {
+    return this._notices;
+  }
+
+  /**
    * How many times the stream connected.
    */
   get connections(): number {
@@ -101,6 +109,9 @@ export class LogStream implements IDisposable {
       this._ended = true;
       this._error = message.error;
       this._setStatus('error');
+    } else if ('notice' in message && message.notice) {
+      this._notices.set(message.replica, message.text);
+      this._received.emit();
     } else if ('replica' in message) {
       this._delay = this._initialDelay;
       const added = this.buffer.append(message as ILogChunk);
@@ -191,6 +202,7 @@ export class LogStream implements IDisposable {
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _statusChanged = new Signal<this, LogStream.Status>(this);
   private _received = new Signal<this, void>(this);
+  private _notices = new Map<string, string>();
 }
 
 /**

@@ -92,6 +92,13 @@ export class LogViewer extends Widget {
   }
 
   /**
+   * Notices about replicas' logs (e.g. a pod whose node is gone).
+   */
+  get notices(): ReadonlyMap<string, string> {
+    return this._stream?.notices ?? new Map();
+  }
+
+  /**
    * Whether the previous containers' logs are shown.
    */
   get previous(): boolean {
@@ -467,6 +474,15 @@ namespace Private {
             tab(name, name, viewer.buffer.replicas.indexOf(name))
           )}
         </div>
+        {viewer.notices.size > 0 && (
+          <ul className="jp-PyTorchJobLogs-notices" role="alert">
+            {[...viewer.notices].map(([replica, text]) => (
+              <li key={replica}>
+                <b>{replica}</b>: {text}
+              </li>
+            ))}
+          </ul>
+        )}
       </div>
     );
   }

@@ -25,13 +25,29 @@ from typing import Any, NamedTuple
 import yaml
 from aiohttp import web
 
-from jupyter_pytorchjob.job import k8s_rules
-
 from .logs import LogInstance, parse_rfc3339, rfc3339
+from .schema import StructuralSchema, load
 from .selectors import SelectorError, matcher
 
 DEFAULT_USER = "system:serviceaccount:team-a:default-editor"
+ANONYMOUS = "system:anonymous"
 NOT_FOUND_TEXT = "the server could not find the requested resource"
+# What the API server answers for a path no API group serves (plain text, not a Status).
+PAGE_NOT_FOUND = "404 page not found\n"
+# apimachinery's content negotiation: the media types the API serializes to.
+ACCEPTED_MEDIA = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+# apimachinery validation/objectmeta.go: TotalAnnotationSizeLimitB.
+ANNOTATIONS_LIMIT = 256 * 1024
+# k8s.io/apimachinery/pkg/util/validation: DNS-1123 subdomain, at most 253 characters.
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DEFAULT_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "team-a",
+    "team-b",
+)
 LOG_CHUNK = 1 << 20
 
 
@@ -67,6 +83,7 @@ _REASONS = {
     403: "Forbidden",
     404: "NotFound",
     405: "MethodNotAllowed",
+    406: "NotAcceptable",
     409: "Conflict",
     410: "Expired",
     415: "UnsupportedMediaType",
@@ -113,6 +130,22 @@ class KubeError(Exception):
 
     def response(self) -> web.Response:
         return web.json_response(self.body(), status=self.code, headers=self.headers)
+
+
+class PageNotFound(Exception):
+    """No API group serves the path: the server's mux answers ``404 page not found`` as
+    plain text (also for a CRD's paths once the CRD is gone)."""
+
+
+def default_schemas() -> dict[str, StructuralSchema | None]:
+    """The PyTorchJob CRD's schema from ``../shared/crds`` (None in a bare clone)."""
+    try:
+        from tests.crd import CRDS_DIR
+    except ImportError:
+        return {"pytorchjobs": None}
+    path = Path(CRDS_DIR) / "kubeflow.org_pytorchjobs.yaml"
+    crd = yaml.safe_load(path.read_text()) if path.exists() else None
+    return {"pytorchjobs": load(crd, "v1")}
 
 
 def _details(res: Resource, name: str | None = None, kind: str | None = None) -> dict[str, Any]:
@@ -272,6 +305,8 @@ class FakeKube:
         history: int = 1000,
         validator: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None,
         user: str = DEFAULT_USER,
+        namespaces: Iterable[str] = DEFAULT_NAMESPACES,
+        schemas: Mapping[str, StructuralSchema | None] | None = None,
     ) -> None:
         from .operator import Operator, default_validator
 
@@ -290,6 +325,13 @@ class FakeKube:
         self.bookmark_interval = 60.0
         self.user = user
         self.validator = validator or default_validator
+        # NamespaceLifecycle admission: creating in a namespace that does not exist is a 404.
+        self.namespaces = set(namespaces)
+        # Nodes pods can be on; a pod whose node is gone has no readable log (404).
+        self.nodes: set[str] = set()
+        # Structural schemas of the custom resources (pruning + validation), when the
+        # real CRDs are beside the checkout.
+        self.schemas = dict(schemas) if schemas is not None else default_schemas()
         self.operator = Operator(self, enabled=operator)
         self.host = "127.0.0.1"
         self.port = 0
@@ -438,15 +480,39 @@ class FakeKube:
             if self.latency:
                 await asyncio.sleep(self.latency)
             self._check_injections(request.path)
-            if self.token is not None and request.headers.get("Authorization") != (
-                f"Bearer {self.token}"
-            ):
-                raise KubeError(401, "Unauthorized")
-            return await self._route(request, query)
+            return await self._route(request, query, self._authenticate(request))
         except KubeError as err:
             return err.response()
+        except PageNotFound:
+            return web.Response(status=404, text=PAGE_NOT_FOUND, content_type="text/plain")
         except SelectorError as err:
             return KubeError(400, str(err)).response()
+
+    def _authenticate(self, request: web.Request) -> str:
+        """The user a request acts as. No credentials at all: ``system:anonymous`` (the
+        API server's default; RBAC then refuses it with 403). Credentials that are not
+        accepted: 401."""
+        header = request.headers.get("Authorization")
+        if header is None:
+            return ANONYMOUS
+        if self.token is not None and header != f"Bearer {self.token}":
+            raise KubeError(401, "Unauthorized")
+        return self.user
+
+    @staticmethod
+    def _negotiate(request: web.Request, *, watch: bool = False) -> None:
+        """apimachinery's output negotiation: 406 unless ``Accept`` names a media type the
+        API serializes to (pod logs included: ``text/plain`` is refused)."""
+        header = request.headers.get("Accept", "")
+        if not header.strip():
+            return
+        for media in header.split(","):
+            kind = media.split(";")[0].strip().lower()
+            if kind in ("*/*", "application/*", *ACCEPTED_MEDIA):
+                return
+        raise KubeError(
+            406, "only the following media types are accepted: " + ", ".join(ACCEPTED_MEDIA)
+        )
 
     def _check_injections(self, path: str) -> None:
         for injection in self.injections:
@@ -462,10 +528,15 @@ class FakeKube:
                     err.headers["Retry-After"] = str(injection.retry_after)
                 raise err
 
-    async def _route(self, request: web.Request, query: dict[str, str]) -> web.StreamResponse:
+    async def _route(
+        self, request: web.Request, query: dict[str, str], user: str
+    ) -> web.StreamResponse:
         path = request.path
-        if path.rstrip("/") == "/version":
+        if path.rstrip("/") == "/version":  # system:public-info-viewer: anyone may read it
             return web.json_response(VERSION)
+        resource_path = any(p.match(path) for p in _PATHS)
+        if user == ANONYMOUS and not resource_path:
+            raise KubeError(403, f'forbidden: User "{ANONYMOUS}" cannot get path "{path}"')
         discovery = self._discovery(path.rstrip("/"))
         if discovery is not None:
             return web.json_response(discovery)
@@ -474,12 +545,12 @@ class FakeKube:
             if match:
                 break
         else:
-            raise KubeError(404, NOT_FOUND_TEXT, details={})
+            raise PageNotFound
         parts = match.groupdict()
         resource, ns, name, sub = parts["res"], parts.get("ns"), parts.get("name"), parts.get("sub")
         res = RESOURCES[resource]
         if res.group == "kubeflow.org" and not self.crd_installed:
-            raise KubeError(404, NOT_FOUND_TEXT, details={})
+            raise PageNotFound  # no API group serves the path: not even a Status
         method = request.method
         watch = parse_bool(query.get("watch"))
         if name is None:
@@ -488,7 +559,8 @@ class FakeKube:
             verb = "get" if method == "GET" else _VERBS.get(method)
         if verb is None or (name is None and ns is None and verb == "create"):
             raise KubeError(405, "the server does not allow this method on the requested resource")
-        self._authorize(verb, res, f"{resource}/{sub}" if sub else resource, ns, name)
+        self._authorize(verb, res, f"{resource}/{sub}" if sub else resource, ns, name, user)
+        self._negotiate(request)
         if sub == "log":
             return await self._pod_log(request, ns or "", name or "", query)
         if name is None:
@@ -510,23 +582,30 @@ class FakeKube:
         return await self._update(request, res, obj, sub, query)
 
     def _authorize(
-        self, verb: str, res: Resource, resource: str, ns: str | None, name: str | None
+        self,
+        verb: str,
+        res: Resource,
+        resource: str,
+        ns: str | None,
+        name: str | None,
+        user: str,
     ) -> None:
-        for d_verb, d_group, d_resource, d_ns in self.denials:
-            if (
-                d_verb in (verb, "*")
-                and d_group == res.group
-                and d_resource in (resource, "*")
-                and d_ns in (None, ns)
-            ):
-                subject = f'{res.qualified} "{name}"' if name else res.qualified
-                scope = f'in the namespace "{ns}"' if ns else "at the cluster scope"
-                raise KubeError(
-                    403,
-                    f'{subject} is forbidden: User "{self.user}" cannot {verb} resource '
-                    f'"{resource}" in API group "{res.group}" {scope}',
-                    details=_details(res, name),
-                )
+        denied = user == ANONYMOUS or any(
+            d_verb in (verb, "*")
+            and d_group == res.group
+            and d_resource in (resource, "*")
+            and d_ns in (None, ns)
+            for d_verb, d_group, d_resource, d_ns in self.denials
+        )
+        if denied:
+            subject = f'{res.qualified} "{name}"' if name else res.qualified
+            scope = f'in the namespace "{ns}"' if ns else "at the cluster scope"
+            raise KubeError(
+                403,
+                f'{subject} is forbidden: User "{user}" cannot {verb} resource '
+                f'"{resource}" in API group "{res.group}" {scope}',
+                details=_details(res, name),
+            )
 
     def _list(
         self, resource: str, ns: str | None, match: Callable[..., bool], query: dict[str, str]
@@ -571,10 +650,21 @@ class FakeKube:
                 f"API version ({res.api_version})",
             )
         if body.get("kind") not in (None, res.kind):
-            raise KubeError(
-                400,
-                f"the kind in the data ({body['kind']}) does not match the expected kind "
-                f"({res.kind})",
+            # apiextensions-apiserver customresource/validator.go ValidateTypeMeta (422);
+            # built-in types fail earlier, in decoding (400).
+            if not res.group:
+                raise KubeError(
+                    400,
+                    f"the kind in the data ({body['kind']}) does not match the expected kind "
+                    f"({res.kind})",
+                )
+            name = (
+                (body.get("metadata") or {}) if isinstance(body.get("metadata"), dict) else {}
+            ).get("name") or ""
+            raise invalid(
+                res,
+                name,
+                [("kind", f"Invalid value: {json.dumps(body['kind'])}: must be {res.kind}")],
             )
         meta = body.get("metadata")
         if meta is not None and not isinstance(meta, dict):
@@ -587,20 +677,40 @@ class FakeKube:
             )
         return body
 
+    def _prune(self, res: Resource, obj: dict[str, Any]) -> None:
+        """Drop what the CRD's structural schema does not declare - silently, as the API
+        server does (no error, no warning on this server version)."""
+        schema = self.schemas.get(res.plural)
+        if schema is not None:
+            schema.prune(obj)
+
     def _validate(self, res: Resource, obj: dict[str, Any]) -> None:
-        name = obj["metadata"].get("name") or ""
+        meta = obj["metadata"]
+        name = meta.get("name") or ""
         if not name:
             raise invalid(
                 res, "", [("metadata.name", "Required value: name or generateName is required")]
             )
-        if res.plural != "events" and k8s_rules.check_dns1123_subdomain(name):
-            raise invalid(
-                res, name, [("metadata.name", f'Invalid value: "{name}": {_SUBDOMAIN_TEXT}')]
-            )
-        if res.plural == "pytorchjobs":
-            errors = self.validator(obj)
-            if errors:
-                raise invalid(res, name, errors)
+        errors: list[tuple[str, str]] = []
+        if res.plural != "events" and (len(name) > 253 or not DNS1123_SUBDOMAIN.fullmatch(name)):
+            errors.append(("metadata.name", f'Invalid value: "{name}": {_SUBDOMAIN_TEXT}'))
+        annotations = meta.get("annotations") or {}
+        if isinstance(annotations, dict):
+            size = sum(len(str(k)) + len(str(v)) for k, v in annotations.items())
+            if size > ANNOTATIONS_LIMIT:
+                errors.append(
+                    (
+                        "metadata.annotations",
+                        f"Too long: must have at most {ANNOTATIONS_LIMIT} bytes",
+                    )
+                )
+        schema = self.schemas.get(res.plural)
+        if schema is not None:
+            errors += schema.errors(obj)
+        if res.plural == "pytorchjobs" and not errors:
+            errors += self.validator(obj)  # the operator's validating webhook runs last
+        if errors:
+            raise invalid(res, name, errors)
 
     async def _create(
         self, request: web.Request, res: Resource, ns: str, query: dict[str, str]
@@ -608,10 +718,24 @@ class FakeKube:
         obj = self._check_body(res, await self._body(request), ns)
         dry_run = query.get("dryRun")
         if dry_run not in (None, "All"):
-            raise KubeError(400, f'Invalid dry run value: "{dry_run}"')
+            # apimachinery ValidateDryRun, reported against CreateOptions.
+            raise KubeError(
+                422,
+                f'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                f'[]string{{"{dry_run}"}}: supported values: "All"',
+                details={"group": "meta.k8s.io", "kind": "CreateOptions", "causes": [
+                    {"reason": "FieldValueNotSupported", "field": "dryRun",
+                     "message": f'Unsupported value: []string{{"{dry_run}"}}: supported '
+                                'values: "All"'}]},
+            )  # fmt: skip
+        if ns not in self.namespaces:
+            raise KubeError(
+                404, f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"}
+            )
         self._new_meta(res, obj, ns)
-        if res.plural == "pytorchjobs":
+        if res.group:
             obj.pop("status", None)  # the status subresource ignores it on create
+        self._prune(res, obj)
         self._validate(res, obj)
         name = obj["metadata"]["name"]
         if self.get(res.plural, ns, name) is not None:
@@ -714,6 +838,7 @@ class FakeKube:
             meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
         if query.get("dryRun") == "All" or new == old:
             return web.json_response(new)
+        self._prune(res, new)
         self._validate(res, new)
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._delete(res.plural, new)
@@ -768,19 +893,25 @@ class FakeKube:
         timeout = _int(query, "timeoutSeconds")
         bookmarks = parse_bool(query.get("allowWatchBookmarks"))
         if rv_text not in ("", "0") and not rv_text.isdigit():
+            # The watch cache's ParseResourceVersion returns a storage error that is not a
+            # metav1.Status: the server answers it as a 500 with reason Unknown.
             raise KubeError(
-                400,
-                f'invalid resource version: strconv.ParseUint: parsing "{rv_text}": invalid syntax',
+                500,
+                f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: parsing '
+                f'"{rv_text}": invalid syntax',
+                "Unknown",
             )
+        # The oldest resourceVersion the watch cache can start from.
+        oldest = max(self._floor, self.history[0][0] - 1 if self.history else self.resource_version)
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
         pending: list[tuple[str, dict[str, Any]]] = []
         if rv_text in ("", "0"):
             pending = [("ADDED", o) for o in self.list(resource, ns) if match(o)]
-        elif int(rv_text) < self._floor:
+        elif int(rv_text) < oldest:
             expired = KubeError(
-                410, f"too old resource version: {rv_text} ({self._floor})", "Expired"
+                410, f"too old resource version: {rv_text} ({oldest})", "Expired"
             ).body()
             await resp.write(json.dumps({"type": "ERROR", "object": expired}).encode() + b"\n")
             return resp
@@ -880,7 +1011,11 @@ class FakeKube:
         elif container not in regular + init:
             raise KubeError(400, f"container {container} is not valid for pod {name}")
         if not spec.get("nodeName"):
-            raise KubeError(400, f"pod {name} does not have a host assigned")
+            # No node, no kubelet to ask: LogLocation returns no location and the
+            # handler answers 204 with an empty body (also when following).
+            return web.Response(status=204)
+        if spec["nodeName"] not in self.nodes:
+            raise not_found(RESOURCES["pods"], name)  # as measured on a real server
         follow = parse_bool(query.get("follow"))
         previous = parse_bool(query.get("previous"))
         timestamps = parse_bool(query.get("timestamps"))
@@ -1031,7 +1166,7 @@ class FakeKube:
                 )
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
         if path in ("/apis/kubeflow.org", "/apis/kubeflow.org/v1") and not self.crd_installed:
-            raise KubeError(404, NOT_FOUND_TEXT, details={})
+            raise PageNotFound
         if path == "/apis/kubeflow.org/v1":
             return resources("kubeflow.org/v1", ["pytorchjobs"])
         return None
@@ -1088,6 +1223,7 @@ class FakeKube:
         status.setdefault("qosClass", "BestEffort")
         if not spec.get("nodeName"):
             return
+        self.nodes.add(spec["nodeName"])  # a pod is only bound to a node that exists
         status.setdefault("startTime", rfc3339())
         waiting = "PodInitializing" if spec.get("initContainers") else "ContainerCreating"
         for key, ckey in (
@@ -1325,6 +1461,13 @@ class FakeKube:
         self.history.clear()
         self._floor = self.resource_version
 
+    def add_namespace(self, name: str) -> None:
+        self.namespaces.add(name)
+
+    def remove_node(self, name: str) -> None:
+        """The node is gone (drained and deleted, or lost): its pods' logs cannot be read."""
+        self.nodes.discard(name)
+
     def remove_crd(self) -> None:
         self.crd_installed = False
 
@@ -1404,6 +1547,7 @@ VERSION = {
 CONTROL_HOOKS = {
     "add", "delete", "append_log", "terminate", "restart", "set_waiting", "set_pod_phase",
     "set_job_conditions", "deny", "allow_all", "require_token", "inject_error", "drop_streams",
-    "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event",
+    "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event", "add_namespace",
+    "remove_node",
 }  # fmt: skip
 OPERATOR_HOOKS = {"enable", "disable", "create_pods", "run", "succeed", "fail", "set_unschedulable"}

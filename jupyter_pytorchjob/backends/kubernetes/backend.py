@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
-from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume
-from .connection import CrdMissing, crd_missing_message, in_cluster, load_configuration, translate
+from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume, dropped_warning
+from .connection import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT,
+    CrdMissing,
+    TimedApiClient,
+    crd_missing_message,
+    in_cluster,
+    load_configuration,
+    translate,
+)
 from .discovery import NotebookPod, within
 from .logs import LogMerger, job_selector
+from .pruning import dropped_fields
 from .status import GROUP, JOB_LABEL, PLURAL, VERSION, epoch, job_info, replica_name
 
 
@@ -27,6 +39,8 @@ class KubernetesBackend(Backend):
     kubeconfig context's, else ``default``). ``allowed_namespaces``: the other
     namespaces a request may name (empty: only the default one). ``dry_run``:
     validate every submit with a server-side dry run first (the webhook runs).
+    ``connect_timeout``/``request_timeout``: seconds to connect (TLS included) and to
+    wait for an answer, so a hung API server fails fast with a clear message.
     """
 
     name = "kubernetes"
@@ -38,25 +52,35 @@ class KubernetesBackend(Backend):
         allowed_namespaces: Sequence[str] = (),
         dry_run: bool = False,
         self_pod: str | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self._namespace = namespace
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
         self.allowed_namespaces = tuple(allowed_namespaces)
         self.dry_run = dry_run
         # In a pod, HOSTNAME is the pod's name: the notebook reads its own pod.
         self.self_pod = self_pod or (os.environ.get("HOSTNAME") if in_cluster() else None)
         self._notebook: NotebookPod | None = None
-        self._api: client.ApiClient | None = None
+        self._api: TimedApiClient | None = None
+        self._server: str | None = None
         self._lock = asyncio.Lock()
         self._crd_checked = False
 
     # -- connection ---------------------------------------------------------------------
 
-    async def api(self) -> client.ApiClient:
+    async def api(self) -> TimedApiClient:
         async with self._lock:
             if self._api is None:
                 configuration, namespace = await load_configuration()
                 self._namespace = self._namespace or namespace or "default"
-                self._api = client.ApiClient(configuration=configuration)
+                self._server = configuration.host
+                self._api = TimedApiClient(
+                    configuration,
+                    connect_timeout=self.connect_timeout,
+                    request_timeout=self.request_timeout,
+                )
             return self._api
 
     @property
@@ -75,9 +99,14 @@ class KubernetesBackend(Backend):
                 status=403,
             )
         other = KubernetesBackend(
-            namespace=namespace, allowed_namespaces=self.allowed_namespaces, dry_run=self.dry_run
+            namespace=namespace,
+            allowed_namespaces=self.allowed_namespaces,
+            dry_run=self.dry_run,
+            connect_timeout=self.connect_timeout,
+            request_timeout=self.request_timeout,
         )
         other._api = self._api
+        other._server = self._server
         other._crd_checked = self._crd_checked
         other.self_pod = None  # the notebook's PVCs live in its own namespace
         return other
@@ -166,31 +195,38 @@ class KubernetesBackend(Backend):
         except ApiException as err:
             if err.status == 404:
                 raise CrdMissing(crd_missing_message()) from err
-            raise translate(
-                err, what="discover the PyTorchJob API", namespace=self.namespace
-            ) from err
+            raise self._translate(err, what="discover the PyTorchJob API") from err
         except Exception as err:
-            raise translate(
-                err, what="discover the PyTorchJob API", namespace=self.namespace
-            ) from err
+            raise self._translate(err, what="discover the PyTorchJob API") from err
         names = [r.name for r in (resources.resources or [])]
         if PLURAL not in names:
             raise CrdMissing(crd_missing_message())
         self._crd_checked = True
 
+    def _translate(self, err: Exception, *, what: str, name: str | None = None) -> BackendError:
+        connecting = isinstance(err, aiohttp.ConnectionTimeoutError)
+        return translate(
+            err,
+            what=what,
+            namespace=self.namespace,
+            name=name,
+            server=self._server,
+            timeout=self.connect_timeout if connecting else self.request_timeout,
+        )
+
     async def _call(self, what: str, coro: Any, *, name: str | None = None) -> Any:
         try:
             return await coro
         except ApiException as err:
-            error = translate(err, what=what, namespace=self.namespace, name=name)
+            error = self._translate(err, what=what, name=name)
             if isinstance(error, CrdMissing):
                 self._crd_checked = False
             raise error from err
         except (OSError, TimeoutError) as err:
-            raise translate(err, what=what, namespace=self.namespace, name=name) from err
+            raise self._translate(err, what=what, name=name) from err
         except Exception as err:
             if type(err).__module__.startswith("aiohttp"):
-                raise translate(err, what=what, namespace=self.namespace, name=name) from err
+                raise self._translate(err, what=what, name=name) from err
             raise
 
     # -- contract -----------------------------------------------------------------------
@@ -209,7 +245,27 @@ class KubernetesBackend(Backend):
         created = await self._call(
             what, create(GROUP, VERSION, self.namespace, PLURAL, manifest), name=spec.name
         )
-        return job_info(created, [])
+        info = job_info(created, [])
+        dropped = dropped_fields(manifest, created)
+        if dropped:
+            info.warnings.append(dropped_warning(dropped))
+        return info
+
+    async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
+        """A server-side dry run of ``manifest`` under a generated name (so a taken name
+        does not matter): the fields the server would drop. Nothing when the dry run
+        cannot be made (no permission, invalid job, unreachable): the submit says more."""
+        body = copy.deepcopy(dict(manifest))
+        meta = body.setdefault("metadata", {})
+        meta["generateName"] = f"{meta.pop('name', None) or 'check'}-"
+        try:
+            custom = await self.custom()
+            stored = await custom.create_namespaced_custom_object(
+                GROUP, VERSION, self.namespace, PLURAL, body, dry_run="All"
+            )
+        except (BackendError, ApiException, OSError, TimeoutError, aiohttp.ClientError):
+            return []
+        return [p for p in dropped_fields(body, stored) if p != "metadata.name"]
 
     async def list_jobs(self) -> list[JobInfo]:
         custom = await self.custom()
@@ -337,8 +393,9 @@ class KubernetesBackend(Backend):
             except BackendError as err:
                 return err.status == 404  # deleted (or TTL): nothing more will come
 
+        api = await self.api()
         merger = LogMerger(
-            await self.api(),
+            api,
             self.namespace,
             name,
             list_pods=lambda: self._pods(job_selector(name)),
@@ -348,12 +405,13 @@ class KubernetesBackend(Backend):
             tail=tail,
             previous=previous,
             since=since,
+            timeout=api.stream_timeout,
         )
         try:
             async for chunk in merger.chunks():
                 yield chunk
-        except ApiException as err:
-            raise translate(err, what="read pod logs", namespace=self.namespace) from err
+        except (ApiException, OSError, TimeoutError, aiohttp.ClientError) as err:
+            raise self._translate(err, what="read pod logs") from err
 
     async def close(self) -> None:
         if self._api is not None:

@@ -21,6 +21,43 @@ from ..base import BackendError, JobExists, JobNotFound
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 CRD_MISSING_MESSAGE = "the server could not find the requested resource"
+# What the API server's mux answers (plain text) for a path no API group serves.
+PAGE_NOT_FOUND = "404 page not found"
+# Short enough for a panel refresh: a server that accepts TCP but never finishes TLS
+# would otherwise hold a request for aiohttp's 60 s TLS handshake timeout.
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+
+class TimedApiClient(client.ApiClient):
+    """An ``ApiClient`` whose every request has a connect and a read timeout unless
+    the call names its own (a followed log reads without one)."""
+
+    def __init__(
+        self,
+        configuration: client.Configuration,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> None:
+        super().__init__(configuration=configuration)
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.default_timeout = aiohttp.ClientTimeout(
+            connect=connect_timeout, sock_connect=connect_timeout, sock_read=request_timeout
+        )
+
+    @property
+    def stream_timeout(self) -> aiohttp.ClientTimeout:
+        """For responses that may stay quiet for long (log follow): connect only."""
+        return aiohttp.ClientTimeout(
+            connect=self.connect_timeout, sock_connect=self.connect_timeout
+        )
+
+    async def request(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("_request_timeout") is None:
+            kwargs["_request_timeout"] = self.default_timeout
+        return await super().request(*args, **kwargs)
 
 
 class CrdMissing(BackendError):
@@ -67,15 +104,25 @@ def status_body(err: ApiException) -> dict[str, Any]:
 
 
 def translate(
-    err: Exception, *, what: str, namespace: str, name: str | None = None
+    err: Exception,
+    *,
+    what: str,
+    namespace: str,
+    name: str | None = None,
+    server: str | None = None,
+    timeout: float | None = None,
 ) -> BackendError:
     """A Kubernetes or network error as a message a person can act on.
 
-    ``what`` says what was being done ("create the job", "read pod logs").
+    ``what`` says what was being done ("create the job", "read pod logs");
+    ``server`` and ``timeout`` name the API server and the time it had.
     """
+    where = f" at {server}" if server else ""
     if isinstance(err, ApiException):
         body = status_body(err)
-        message = body.get("message") or err.reason or "no details"
+        raw = err.body.decode(errors="replace") if isinstance(err.body, bytes) else err.body
+        plain = str(raw or "").strip() if not body else ""
+        message = str(body.get("message") or plain or err.reason or "no details")
         code = err.status or 500
         if code == 401:
             return BackendError(
@@ -91,7 +138,15 @@ def translate(
                 status=403,
             )
         if code == 404:
-            if message == CRD_MISSING_MESSAGE or not body.get("details"):
+            details = body.get("details") or {}
+            if details.get("kind") == "namespaces":
+                return BackendError(
+                    f"namespace {details.get('name') or namespace!r} does not exist in this "
+                    f"cluster ({message}); check the namespace setting or the kubeconfig "
+                    "context",
+                    status=404,
+                )
+            if message in (CRD_MISSING_MESSAGE, PAGE_NOT_FOUND) or not details:
                 return CrdMissing(crd_missing_message())
             if name is not None:
                 return JobNotFound(name)
@@ -108,13 +163,17 @@ def translate(
             )
         return BackendError(f"could not {what}: {message} (HTTP {code})", status=code)
     if isinstance(err, TimeoutError | aiohttp.ServerTimeoutError):
+        within = f" within {timeout:g} s" if timeout else " in time"
         return BackendError(
-            f"the Kubernetes API did not answer in time while trying to {what}", status=504
+            f"the Kubernetes API server{where} did not answer{within} while trying to {what}; "
+            "it may be overloaded or unreachable behind a proxy - try again, or raise "
+            "PyTorchJobApp.kubernetes_connect_timeout / kubernetes_request_timeout",
+            status=504,
         )
     if isinstance(err, aiohttp.ClientError | OSError):
         return BackendError(
-            f"cannot reach the Kubernetes API to {what}: {err}. Check the network or the "
-            "cluster address in the kubeconfig",
+            f"cannot reach the Kubernetes API server{where} to {what}: {err}. Check the "
+            "network or the cluster address in the kubeconfig",
             status=503,
         )
     return BackendError(f"could not {what}: {err}")

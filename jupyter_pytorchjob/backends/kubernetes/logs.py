@@ -7,10 +7,12 @@ slow client slows the reads instead of filling memory. A chunk's ``offset`` is
 the timestamp (ns since the epoch) of its last line: resuming with it asks the
 API for ``sinceTime`` and drops the lines already seen, so nothing repeats.
 
-Following: a container still waiting to start (400 "is waiting to start") is
-retried; pods created later and containers that restart are picked up by a
-periodic re-listing; the stream ends when the job is finished and every pod's
-stream has ended.
+Following: a pod not on a node yet (204, empty) or a container still waiting to
+start (400 "is waiting to start") is retried; pods created later and containers
+that restart are picked up by a periodic re-listing; the stream ends when the job
+is finished and every pod's stream has ended. A pod whose node is gone answers 404
+while the pod still exists: that replica's stream ends with a notice saying so.
+Any other error ends the whole stream at once (not when the job ends).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ TIMESTAMP = re.compile(rb"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z ")
 QUEUE_CHUNKS = 64
 REDISCOVER = 1.0
 WAITING_RETRY = 1.0
+# The API server refuses ``Accept: text/plain`` on pods/log with 406 (only JSON, YAML
+# and protobuf are negotiable); any type is accepted and the body is the plain log.
+LOG_ACCEPT = "*/*"
 
 PodLister = Callable[[], Awaitable[list[dict[str, Any]]]]
 FinishedCheck = Callable[[], Awaitable[bool]]
@@ -81,8 +86,15 @@ def is_waiting(err: ApiException) -> bool:
     )
 
 
-async def open_log(api: client.ApiClient, namespace: str, pod: str, query: dict[str, Any]) -> Any:
-    """GET the pod log unparsed (a streaming aiohttp response).
+async def open_log(
+    api: client.ApiClient,
+    namespace: str,
+    pod: str,
+    query: dict[str, Any],
+    timeout: aiohttp.ClientTimeout | None = None,
+) -> Any:
+    """GET the pod log unparsed (a streaming aiohttp response); None when the server
+    answers 204 (the pod is on no node yet: there is nothing to read).
 
     Called directly because kubernetes_asyncio's ``read_namespaced_pod_log`` has no
     ``sinceTime``, which an exact resume needs; and because with unparsed content
@@ -93,12 +105,16 @@ async def open_log(api: client.ApiClient, namespace: str, pod: str, query: dict[
         "GET",
         {"namespace": namespace, "name": pod},
         params,
-        {"Accept": "text/plain"},
+        {"Accept": LOG_ACCEPT},
         auth_settings=["BearerToken"],
         response_types_map={200: "str"},
         _return_http_data_only=True,
         _preload_content=False,
+        _request_timeout=timeout,
     )
+    if response.status == 204:
+        response.release()
+        return None
     if response.status >= 400:
         try:
             body = await response.text()
@@ -126,8 +142,11 @@ class LogMerger:
         tail: int | None,
         previous: bool,
         since: Mapping[str, int] | None,
+        timeout: aiohttp.ClientTimeout | None = None,
     ) -> None:
         self.api = api
+        # Connecting may time out; reading a followed log may not (a quiet job is fine).
+        self.timeout = timeout
         self.core = client.CoreV1Api(api)
         self.namespace = namespace
         self.job = job
@@ -143,6 +162,8 @@ class LogMerger:
         self.queue: asyncio.Queue[LogChunk] = asyncio.Queue(QUEUE_CHUNKS)
         # pod uid + restart count -> the task streaming that container instance
         self.tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
+        # Set when a stream fails: the error is raised at once, not when the job ends.
+        self.failed: asyncio.Event = asyncio.Event()
 
     async def chunks(self) -> AsyncIterator[LogChunk]:
         discoverer = asyncio.create_task(self._discover())
@@ -175,18 +196,31 @@ class LogMerger:
             for pod in pods:
                 key = (pod["metadata"]["uid"], self._restarts(pod))
                 if key not in self.tasks:
-                    self.tasks[key] = asyncio.create_task(self._stream(pod))
+                    task = asyncio.create_task(self._stream(pod))
+                    task.add_done_callback(self._on_stream_done)
+                    self.tasks[key] = task
             if not self.follow:
                 await asyncio.gather(*self.tasks.values())
                 return
+            self._raise_failure()
             if all(t.done() for t in self.tasks.values()) and await self.finished():
                 # A last listing: a stream that ended just now may have a successor.
                 pods = [p for p in await self.list_pods() if self._wanted(p)]
                 if all((p["metadata"]["uid"], self._restarts(p)) in self.tasks for p in pods):
-                    for task in self.tasks.values():
-                        task.result()
+                    self._raise_failure()
                     return
-            await asyncio.sleep(REDISCOVER)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.failed.wait(), REDISCOVER)
+            self._raise_failure()
+
+    def _on_stream_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.failed.set()
+
+    def _raise_failure(self) -> None:
+        for task in self.tasks.values():
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     def _wanted(self, pod: Mapping[str, Any]) -> bool:
         return self.replica is None or replica_name(pod) == self.replica
@@ -215,14 +249,22 @@ class LogMerger:
             elif first and self.tail is not None:
                 query["tailLines"] = self.tail
             try:
-                response = await open_log(self.api, self.namespace, name, query)
+                response = await open_log(self.api, self.namespace, name, query, self.timeout)
             except ApiException as err:
                 if is_waiting(err) and self.follow:
                     await asyncio.sleep(WAITING_RETRY)
                     continue
-                if err.status in (400, 404):
-                    return  # nothing to read (never started, no previous run, pod gone)
+                if err.status == 404:
+                    await self._node_gone(name, replica)
+                    return
+                if err.status == 400:
+                    return  # nothing to read (never started, no previous run)
                 raise
+            if response is None:  # 204: not on a node yet
+                if not self.follow:
+                    return
+                await asyncio.sleep(WAITING_RETRY)
+                continue
             first = False
             self.skipping[replica] = True
             try:
@@ -232,6 +274,26 @@ class LogMerger:
             if not self.follow or not await self._still_running(name):
                 return
             # The stream broke while the container runs (a dropped connection): resume.
+
+    async def _node_gone(self, pod_name: str, replica: str) -> None:
+        """A 404 for the log of a pod that still exists: its node is gone (deleted or
+        lost), so its log can no longer be read. Say so; a pod that is gone says
+        nothing (it was deleted, e.g. by the clean-pod policy)."""
+        try:
+            pod = await self.core.read_namespaced_pod(pod_name, self.namespace)
+        except ApiException:
+            return
+        node = pod.spec.node_name if pod.spec else None
+        await self.queue.put(
+            LogChunk(
+                replica,
+                f"the log of pod {pod_name} cannot be read: the API server no longer finds it "
+                f"on node {node or '?'} (the node was removed or lost); its output is gone",
+                self.last_ns.get(replica, 0),
+                self.previous,
+                notice=True,
+            )
+        )
 
     async def _still_running(self, pod_name: str) -> bool:
         try:

@@ -6,6 +6,7 @@ tested without a cluster.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -31,9 +32,14 @@ def epoch(value: Any) -> float | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
 
 
+# How long a job may wait for the operator's first pass before we say none came.
+OPERATOR_GRACE = 30.0
+
+
 def job_state(job: Mapping[str, Any]) -> JobState:
     """Failed and Succeeded win; then Suspended; then the newest of Restarting,
-    Running, Created; no conditions at all is Created (not reconciled yet)."""
+    Running, Created; no conditions at all is Submitted (no operator has reconciled
+    it yet - the operator's first pass sets Created)."""
     conditions = (job.get("status") or {}).get("conditions") or []
     true = [c for c in conditions if c.get("status") == "True"]
     types = {c.get("type") for c in true}
@@ -43,7 +49,19 @@ def job_state(job: Mapping[str, Any]) -> JobState:
     for c in reversed(true):
         if c.get("type") in ("Restarting", "Running", "Created"):
             return JobState(c["type"])
-    return JobState.CREATED
+    return JobState.CREATED if conditions else JobState.SUBMITTED
+
+
+def waiting_message(state: JobState, created: float, now: float) -> str | None:
+    """What to tell a user whose job no operator has touched for a while."""
+    waited = now - created
+    if state is not JobState.SUBMITTED or waited < OPERATOR_GRACE:
+        return None
+    return (
+        f"no operator has picked this job up in {int(waited)} s: the Kubeflow Training "
+        "Operator (deployment training-operator, usually in namespace kubeflow) may be down "
+        "or not installed; the job starts when it reconciles"
+    )
 
 
 def replica_name(pod: Mapping[str, Any]) -> str:
@@ -124,17 +142,20 @@ def job_info(
         )
         for c in status.get("conditions") or []
     ]
+    state = job_state(job)
+    created = epoch(meta.get("creationTimestamp")) or 0.0
     return JobInfo(
         name=meta.get("name", ""),
-        state=job_state(job),
+        state=state,
         replicas=replicas,
         nodes=len(expected),
         gpus=gpus,
-        created=epoch(meta.get("creationTimestamp")) or 0.0,
+        created=created,
         started=epoch(status.get("startTime")),
         finished=epoch(status.get("completionTime")),
         conditions=conditions,
         logdir=(meta.get("annotations") or {}).get("pytorchjob.jupyter.org/logdir"),
         namespace=meta.get("namespace"),
         manifest=job if with_manifest else None,
+        message=waiting_message(state, created, time.time()),
     )

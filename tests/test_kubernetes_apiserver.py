@@ -1,0 +1,255 @@
+"""The kubernetes backend against a fake that answers like a real API server: logs
+through 204/404, errors as the server means them, timeouts, fields the server drops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from jupyter_pytorchjob.backends import BackendError, JobState, LogChunk
+from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
+from jupyter_pytorchjob.backends.kubernetes.status import OPERATOR_GRACE
+from jupyter_pytorchjob.job import JobSpec
+
+from .fake_kube import FakeKube
+from .fake_kube.logs import rfc3339
+from .test_fake_apiserver_rules import require_crd_schema
+
+NS = "team-a"
+
+
+@pytest.fixture
+def backend(fake_kube: FakeKube, jp_asyncio_loop: Any) -> Iterator[KubernetesBackend]:
+    backend = KubernetesBackend()
+    yield backend
+    jp_asyncio_loop.run_until_complete(backend.close())
+
+
+def spec(name: str = "demo", **body: Any) -> JobSpec:
+    return JobSpec.from_wire({"name": name, "command": ["python", "train.py"], **body})
+
+
+async def until(check: Any, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+def log_requests(fake: FakeKube, pod: str) -> list[dict[str, str]]:
+    return [q for _, path, q in fake.access_log if path.endswith(f"/pods/{pod}/log")]
+
+
+async def drain(stream: AsyncIterator[LogChunk], into: list[LogChunk]) -> None:
+    async for chunk in stream:
+        into.append(chunk)
+
+
+async def test_logs_are_read_with_an_accept_header_the_server_takes(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The fake refuses ``Accept: text/plain`` with 406 like a real server."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", b"master line\n")
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", b"worker line\n")
+    chunks: list[LogChunk] = []
+    await drain(backend.logs("demo"), chunks)
+    text = {c.replica: c.text for c in chunks}
+    assert text == {"master-0": "master line\n", "worker-0": "worker line\n"}
+
+
+async def test_follow_waits_through_204_until_the_pod_is_scheduled(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    await backend.submit(spec(nodes=1))
+    fake_kube.operator.create_pods(NS, "demo")
+    fake_kube.operator.set_unschedulable(NS, "demo-master-0")
+    chunks: list[LogChunk] = []
+    follow = asyncio.create_task(drain(backend.logs("demo", follow=True), chunks))
+    try:
+        # The server answered 204 (no node) at least twice: the stream kept asking.
+        await until(lambda: len(log_requests(fake_kube, "demo-master-0")) >= 2, "two log reads")
+        fake_kube.operator.run(NS, "demo")
+        fake_kube.append_log(NS, "demo-master-0", "pytorch", b"step 1\nstep 2\n")
+        await until(lambda: chunks, "the first line after scheduling")
+        fake_kube.operator.succeed(NS, "demo")
+        await asyncio.wait_for(follow, 20)
+    finally:
+        follow.cancel()
+    assert "".join(c.text for c in chunks) == "step 1\nstep 2\n"
+
+
+async def test_a_pod_whose_node_is_gone_says_so(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", b"master line\n")
+    node = fake_kube.get("pods", NS, "demo-worker-0")["spec"]["nodeName"]  # type: ignore[index]
+    fake_kube.remove_node(node)
+    fake_kube.nodes.add("node-2")
+    master = fake_kube.get("pods", NS, "demo-master-0")
+    assert master is not None
+    master["spec"]["nodeName"] = "node-2"  # the master lives elsewhere
+    chunks: list[LogChunk] = []
+    await drain(backend.logs("demo"), chunks)
+    notices = [c for c in chunks if c.notice]
+    assert [c.replica for c in notices] == ["worker-0"]
+    assert f"node {node}" in notices[0].text and "cannot be read" in notices[0].text
+    assert notices[0].display(prefix=True).startswith("ptjob: worker-0: the log of pod")
+    assert [c.text for c in chunks if not c.notice] == ["master line\n"]
+
+
+async def test_a_follow_error_shows_at_once_not_when_the_job_ends(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    await backend.submit(spec(nodes=1))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.deny("get", "pods/log")
+    started = time.monotonic()
+    with pytest.raises(BackendError) as info:
+        await asyncio.wait_for(drain(backend.logs("demo", follow=True), []), 15)
+    assert time.monotonic() - started < 5  # the job is still Running
+    assert info.value.status == 403 and "pods/log" in info.value.message
+    assert (await backend.get_job("demo")).state is JobState.RUNNING
+
+
+async def test_a_namespace_that_does_not_exist_is_named(fake_kube: FakeKube) -> None:
+    backend = KubernetesBackend(namespace="nowhere")
+    try:
+        with pytest.raises(BackendError) as info:
+            await backend.submit(spec())
+        assert info.value.status == 404
+        assert "namespace 'nowhere' does not exist" in info.value.message
+        assert "not found" in info.value.message and "job" not in info.value.message.split()[0]
+    finally:
+        await backend.close()
+
+
+async def test_a_job_no_operator_touched_is_submitted_then_explained(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    fake_kube.operator.disable()
+    await backend.submit(spec())
+    job = await backend.get_job("demo")
+    assert job.state is JobState.SUBMITTED and job.message is None
+    stored = fake_kube.get("pytorchjobs", NS, "demo")
+    assert stored is not None
+    stored["metadata"]["creationTimestamp"] = rfc3339(
+        time.time_ns() - int(OPERATOR_GRACE + 5) * 10**9
+    )
+    job = await backend.get_job("demo")
+    assert job.state is JobState.SUBMITTED
+    assert job.message is not None and "no operator has picked this job up" in job.message
+    assert job.to_wire()["state"] == "Submitted"
+    fake_kube.operator.create_pods(NS, "demo")
+    job = await backend.get_job("demo")
+    assert job.state is JobState.CREATED and job.message is None
+
+
+@contextlib.asynccontextmanager
+async def silent_server(tls: bool) -> AsyncIterator[int]:
+    """Accepts connections and never answers (nor finishes a TLS handshake)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        with contextlib.suppress(Exception):
+            await reader.read()  # read everything, answer nothing
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize("tls", [True, False], ids=["tls-handshake", "no-answer"])
+async def test_a_hung_api_server_fails_fast_saying_it_did_not_answer(
+    tls: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with silent_server(tls) as port:
+        scheme = "https" if tls else "http"
+        cluster: dict[str, Any] = {"server": f"{scheme}://127.0.0.1:{port}"}
+        if tls:
+            cluster["insecure-skip-tls-verify"] = True
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "hung", "cluster": cluster}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "hung", "context": {"cluster": "hung", "user": "u"}}],
+            "current-context": "hung",
+        }
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        monkeypatch.setenv("KUBECONFIG", str(path))
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        backend = KubernetesBackend(connect_timeout=0.5, request_timeout=0.5)
+        started = time.monotonic()
+        try:
+            with pytest.raises(BackendError) as info:
+                await backend.list_jobs()
+        finally:
+            await backend.close()
+    assert time.monotonic() - started < 5
+    assert info.value.status == 504
+    assert f"127.0.0.1:{port} did not answer within 0.5 s" in info.value.message
+
+
+async def test_fields_the_server_drops_are_named_after_submit(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    require_crd_schema(fake_kube)
+    container = {"name": "pytorch", "shmSize": "8Gi"}
+    master = {"template": {"spec": {"containers": [container]}}}
+    extras = {"spec": {"runPolicy": {"backofLimit": 5}, "pytorchReplicaSpecs": {"Master": master}}}
+    job = await backend.submit(spec(extras=extras))
+    (warning,) = job.warnings
+    assert "dropped 2 field(s)" in warning
+    assert "spec.runPolicy.backofLimit" in warning
+    assert "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].shmSize" in warning
+    stored = fake_kube.get("pytorchjobs", NS, "demo")
+    assert stored is not None and "backofLimit" not in stored["spec"]["runPolicy"]
+    # Before submitting (the form's YAML preview): the same through a dry run, even
+    # though the name is now taken, and nothing is created.
+    from jupyter_pytorchjob.job import build_manifest
+
+    manifest = build_manifest(spec(extras=extras))
+    dropped = await backend.dropped_fields(manifest)
+    assert sorted(dropped) == sorted(
+        ["spec.runPolicy.backofLimit",
+         "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].shmSize"]
+    )  # fmt: skip
+    assert len(fake_kube.list("pytorchjobs", NS)) == 1
+    clean = await backend.submit(spec("clean"))
+    assert clean.warnings == []
+
+
+async def test_invalid_jobs_are_refused_in_the_servers_words(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    require_crd_schema(fake_kube)
+    extras = {"spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": "two"}}}}
+    with pytest.raises(BackendError) as info:
+        await backend.submit(spec(extras=extras))
+    assert info.value.status == 400
+    assert info.value.message == (
+        'the API server rejected the job: PyTorchJob.kubeflow.org "demo" is invalid: '
+        'spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: "string": '
+        "spec.runPolicy.schedulingPolicy.minAvailable in body must be of type integer: "
+        '"string"'
+    )
+    assert fake_kube.get("pytorchjobs", NS, "demo") is None
