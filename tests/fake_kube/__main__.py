@@ -25,6 +25,7 @@ async def main() -> None:
     parser.add_argument("--operator", action="store_true", help="simulate the Training Operator")
     args = parser.parse_args()
     fake = await FakeKube.start(host=args.host, port=args.port, operator=args.operator)
+    fake.add_namespace(args.namespace)
     if args.kubeconfig:
         fake.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
     print(f"fake-kube listening on {fake.url}", flush=True)
