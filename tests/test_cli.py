@@ -11,7 +11,7 @@ import yaml
 
 from jupyter_pytorchjob.job import parse_manifest
 
-from .crd import schema_errors
+from .crd import manifest_errors
 
 PTJOB = Path(sys.executable).with_name("ptjob")
 
@@ -45,7 +45,7 @@ def test_render_the_done_when_example() -> None:
     )
     assert result.returncode == 0, result.stderr
     manifest = yaml.safe_load(result.stdout)
-    assert schema_errors(manifest) == []
+    assert manifest_errors(manifest) == []
     spec = parse_manifest(manifest)
     assert (spec.name, spec.nodes, spec.gpus, spec.shm) == ("demo", 3, 2, "8Gi")
     assert spec.command == ("python", "train.py")
@@ -117,7 +117,7 @@ def test_render_every_flag(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     manifest = yaml.safe_load(result.stdout)
-    assert schema_errors(manifest) == []
+    assert manifest_errors(manifest) == []
     assert manifest["metadata"]["namespace"] == "team-a"
     assert manifest["metadata"]["name"].startswith("train-ddp-")
     spec = parse_manifest(manifest)
