@@ -76,9 +76,18 @@ class _Response:
 
 @functools.cache
 def _api_client() -> Any:
+    import kubeflow.training.models as models
     from kubeflow.training.api_client import ApiClient
+    from kubernetes.client import V2MetricSpec
 
-    return ApiClient()
+    # kubeflow-training 1.9.4's models name two types they do not ship: elasticPolicy.metrics
+    # items are autoscaling/v2 MetricSpecs (the kubernetes client's V2MetricSpec), and
+    # schedulingPolicy.minResources values are quantities (int or string, kept as written).
+    if not hasattr(models, "K8sIoApiAutoscalingV2MetricSpec"):
+        models.K8sIoApiAutoscalingV2MetricSpec = V2MetricSpec
+    client = ApiClient()
+    client.NATIVE_TYPES_MAPPING = {**client.NATIVE_TYPES_MAPPING, "Quantity": object}
+    return client
 
 
 def model_errors(manifest: dict[str, Any]) -> list[str]:

@@ -52,6 +52,17 @@ def test_render_the_done_when_example() -> None:
     assert spec.pvc[0].claim == "data" and spec.pvc[0].mount_path == "/mnt/data"
 
 
+def test_render_a_worker_only_job() -> None:
+    result = ptjob("render", "--name", "w", "--nodes", "2", "--no-master", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert manifest_errors(manifest) == []
+    assert list(manifest["spec"]["pytorchReplicaSpecs"]) == ["Worker"]
+    assert manifest["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
+    long = ptjob("render", "--name", "a" * 55, "--nodes", "2", "--no-master", "--", "x")
+    assert long.returncode == 2 and "--name" in long.stderr and "-worker-1" in long.stderr
+
+
 def test_render_every_flag(tmp_path: Path) -> None:
     script = tmp_path / "train_ddp.py"
     script.write_text("import torch\nprint('hello')\n")

@@ -10,12 +10,15 @@ notes/operator.md §6.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_pytorchjob.backends import BackendError
+from jupyter_pytorchjob.backends.local.plan import plan_nodes
 from jupyter_pytorchjob.job import JobSpec, build_manifest
-from jupyter_pytorchjob.job.environment import node_env, replica_env
+from jupyter_pytorchjob.job.environment import node_env, node_replica, replica_env
 
 
 def three_pods(nproc: str | None) -> dict[str, Any]:
@@ -214,3 +217,52 @@ def test_local_rendezvous_is_this_machine_whatever_the_manifest_says() -> None:
     local = replica_env(manifest, "Worker", 0, master_addr="127.0.0.1", master_port=40123)
     assert local["PET_RDZV_ENDPOINT"] == "127.0.0.1:40123"
     assert manifest["spec"]["elasticPolicy"]["rdzvHost"] == "etcd.cluster.local"
+
+
+def test_worker_only_nodes_are_workers_from_zero() -> None:
+    spec = JobSpec.from_wire({"name": "w", "command": ["x"], "nodes": 2, "master": False})
+    assert [node_replica(n, master=False) for n in range(2)] == [("Worker", 0), ("Worker", 1)]
+    assert node_env(spec, 1) == {
+        "PYTHONUNBUFFERED": "1",
+        "PET_NPROC_PER_NODE": "1",
+        "PET_NNODES": "2",
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"master": False}, "without a Master"),
+        (
+            {"extras": {"spec": {"pytorchReplicaSpecs": {"Worker": {"restartPolicy": "Never"}}}}},
+            "the Worker replicas ask for Never",
+        ),
+    ],
+)
+def test_the_local_plan_refuses_what_it_cannot_run_as_the_operator(
+    tmp_path: Path, body: dict[str, Any], expected: str
+) -> None:
+    """Until the local supervisor knows Worker-only jobs and per-replica restart policies,
+    such a job is refused with the reason rather than run differently."""
+    spec = JobSpec.from_wire({"name": "j", "command": ["python", "-c", "1"], "nodes": 2, **body})
+    with pytest.raises(BackendError) as info:
+        plan_nodes(spec, claim_dir={}, port=40000, default_cwd=tmp_path, gpu_count=0)
+    assert expected in info.value.message and info.value.status == 400
+
+
+def test_local_nodes_rendezvous_on_this_machine(tmp_path: Path) -> None:
+    elastic = {"rdzvHost": "rdzv.cluster.local", "rdzvPort": 2379, "minReplicas": 1}
+    spec = JobSpec.from_wire(
+        {
+            "name": "e",
+            "command": ["torchrun", "t.py"],
+            "nodes": 2,
+            "extras": {"spec": {"elasticPolicy": elastic}},
+        }
+    )
+    plans = plan_nodes(spec, claim_dir={}, port=40001, default_cwd=tmp_path, gpu_count=0)
+    for plan in plans:
+        assert plan.env["PET_RDZV_ENDPOINT"] == "127.0.0.1:40001"
+        assert plan.env["MASTER_ADDR"] == "127.0.0.1" and plan.env["MASTER_PORT"] == "40001"
+        assert plan.env["PET_NNODES"] == "1:1"
+    assert build_manifest(spec)["spec"]["elasticPolicy"]["rdzvHost"] == "rdzv.cluster.local"

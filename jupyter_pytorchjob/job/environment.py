@@ -74,19 +74,21 @@ def node_env(
     master_addr: str | None = None,
     master_port: int | None = None,
 ) -> dict[str, str]:
-    """``replica_env`` for node ``node`` of a ``JobSpec`` (0 = Master, i = Worker i-1)."""
+    """``replica_env`` for node ``node`` of a ``JobSpec`` (see ``node_replica``)."""
     from .manifest import build_manifest
 
     if not 0 <= node < spec.nodes:
         raise IndexError(f"node {node} out of range for {spec.nodes} node(s)")
-    rtype, index = node_replica(node)
+    rtype, index = node_replica(node, master=spec.master)
     return replica_env(
         build_manifest(spec), rtype, index, master_addr=master_addr, master_port=master_port
     )
 
 
-def node_replica(node: int) -> tuple[str, int]:
-    """Node 0 is the Master; node i is Worker i-1."""
+def node_replica(node: int, *, master: bool = True) -> tuple[str, int]:
+    """Node 0 is the Master, node i Worker i-1; without a Master node i is Worker i."""
+    if not master:
+        return ("Worker", node)
     return ("Master", 0) if node == 0 else ("Worker", node - 1)
 
 
