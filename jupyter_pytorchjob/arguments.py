@@ -28,6 +28,7 @@ FLAG_OF_FIELD = {
     "name": "--name",
     "image": "--image",
     "nodes": "--nodes",
+    "master": "--no-master",
     "gpus": "--gpus",
     "gpuResource": "--gpu-resource",
     "cpu": "--cpu",
@@ -174,6 +175,14 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     add("--name", help="job name (default: derived from the script, plus a random suffix)")
     add("--image", help="container image of every replica")
     add("--nodes", metavar="N", help="pods: node 0 is the Master, the rest Workers (default 1)")
+    add(
+        "--no-master",
+        dest="master",
+        action="store_false",
+        default=None,
+        help="every node a Worker, no Master (the operator then sets no RANK, WORLD_SIZE, "
+        "MASTER_ADDR; e.g. elastic jobs)",
+    )
     add("--gpus", metavar="G", help="GPUs per node (default 0)")
     add("--gpu-resource", metavar="R", help="GPU resource name (default nvidia.com/gpu)")
     add("--cpu", metavar="Q", help="CPU per node, a quantity such as 4 or 500m")
@@ -251,6 +260,7 @@ def job_body(
         "name": options.name,
         "image": options.image,
         "nodes": options.nodes,
+        "master": options.master,
         "gpus": options.gpus,
         "gpuResource": options.gpu_resource,
         "cpu": options.cpu,

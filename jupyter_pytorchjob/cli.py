@@ -299,7 +299,7 @@ def format_status(job: JobInfo) -> str:
     lines = [
         f"Name:     {job.name}",
         f"State:    {job.state.value}",
-        f"Nodes:    {job.nodes} (1 master + {job.nodes - 1} workers)",
+        f"Nodes:    {job.nodes} ({job.topology})",
         f"Duration: {human_duration(job.duration)}",
     ]
     if job.message:

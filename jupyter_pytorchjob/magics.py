@@ -354,7 +354,7 @@ class JobStatus:
         job = self.info
         parts = [
             f"<p><b>{html.escape(job.name)}</b> {_state_html(job.state.value)} &middot; "
-            f"{job.nodes} node(s) (1 master + {job.nodes - 1} workers) &middot; "
+            f"{job.nodes} node(s) ({html.escape(job.topology)}) &middot; "
             f"duration {human_duration(job.duration)}"
             + (f" &middot; logdir <code>{html.escape(job.logdir)}</code>" if job.logdir else "")
             + "</p>"
@@ -555,10 +555,9 @@ class PtjobMagics(Magics):
         backend_name, namespace = self._where(invocation.options)
         backend = self._backend(invocation.options)
         job = self.runner.run(backend.submit(spec))
-        workers = job.nodes - 1
         print(
-            f"Submitted {job.name}: {job.nodes} node(s) (1 master + {workers} "
-            f"worker{'s' if workers != 1 else ''}) on the {backend_name} backend."
+            f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) "
+            f"on the {backend_name} backend."
         )
         print(
             f"Follow it with %ptjob logs {job.name} -f, %ptjob wait {job.name}, "

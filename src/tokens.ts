@@ -204,6 +204,11 @@ export interface IJobBody {
   nodes?: number | string;
 
   /**
+   * False for a Worker-only job: every node a Worker, no Master.
+   */
+  master?: boolean;
+
+  /**
    * GPUs per node.
    */
   gpus?: number | string;

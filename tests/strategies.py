@@ -131,3 +131,179 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
         first = draw(st.text(min_size=1, max_size=20).filter(str.strip))
         body["command"] = [first, *draw(st.lists(st.text(max_size=20), max_size=4))]
     return body
+
+
+# -- manifests as people and other tools write them ---------------------------------------
+
+images = st.sampled_from(["pytorch/pytorch:2.13.0", "ghcr.io/a/b:latest", "busybox"])
+quantities = st.one_of(quantities_cpu, quantities_mem, st.integers(1, 64))
+
+
+@st.composite
+def _resources(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for part in ("requests", "limits"):
+        amounts: dict[str, Any] = {}
+        if draw(st.booleans()):
+            amounts["cpu"] = draw(st.one_of(quantities_cpu, st.integers(1, 16)))
+        if draw(st.booleans()):
+            amounts["memory"] = draw(quantities_mem)
+        if part == "limits" and draw(st.booleans()):
+            amounts[draw(st.sampled_from(["nvidia.com/gpu", "amd.com/gpu"]))] = draw(
+                st.one_of(st.integers(1, 8), st.sampled_from(["1", "2"]))
+            )
+        if part == "limits" and draw(st.booleans()):
+            amounts["rdma/hca"] = 1
+        if amounts:
+            out[part] = amounts
+    return out
+
+
+def _toleration(t: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in t.items() if v != ""}
+
+
+@st.composite
+def _pod_template(draw: st.DrawFn, claims_used: list[str]) -> dict[str, Any]:
+    from jupyter_pytorchjob.job.manifest import pvc_volume_name
+
+    container: dict[str, Any] = {"name": "pytorch", "image": draw(images)}
+    # Always a command: the form cannot show a job that runs the image's entrypoint.
+    container["command"] = draw(
+        st.lists(st.text(min_size=1, max_size=8).filter(str.strip), min_size=1, max_size=3)
+    )
+    if draw(st.booleans()):
+        container["args"] = draw(st.lists(st.text(max_size=8), max_size=3))
+    if draw(st.booleans()):
+        container["workingDir"] = draw(abs_paths)
+    env = [
+        {"name": k, "value": v}
+        for k, v in draw(st.dictionaries(env_names, free_text, max_size=3)).items()
+    ]
+    if draw(st.booleans()):
+        env.append({"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}})
+    if env:
+        container["env"] = env
+    resources = draw(_resources())
+    if resources:
+        container["resources"] = resources
+    if draw(st.booleans()):
+        container["imagePullPolicy"] = draw(st.sampled_from(["IfNotPresent", "Always"]))
+    if draw(st.booleans()):
+        container["ports"] = [{"name": "pytorchjob-port", "containerPort": 29500}]
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    for pvc in draw(pvc_lists()):
+        if pvc["mountPath"] == "/etc/cfg" or pvc["mountPath"].startswith("/etc/cfg/"):
+            continue
+        name = pvc_volume_name(pvc["claim"])
+        if name not in {v["name"] for v in volumes}:
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": pvc["claim"]}})
+        mount = {"name": name, "mountPath": pvc["mountPath"]}
+        if pvc["subPath"]:
+            mount["subPath"] = pvc["subPath"]
+        if pvc["readOnly"]:
+            mount["readOnly"] = True
+        mounts.append(mount)
+        claims_used.append(pvc["claim"])
+    if draw(st.booleans()):
+        size = draw(quantities_mem)
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": size}})
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+    if draw(st.booleans()):
+        volumes.append({"name": "cfg", "configMap": {"name": "train-config"}})
+        mounts.append({"name": "cfg", "mountPath": "/etc/cfg"})
+    if mounts:
+        container["volumeMounts"] = mounts
+    containers = [container]
+    if draw(st.booleans()):
+        containers.insert(
+            draw(st.integers(0, 1)), {"name": "sidecar", "image": "busybox", "args": ["sleep"]}
+        )
+    pod: dict[str, Any] = {"containers": containers}
+    if volumes:
+        pod["volumes"] = volumes
+    optional_pod = {
+        "nodeSelector": st.dictionaries(label_keys, label_values, min_size=1, max_size=2),
+        "tolerations": st.lists(tolerations().map(_toleration), min_size=1, max_size=2),
+        "affinity": st.just({"podAntiAffinity": {}}),
+        "priorityClassName": st.just("high"),
+        "imagePullSecrets": st.just([{"name": "regcred"}]),
+        "schedulerName": st.just("volcano"),
+    }
+    for key, strategy in optional_pod.items():
+        if draw(st.booleans()):
+            pod[key] = draw(strategy)
+    template: dict[str, Any] = {"spec": pod}
+    meta: dict[str, Any] = {}
+    if draw(st.booleans()):
+        meta["labels"] = draw(st.dictionaries(label_keys, label_values, min_size=1, max_size=2))
+    if draw(st.booleans()):
+        meta["annotations"] = draw(
+            st.dictionaries(label_keys, free_text, min_size=1, max_size=2)
+            | st.just({"sidecar.istio.io/inject": "false"})
+        )
+    if meta:
+        template["metadata"] = meta
+    return template
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> dict[str, Any]:
+    """PyTorchJobs the webhook admits, as written by hand, the SDK or upstream examples:
+    a Master and/or Workers, each replica with its own template and restart policy."""
+    has_master, workers = draw(
+        st.one_of(
+            st.tuples(st.just(True), st.integers(0, 4)),
+            st.tuples(st.just(False), st.integers(1, 4)),
+        )
+    )
+    nodes = workers + (1 if has_master else 0)
+    claims_used: list[str] = []
+    replicas: dict[str, Any] = {}
+    for rtype, count in (("Master", 1 if has_master else 0), ("Worker", workers)):
+        if not count:
+            continue
+        rspec: dict[str, Any] = {"template": draw(_pod_template(claims_used))}
+        if rtype == "Master" or count > 1 or draw(st.booleans()):  # the operator's default: 1
+            rspec = {"replicas": count, **rspec}
+        if draw(st.booleans()):
+            rspec["restartPolicy"] = draw(st.sampled_from(RESTART_POLICIES))
+        replicas[rtype] = rspec
+    spec: dict[str, Any] = {"pytorchReplicaSpecs": replicas}
+    if draw(st.booleans()):
+        spec["nprocPerNode"] = str(draw(st.integers(1, 8)))
+    run_policy: dict[str, Any] = {}
+    optional_run = {
+        "cleanPodPolicy": st.sampled_from(CLEAN_POD_POLICIES),
+        "backoffLimit": st.integers(0, 10),
+        "activeDeadlineSeconds": st.integers(1, 10**6),
+        "ttlSecondsAfterFinished": st.integers(0, 10**5),
+        "suspend": st.booleans(),
+        "schedulingPolicy": st.just({"queue": "q", "minAvailable": 1}),
+    }
+    for key, strategy in optional_run.items():
+        if draw(st.booleans()):
+            run_policy[key] = draw(strategy)
+    if run_policy:
+        spec["runPolicy"] = run_policy
+    if workers and draw(st.booleans()):
+        elastic: dict[str, Any] = {"rdzvBackend": "c10d"}
+        if draw(st.booleans()):
+            elastic |= {"minReplicas": 1, "maxReplicas": workers, "maxRestarts": 3}
+        spec["elasticPolicy"] = elastic
+    metadata: dict[str, Any] = {"name": draw(dns1035(max_name_length(nodes, master=has_master)))}
+    labels = draw(st.dictionaries(label_keys, label_values, max_size=2))
+    if draw(st.booleans()):
+        labels["kueue.x-k8s.io/queue-name"] = "team-a-queue"
+    if labels:
+        metadata["labels"] = labels
+    annotations = draw(st.dictionaries(label_keys, free_text, max_size=2))
+    if annotations:
+        metadata["annotations"] = annotations
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": metadata,
+        "spec": spec,
+    }

@@ -11,7 +11,7 @@ import yaml
 
 from jupyter_pytorchjob.job import parse_manifest
 
-from .crd import schema_errors
+from .crd import manifest_errors
 
 PTJOB = Path(sys.executable).with_name("ptjob")
 
@@ -45,11 +45,22 @@ def test_render_the_done_when_example() -> None:
     )
     assert result.returncode == 0, result.stderr
     manifest = yaml.safe_load(result.stdout)
-    assert schema_errors(manifest) == []
+    assert manifest_errors(manifest) == []
     spec = parse_manifest(manifest)
     assert (spec.name, spec.nodes, spec.gpus, spec.shm) == ("demo", 3, 2, "8Gi")
     assert spec.command == ("python", "train.py")
     assert spec.pvc[0].claim == "data" and spec.pvc[0].mount_path == "/mnt/data"
+
+
+def test_render_a_worker_only_job() -> None:
+    result = ptjob("render", "--name", "w", "--nodes", "2", "--no-master", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert manifest_errors(manifest) == []
+    assert list(manifest["spec"]["pytorchReplicaSpecs"]) == ["Worker"]
+    assert manifest["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
+    long = ptjob("render", "--name", "a" * 55, "--nodes", "2", "--no-master", "--", "x")
+    assert long.returncode == 2 and "--name" in long.stderr and "-worker-1" in long.stderr
 
 
 def test_render_every_flag(tmp_path: Path) -> None:
@@ -117,7 +128,7 @@ def test_render_every_flag(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     manifest = yaml.safe_load(result.stdout)
-    assert schema_errors(manifest) == []
+    assert manifest_errors(manifest) == []
     assert manifest["metadata"]["namespace"] == "team-a"
     assert manifest["metadata"]["name"].startswith("train-ddp-")
     spec = parse_manifest(manifest)

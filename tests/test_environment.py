@@ -1,14 +1,24 @@
-"""The operator's injected environment, against the worked table of notes/operator.md §6."""
+"""The operator's injected environment, against the Training Operator v1.9.4's Go code.
+
+Expected values are written from ``kubeflow/trainer`` at tag v1.9.4 (commit 4445c12a),
+cited as ``file:line`` under ``pkg/``: ``controller.v1/pytorch/envvar.go`` (E),
+``controller.v1/pytorch/elastic.go`` (L), ``controller.v1/pytorch/master.go`` (M) and
+``apis/kubeflow.org/v1/pytorch_defaults.go`` (D), and the worked table of
+notes/operator.md §6.
+"""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_pytorchjob.backends import BackendError
+from jupyter_pytorchjob.backends.local.plan import plan_nodes
 from jupyter_pytorchjob.job import JobSpec, build_manifest
-from jupyter_pytorchjob.job.environment import node_env, replica_env
+from jupyter_pytorchjob.job.environment import node_env, node_replica, replica_env
 
 
 def three_pods(nproc: str | None) -> dict[str, Any]:
@@ -109,12 +119,150 @@ def test_elastic_policy_env() -> None:
         "maxRestarts": 3,
     }
     env = replica_env(manifest, "Worker", 0)
-    assert env["PET_NNODES"] == "1:4"
-    assert env["PET_RDZV_ENDPOINT"] == "job-worker-0:23456"
-    assert env["PET_RDZV_BACKEND"] == "c10d"
-    assert env["PET_RDZV_CONF"] == "a=1,b=2"
-    assert env["PET_MAX_RESTARTS"] == "3"
-    manifest["spec"]["elasticPolicy"] = {"maxReplicas": 5}
-    assert replica_env(manifest, "Master", 0)["PET_NNODES"] == "5:5"
-    manifest["spec"]["elasticPolicy"] = {}
-    assert replica_env(manifest, "Master", 0)["PET_NNODES"] == "2"
+    assert env["PET_NNODES"] == "1:4"  # L:139-143
+    assert env["PET_RDZV_ENDPOINT"] == "job-worker-0:23456"  # L:146-168
+    assert env["PET_RDZV_BACKEND"] == "c10d"  # L:186-196
+    assert env["PET_RDZV_CONF"] == "a=1,b=2"  # L:171-183
+    assert env["PET_MAX_RESTARTS"] == "3"  # L:93-98
+    assert "PET_STANDALONE" not in env and "PET_RDZV_ID" not in env
+
+
+# elasticPolicy min/max as written -> PET_NNODES. Defaulting copies one into the other and
+# fills both from Worker.replicas (D:38-55, applied before the env at
+# pytorchjob_controller.go:156); the env is then always "min:max" (L:139-143).
+ELASTIC_NNODES = [
+    ({"minReplicas": 1, "maxReplicas": 4}, "1:4"),
+    ({"maxReplicas": 5}, "5:5"),  # D:43-45
+    ({"minReplicas": 2}, "2:2"),  # D:46-47
+    ({}, "2:2"),  # D:48-53: both from Worker.replicas (2 here)
+]
+
+
+@pytest.mark.parametrize(("policy", "nnodes"), ELASTIC_NNODES)
+def test_elastic_nnodes_after_defaulting(policy: dict[str, int], nnodes: str) -> None:
+    manifest = three_pods("2")
+    manifest["spec"]["elasticPolicy"] = policy
+    for rtype, index in pods(manifest):
+        assert replica_env(manifest, rtype, index)["PET_NNODES"] == nnodes
+
+
+# elasticPolicy.standalone -> PET_STANDALONE: set to "" only when true (L:114-119).
+@pytest.mark.parametrize(("standalone", "expected"), [(True, ""), (False, None), (None, None)])
+def test_standalone_is_empty_when_true_and_absent_otherwise(
+    standalone: bool | None, expected: str | None
+) -> None:
+    manifest = three_pods("1")
+    manifest["spec"]["elasticPolicy"] = {"standalone": standalone}
+    assert replica_env(manifest, "Worker", 1).get("PET_STANDALONE") == expected
+
+
+def test_rdzv_id_is_set_when_present_even_if_empty() -> None:
+    manifest = three_pods("1")
+    manifest["spec"]["elasticPolicy"] = {"rdzvId": ""}
+    assert replica_env(manifest, "Worker", 0)["PET_RDZV_ID"] == ""  # L:105-110: non-nil
+
+
+def test_world_size_ignores_the_deprecated_elastic_nproc() -> None:
+    """With a Master, WORLD_SIZE = replicas x spec.nprocPerNode, nil counting 1
+    (E:62-64, E:132-140); defaulting leaves spec.nprocPerNode nil when the deprecated
+    elasticPolicy.nProcPerNode is set (D:68-74), which becomes PET_NPROC_PER_NODE
+    through the elastic env (L:99-104)."""
+    manifest = three_pods(None)
+    manifest["spec"]["elasticPolicy"] = {"nProcPerNode": 4}
+    for rtype, index in pods(manifest):
+        env = replica_env(manifest, rtype, index)
+        assert env["WORLD_SIZE"] == "3"
+        assert env["PET_NPROC_PER_NODE"] == "4"
+
+
+def test_env_order_is_the_operators() -> None:
+    """E:56-123 appends PYTHONUNBUFFERED, the master env (M:44-59), WORLD_SIZE, RANK,
+    PET_NODE_RANK, PET_NPROC_PER_NODE, then the elastic env (L:78-119) or PET_NNODES."""
+    manifest = three_pods("2")
+    assert list(replica_env(manifest, "Worker", 0)) == [
+        "PYTHONUNBUFFERED",
+        "MASTER_PORT",
+        "PET_MASTER_PORT",
+        "MASTER_ADDR",
+        "PET_MASTER_ADDR",
+        "WORLD_SIZE",
+        "RANK",
+        "PET_NODE_RANK",
+        "PET_NPROC_PER_NODE",
+        "PET_NNODES",
+    ]
+    manifest["spec"]["elasticPolicy"] = {
+        "maxRestarts": 1,
+        "rdzvId": "x",
+        "rdzvConf": [{"key": "a", "value": "1"}],
+        "standalone": True,
+    }
+    assert list(replica_env(manifest, "Worker", 0))[9:] == [
+        "PET_RDZV_ENDPOINT",
+        "PET_RDZV_BACKEND",
+        "PET_NNODES",
+        "PET_MAX_RESTARTS",
+        "PET_RDZV_ID",
+        "PET_RDZV_CONF",
+        "PET_STANDALONE",
+    ]
+
+
+def test_local_rendezvous_is_this_machine_whatever_the_manifest_says() -> None:
+    """Locally the rendezvous is 127.0.0.1 on the job's free port; the user's rdzvHost and
+    rdzvPort name cluster hosts and stay in the manifest only."""
+    manifest = three_pods("1")
+    manifest["spec"]["elasticPolicy"] = {"rdzvHost": "etcd.cluster.local", "rdzvPort": 2379}
+    assert replica_env(manifest, "Worker", 0)["PET_RDZV_ENDPOINT"] == "etcd.cluster.local:2379"
+    local = replica_env(manifest, "Worker", 0, master_addr="127.0.0.1", master_port=40123)
+    assert local["PET_RDZV_ENDPOINT"] == "127.0.0.1:40123"
+    assert manifest["spec"]["elasticPolicy"]["rdzvHost"] == "etcd.cluster.local"
+
+
+def test_worker_only_nodes_are_workers_from_zero() -> None:
+    spec = JobSpec.from_wire({"name": "w", "command": ["x"], "nodes": 2, "master": False})
+    assert [node_replica(n, master=False) for n in range(2)] == [("Worker", 0), ("Worker", 1)]
+    assert node_env(spec, 1) == {
+        "PYTHONUNBUFFERED": "1",
+        "PET_NPROC_PER_NODE": "1",
+        "PET_NNODES": "2",
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"master": False}, "without a Master"),
+        (
+            {"extras": {"spec": {"pytorchReplicaSpecs": {"Worker": {"restartPolicy": "Never"}}}}},
+            "the Worker replicas ask for Never",
+        ),
+    ],
+)
+def test_the_local_plan_refuses_what_it_cannot_run_as_the_operator(
+    tmp_path: Path, body: dict[str, Any], expected: str
+) -> None:
+    """Until the local supervisor knows Worker-only jobs and per-replica restart policies,
+    such a job is refused with the reason rather than run differently."""
+    spec = JobSpec.from_wire({"name": "j", "command": ["python", "-c", "1"], "nodes": 2, **body})
+    with pytest.raises(BackendError) as info:
+        plan_nodes(spec, claim_dir={}, port=40000, default_cwd=tmp_path, gpu_count=0)
+    assert expected in info.value.message and info.value.status == 400
+
+
+def test_local_nodes_rendezvous_on_this_machine(tmp_path: Path) -> None:
+    elastic = {"rdzvHost": "rdzv.cluster.local", "rdzvPort": 2379, "minReplicas": 1}
+    spec = JobSpec.from_wire(
+        {
+            "name": "e",
+            "command": ["torchrun", "t.py"],
+            "nodes": 2,
+            "extras": {"spec": {"elasticPolicy": elastic}},
+        }
+    )
+    plans = plan_nodes(spec, claim_dir={}, port=40001, default_cwd=tmp_path, gpu_count=0)
+    for plan in plans:
+        assert plan.env["PET_RDZV_ENDPOINT"] == "127.0.0.1:40001"
+        assert plan.env["MASTER_ADDR"] == "127.0.0.1" and plan.env["MASTER_PORT"] == "40001"
+        assert plan.env["PET_NNODES"] == "1:1"
+    assert build_manifest(spec)["spec"]["elasticPolicy"]["rdzvHost"] == "rdzv.cluster.local"

@@ -10,7 +10,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_pytorchjob.handlers import route_handlers
 
-from .crd import schema_errors
+from .crd import manifest_errors
 
 API = ("pytorchjob", "api")
 
@@ -35,7 +35,7 @@ async def test_render_valid_job(jp_fetch: Any) -> None:
     body = {"name": "demo", "nodes": 2, "command": ["python", "train.py"]}
     response = await post_json(jp_fetch, "render", body)
     answer = json.loads(response.body)
-    assert schema_errors(answer["manifest"]) == []
+    assert manifest_errors(answer["manifest"]) == []
     assert answer["yaml"].startswith("apiVersion: kubeflow.org/v1\n")
     # The server's default shm (configured 4Gi) applies.
     master = answer["manifest"]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]

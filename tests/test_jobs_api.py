@@ -168,8 +168,18 @@ async def test_render_reads_edited_yaml_back(jp_fetch: Any) -> None:
     )
     back = json.loads((await call(jp_fetch, "render", method="POST", body={"yaml": edited})).body)
     assert back["job"]["restartPolicy"] == "Never"
-    assert back["job"]["extras"] == {"spec": {"elasticPolicy": {"rdzvBackend": "c10d"}}}
+    # Only the Master was edited: the Worker keeps its own policy (issue #12).
+    assert back["job"]["extras"] == {
+        "spec": {
+            "elasticPolicy": {"rdzvBackend": "c10d"},
+            "pytorchReplicaSpecs": {"Worker": {"restartPolicy": "OnFailure"}},
+        }
+    }
     assert back["manifest"]["spec"]["elasticPolicy"] == {"rdzvBackend": "c10d"}
+    restart = {
+        k: v["restartPolicy"] for k, v in back["manifest"]["spec"]["pytorchReplicaSpecs"].items()
+    }
+    assert restart == {"Master": "Never", "Worker": "OnFailure"}
     code, body = await error(jp_fetch, "render", method="POST", body={"yaml": "kind: ["})
     assert code == 400 and body["field"] == "yaml"
 

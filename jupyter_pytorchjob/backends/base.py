@@ -118,6 +118,16 @@ class JobInfo:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def topology(self) -> str:
+        """``1 master + 2 workers``, or ``2 workers`` for a Worker-only job."""
+        masters = sum(r.name.startswith("master-") for r in self.replicas)
+        workers = sum(r.name.startswith("worker-") for r in self.replicas)
+        parts = [f"{masters} master"] if masters else []
+        if workers or not masters:
+            parts.append(f"{workers} worker{'' if workers == 1 else 's'}")
+        return " + ".join(parts)
+
+    @property
     def duration(self) -> float | None:
         """Seconds from start to finish (or to now while it runs)."""
         if self.started is None:

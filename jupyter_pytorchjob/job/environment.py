@@ -24,10 +24,13 @@ def replica_env(
     master_addr: str | None = None,
     master_port: int | None = None,
 ) -> dict[str, str]:
-    """The env vars the operator appends for pod ``<job>-<replica_type>-<index>``.
+    """The env vars the operator appends for pod ``<job>-<replica_type>-<index>``, in its
+    order (``envvar.go:49-123``: master, rank, nproc, then the elastic or plain nnodes).
 
-    ``master_addr``/``master_port`` replace the in-cluster Service address (the
-    local backend runs every node on 127.0.0.1 with a free port per job).
+    ``master_addr``/``master_port`` replace the in-cluster addresses: the local backend
+    runs every node on 127.0.0.1 with a free port per job, for the Master and for the
+    elastic rendezvous alike (a user's ``rdzvHost``/``rdzvPort`` name cluster hosts and
+    stay only in the manifest).
     """
     name = manifest["metadata"]["name"]
     spec = manifest["spec"]
@@ -35,26 +38,28 @@ def replica_env(
     rtype = replica_type.capitalize()
     if rtype not in replicas:
         raise KeyError(f"the job has no {rtype} replicas")
-    total = sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
+    total = sum(_replicas(r) for r in replicas.values())
     elastic: Mapping[str, Any] | None = spec.get("elasticPolicy")
+    # Defaulting (pytorch_defaults.go:68-74) writes "auto" only when the deprecated
+    # elasticPolicy.nProcPerNode is unset; WORLD_SIZE reads spec.nprocPerNode alone, nil
+    # counting 1 (envvar.go:132-140), whatever the deprecated field says.
     nproc = spec.get("nprocPerNode")
-    if nproc is None:
-        legacy = (elastic or {}).get("nProcPerNode")
-        nproc = str(legacy) if legacy is not None else "auto"
-    nproc = str(nproc)
-
+    if nproc is None and (elastic or {}).get("nProcPerNode") is None:
+        nproc = "auto"
     env: dict[str, str] = {"PYTHONUNBUFFERED": "1"}
     if "Master" in replicas:
         addr = master_addr or f"{name}-master-0"
         port = str(master_port or _port(replicas["Master"]))
-        env["MASTER_ADDR"] = env["PET_MASTER_ADDR"] = addr
         env["MASTER_PORT"] = env["PET_MASTER_PORT"] = port
+        env["MASTER_ADDR"] = env["PET_MASTER_ADDR"] = addr
         # nprocPerNode that is not a number ('auto', 'gpu', 'cpu') counts as 1 here,
         # so WORLD_SIZE counts nodes while torchrun later counts processes.
-        env["WORLD_SIZE"] = str(total * (int(nproc) if nproc.isdigit() else 1))
+        text = "" if nproc is None else str(nproc)
+        env["WORLD_SIZE"] = str(total * (int(text) if text.isdigit() else 1))
         rank = index if rtype == "Master" else index + 1
         env["RANK"] = env["PET_NODE_RANK"] = str(rank)
-    env["PET_NPROC_PER_NODE"] = nproc
+    if nproc is not None:
+        env["PET_NPROC_PER_NODE"] = str(nproc)
     if elastic is None:
         env["PET_NNODES"] = str(total)
     else:
@@ -69,19 +74,21 @@ def node_env(
     master_addr: str | None = None,
     master_port: int | None = None,
 ) -> dict[str, str]:
-    """``replica_env`` for node ``node`` of a ``JobSpec`` (0 = Master, i = Worker i-1)."""
+    """``replica_env`` for node ``node`` of a ``JobSpec`` (see ``node_replica``)."""
     from .manifest import build_manifest
 
     if not 0 <= node < spec.nodes:
         raise IndexError(f"node {node} out of range for {spec.nodes} node(s)")
-    rtype, index = node_replica(node)
+    rtype, index = node_replica(node, master=spec.master)
     return replica_env(
         build_manifest(spec), rtype, index, master_addr=master_addr, master_port=master_port
     )
 
 
-def node_replica(node: int) -> tuple[str, int]:
-    """Node 0 is the Master; node i is Worker i-1."""
+def node_replica(node: int, *, master: bool = True) -> tuple[str, int]:
+    """Node 0 is the Master, node i Worker i-1; without a Master node i is Worker i."""
+    if not master:
+        return ("Worker", node)
     return ("Master", 0) if node == 0 else ("Worker", node - 1)
 
 
@@ -96,29 +103,42 @@ def _port(replica: Mapping[str, Any]) -> int:
     return DEFAULT_PORT
 
 
+def _replicas(replica: Mapping[str, Any] | None) -> int:
+    """``replicas``, defaulting to 1 as the operator's defaulting does."""
+    count = (replica or {}).get("replicas")
+    return 1 if count is None else int(count)
+
+
 def _elastic_env(
     name: str,
     replicas: Mapping[str, Any],
     elastic: Mapping[str, Any],
-    master_addr: str | None,
-    master_port: int | None,
+    local_addr: str | None,
+    local_port: int | None,
 ) -> dict[str, str]:
+    """``elastic.go:68-122`` after the defaulting of ``pytorch_defaults.go:38-55``."""
     worker = replicas.get("Worker") or {}
-    workers = int(worker.get("replicas", 1))
+    workers = _replicas(worker)
     low, high = elastic.get("minReplicas"), elastic.get("maxReplicas")
-    low = high if low is None else low
+    low = (workers if high is None else high) if low is None else low
     high = low if high is None else high
-    env = {"PET_NNODES": f"{low}:{high}" if low is not None else str(workers)}
-    host = elastic.get("rdzvHost") or master_addr or f"{name}-worker-0"
-    port = elastic.get("rdzvPort") or master_port or _port(worker)
-    env["PET_RDZV_ENDPOINT"] = f"{host}:{port}"
-    env["PET_RDZV_BACKEND"] = str(elastic.get("rdzvBackend") or "c10d")
+    host = local_addr or elastic.get("rdzvHost") or f"{name}-worker-0"
+    port = local_port or elastic.get("rdzvPort") or _port(worker)
+    env = {
+        "PET_RDZV_ENDPOINT": f"{host}:{port}",
+        "PET_RDZV_BACKEND": str(elastic.get("rdzvBackend") or "c10d"),
+        "PET_NNODES": f"{low}:{high}",
+    }
     if elastic.get("maxRestarts") is not None:
         env["PET_MAX_RESTARTS"] = str(elastic["maxRestarts"])
-    if elastic.get("rdzvId"):
+    if elastic.get("nProcPerNode") is not None:  # deprecated; forbidden with spec.nprocPerNode
+        env["PET_NPROC_PER_NODE"] = str(elastic["nProcPerNode"])
+    if elastic.get("rdzvId") is not None:
         env["PET_RDZV_ID"] = str(elastic["rdzvId"])
     if elastic.get("rdzvConf"):
         env["PET_RDZV_CONF"] = ",".join(f"{c['key']}={c['value']}" for c in elastic["rdzvConf"])
-    if elastic.get("standalone") is not None:
-        env["PET_STANDALONE"] = str(elastic["standalone"]).lower()
+    if elastic.get("standalone"):
+        # Set, and empty, only when true. torchrun (2.13) parses it with int() and fails
+        # on "": in a cluster and here alike (see README, "Differences").
+        env["PET_STANDALONE"] = ""
     return env

@@ -2,14 +2,18 @@
 
 The builder follows the rules of PRODUCT.md (see ``notes/operator.md``): node 0
 is the Master with ``replicas: 1`` written out, nodes - 1 Workers (none for one
-node), a container named ``pytorch`` with the GPUs as limits, the PVCs and a
-memory-backed ``/dev/shm`` in every replica, ``nprocPerNode`` as a string, every
-run-policy value explicit, and ``sidecar.istio.io/inject: "false"``.
+node; a Worker-only job has ``nodes`` Workers and no Master), a container named
+``pytorch`` with the GPUs as limits, the PVCs and a memory-backed ``/dev/shm`` in
+every replica, ``nprocPerNode`` as a string, every run-policy value explicit, and
+``sidecar.istio.io/inject: "false"``.
 
 ``parse_manifest`` reads a manifest (edited YAML, or a job from the cluster) back
-into a ``JobSpec``. What the form does not know is kept in ``JobSpec.extras``, a
-manifest-shaped residue that ``build_manifest`` merges back in, so nothing the
-user wrote is dropped.
+into a ``JobSpec``. Whatever of the manifest the form's fields would not write
+back as it is (fields the form does not know, and anything a replica has that
+differs from the replica the form builds: another image, restart policy,
+``tolerationSeconds``, a sidecar...) is kept in ``JobSpec.extras``, a
+manifest-shaped patch that ``build_manifest`` merges back in, so nothing the user
+wrote is dropped.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ _SERVER_METADATA = (
     "ownerReferences",
 )
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_NOTHING: Any = object()  # _patch: nothing to add
 
 
 # -- building ---------------------------------------------------------------------
@@ -93,13 +98,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if spec.ttl is not None:
         run_policy["ttlSecondsAfterFinished"] = spec.ttl
 
-    replica_specs: dict[str, Any] = {
-        "Master": {
+    replica_specs: dict[str, Any] = {}
+    if spec.master:
+        replica_specs["Master"] = {
             "replicas": 1,
             "restartPolicy": spec.restart_policy,
             "template": _pod_template(spec),
         }
-    }
     if spec.workers:
         replica_specs["Worker"] = {
             "replicas": spec.workers,
@@ -269,8 +274,14 @@ def manifest_from_yaml(text: str) -> dict[str, Any]:
 def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
     """Read a PyTorchJob back into a ``JobSpec``.
 
-    Form fields come from the Master (the form edits all replicas alike); every
-    other field, in any replica, is kept in ``extras``. Server-set metadata and
+    Form fields come from the Master, or from the Worker of a Worker-only job (the
+    form edits all replicas alike). ``extras`` is what ``build_manifest`` must add
+    to the replicas it builds from those fields to give back every field of
+    ``manifest``: ``build_manifest(parse_manifest(m))`` keeps every field of ``m``
+    (named lists compared by name) except what the form deliberately rewrites: a
+    non-numeric ``nprocPerNode`` becomes the GPU count (``auto`` means one process
+    per host CPU on a CPU pod, trainer#2407), PVC and ``/dev/shm`` volumes take the
+    builder's names, and unset defaults are written out. Server-set metadata and
     ``status`` are dropped, so the result can be submitted as a clone.
     """
     m = copy.deepcopy(dict(manifest))
@@ -284,35 +295,54 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
                 )
             ]
         )
-    m.pop("apiVersion")
-    m.pop("kind")
     m.pop("status", None)
-    meta = dict(m.pop("metadata", None) or {})
+    meta = dict(m.get("metadata") or {})
     for key in _SERVER_METADATA:
         meta.pop(key, None)
-    name = meta.pop("name", None)
-    labels = dict(meta.pop("labels", None) or {})
-    queue = labels.pop(QUEUE_LABEL, None)
-    annotations = dict(meta.pop("annotations", None) or {})
+    annotations = dict(meta.get("annotations") or {})
     annotations.pop(_LAST_APPLIED, None)
+    meta["annotations"] = annotations
+    _drop_if_empty(meta, "annotations")
+    m["metadata"] = meta
+    wire = _form_fields(m, gpu_resource)
+    base = JobSpec.from_wire(wire)
+    extras = _patch(_builder_volume_names(m, base), build_manifest(base))
+    if extras is _NOTHING:
+        return base
+    # An absent backoffLimit stays absent (null): the operator's default, unlimited.
+    return JobSpec.from_wire({**wire, "extras": extras})
+
+
+def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, Any]:
+    """The form's fields (the wire form of ``JobSpec``) read from the primary replica."""
+    meta = m["metadata"]
+    labels = dict(meta.get("labels") or {})
+    queue = labels.pop(QUEUE_LABEL, None)
+    annotations = dict(meta.get("annotations") or {})
     logdir = annotations.pop(LOGDIR_ANNOTATION, None)
-
-    spec = dict(m.pop("spec", None) or {})
-    replica_specs = dict(spec.pop("pytorchReplicaSpecs", None) or {})
+    spec: Mapping[str, Any] = m.get("spec") or {}
+    replica_specs: Mapping[str, Any] = spec.get("pytorchReplicaSpecs") or {}
     master = replica_specs.get("Master")
-    if not isinstance(master, Mapping):
-        raise JobSpecInvalid(
-            [FieldError("spec.pytorchReplicaSpecs.Master", "is required: node 0 is the Master")]
-        )
     worker = replica_specs.get("Worker")
-    workers = int((worker or {}).get("replicas", 1)) if worker else 0
-    run_policy = dict(spec.pop("runPolicy", None) or {})
+    primary_type = "Master" if "Master" in replica_specs else "Worker"
+    primary = replica_specs.get(primary_type)
+    where = f"spec.pytorchReplicaSpecs.{primary_type}"
+    if not isinstance(primary, Mapping):
+        present = ", ".join(map(str, replica_specs)) or "none"
+        raise JobSpecInvalid(
+            [FieldError("spec.pytorchReplicaSpecs", f"needs a Master or a Worker, got {present}")]
+        )
+    workers = int(worker.get("replicas", 1)) if isinstance(worker, Mapping) else 0
+    run_policy: Mapping[str, Any] = spec.get("runPolicy") or {}
 
-    template = master.get("template") or {}
-    pod = template.get("spec") or {}
-    container: Mapping[str, Any] = next(
-        (c for c in pod.get("containers") or [] if c.get("name") == CONTAINER_NAME), {}
+    pod = (primary.get("template") or {}).get("spec") or {}
+    container: Mapping[str, Any] | None = next(
+        (c for c in pod.get("containers") or [] if c.get("name") == CONTAINER_NAME), None
     )
+    if container is None:
+        raise JobSpecInvalid(
+            [FieldError(f"{where}.template.spec.containers", "must include a container 'pytorch'")]
+        )
     env_list = container.get("env") or []
     plain_env = {
         e["name"]: e["value"]
@@ -333,20 +363,26 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     gpu_key = _gpu_key(limits, gpu_resource)
     gpus = int(limits[gpu_key]) if gpu_key else 0
     volumes = {v.get("name"): v for v in pod.get("volumes") or []}
-    pvc, shm, owned_volumes = _read_mounts(container, volumes)
-    nproc_text = str(spec.pop("nprocPerNode", "") or "")
+    pvc, shm = _read_mounts(container, volumes)
+    nproc_text = str(spec.get("nprocPerNode", "") or "")
+    legacy_nproc = (spec.get("elasticPolicy") or {}).get("nProcPerNode")
     # 'auto'/'gpu'/'cpu' cannot be shown in the form: they mean one process per GPU
     # (or per host CPU, the trainer#2407 trap), so the form offers the GPU count.
-    nproc = int(nproc_text) if nproc_text.isdigit() else max(gpus, 1)
-
-    wire: dict[str, Any] = {
-        "name": name,
+    if nproc_text.isdigit():
+        nproc = int(nproc_text)
+    elif not nproc_text and isinstance(legacy_nproc, int) and legacy_nproc >= 1:
+        nproc = legacy_nproc
+    else:
+        nproc = max(gpus, 1)
+    return {
+        "name": meta.get("name"),
         "image": container.get("image"),
         "command": command,
         "args": args,
         "script": script,
         "workdir": container.get("workingDir"),
-        "nodes": 1 + workers,
+        "nodes": 1 + workers if isinstance(master, Mapping) else workers,
+        "master": isinstance(master, Mapping),
         "gpus": gpus,
         "gpuResource": gpu_key or gpu_resource,
         "cpu": _quantity_text(limits.get("cpu", requests.get("cpu"))),
@@ -355,12 +391,12 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
         "nprocPerNode": nproc,
         "pvc": [p.to_wire() for p in pvc],
         "env": plain_env,
-        "restartPolicy": master.get("restartPolicy"),
-        "backoffLimit": run_policy.pop("backoffLimit", None),
-        "deadline": run_policy.pop("activeDeadlineSeconds", None),
-        "ttl": run_policy.pop("ttlSecondsAfterFinished", None),
+        "restartPolicy": primary.get("restartPolicy"),
+        "backoffLimit": run_policy.get("backoffLimit"),
+        "deadline": run_policy.get("activeDeadlineSeconds"),
+        "ttl": run_policy.get("ttlSecondsAfterFinished"),
         # Absent means the operator's default, None (not ours, Running).
-        "cleanPodPolicy": run_policy.pop("cleanPodPolicy", None) or "None",
+        "cleanPodPolicy": run_policy.get("cleanPodPolicy") or "None",
         "nodeSelector": dict(pod.get("nodeSelector") or {}),
         "tolerations": [dict(t) for t in pod.get("tolerations") or []],
         "labels": labels,
@@ -368,25 +404,6 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
         "queue": queue,
         "logdir": logdir or env_logdir,
     }
-    extras: dict[str, Any] = {}
-    if meta:
-        extras["metadata"] = meta
-    residual_spec: dict[str, Any] = dict(spec)
-    if run_policy:
-        residual_spec["runPolicy"] = run_policy
-    residual_replicas: dict[str, Any] = {}
-    for rtype, rspec in replica_specs.items():
-        residue = _replica_residue(rspec or {}, labels, annotations, gpu_key, owned_volumes)
-        if residue:
-            residual_replicas[rtype] = residue
-    if residual_replicas:
-        residual_spec["pytorchReplicaSpecs"] = residual_replicas
-    if residual_spec:
-        extras["spec"] = residual_spec
-    if extras:
-        wire["extras"] = extras
-    # An absent backoffLimit stays absent (null): the operator's default, unlimited.
-    return JobSpec.from_wire(wire)
 
 
 def _gpu_key(limits: Mapping[str, Any], hint: str | None) -> str | None:
@@ -404,17 +421,15 @@ def _quantity_text(value: Any) -> str | None:
 
 def _read_mounts(
     container: Mapping[str, Any], volumes: Mapping[str, Any]
-) -> tuple[list[PvcMount], str | None, set[str]]:
+) -> tuple[list[PvcMount], str | None]:
     pvc: list[PvcMount] = []
     shm: str | None = None
-    owned: set[str] = set()
     for mount in container.get("volumeMounts") or []:
         volume = volumes.get(mount.get("name")) or {}
         empty_dir = volume.get("emptyDir")
         if mount.get("mountPath") == SHM_MOUNT and isinstance(empty_dir, Mapping):
             if empty_dir.get("medium") == "Memory":
                 shm = str(empty_dir.get("sizeLimit") or "") or None
-                owned.add(str(mount["name"]))
             continue
         claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
         if claim and set(mount) <= {"name", "mountPath", "subPath", "readOnly"}:
@@ -422,67 +437,84 @@ def _read_mounts(
                 volume["persistentVolumeClaim"].get("readOnly")
             )
             pvc.append(PvcMount(claim, mount["mountPath"], mount.get("subPath") or "", read_only))
-            owned.add(str(mount["name"]))
-    return pvc, shm, owned
+    return pvc, shm
 
 
-def _replica_residue(
-    rspec: Mapping[str, Any],
-    labels: Mapping[str, str],
-    annotations: Mapping[str, str],
-    gpu_key: str | None,
-    owned_volumes: set[str],
-) -> dict[str, Any]:
-    """What of one replica spec the form does not own.
+def _builder_volume_names(m: Mapping[str, Any], spec: JobSpec) -> dict[str, Any]:
+    """``m`` with the volumes the form owns renamed as the builder names them
+    (``pvc-<claim>``, ``dshm``) in every replica, so they compare by name."""
+    out = copy.deepcopy(dict(m))
+    owned = {(p.claim, p.mount_path, p.sub_path, p.read_only) for p in spec.pvc}
+    for rspec in ((out.get("spec") or {}).get("pytorchReplicaSpecs") or {}).values():
+        pod = ((rspec or {}).get("template") or {}).get("spec") or {}
+        volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
+        container = next(
+            (c for c in pod.get("containers") or [] if c.get("name") == CONTAINER_NAME), None
+        )
+        if not volumes or container is None:
+            continue
+        renames: dict[str, str] = {}
+        for mount in container.get("volumeMounts") or []:
+            volume = volumes.get(mount.get("name")) or {}
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            read_only = bool(mount.get("readOnly")) or bool(
+                (volume.get("persistentVolumeClaim") or {}).get("readOnly")
+            )
+            key = (claim, mount.get("mountPath"), mount.get("subPath") or "", read_only)
+            if claim and key in owned:
+                renames[mount["name"]] = pvc_volume_name(claim)
+            elif (
+                spec.shm
+                and mount.get("mountPath") == SHM_MOUNT
+                and (volume.get("emptyDir") or {}).get("medium") == "Memory"
+            ):
+                renames[mount["name"]] = SHM_VOLUME
+        taken = set(volumes) - set(renames)
+        if any(new in taken for new in renames.values()):
+            continue  # the builder's name is someone else's here: keep the user's names
+        for volume in pod.get("volumes") or []:
+            volume["name"] = renames.get(volume.get("name"), volume.get("name"))
+        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+            for mount in c.get("volumeMounts") or []:
+                mount["name"] = renames.get(mount.get("name"), mount.get("name"))
+    return out
 
-    Only containers emptied by taking the form's fields out are dropped; an empty
-    object the user wrote elsewhere (``affinity: {}``) is kept as written.
-    """
-    residue = copy.deepcopy(dict(rspec))
-    residue.pop("replicas", None)
-    residue.pop("restartPolicy", None)
-    template = residue.get("template") or {}
-    tmeta = template.get("metadata") or {}
-    for key in labels:
-        (tmeta.get("labels") or {}).pop(key, None)
-    for key in (*annotations, ISTIO_INJECT):
-        (tmeta.get("annotations") or {}).pop(key, None)
-    _drop_if_empty(tmeta, "labels", "annotations")
-    _drop_if_empty(template, "metadata")
-    pod = template.get("spec") or {}
-    pod.pop("nodeSelector", None)
-    pod.pop("tolerations", None)
-    pod["volumes"] = [v for v in pod.get("volumes") or [] if v.get("name") not in owned_volumes]
-    containers = []
-    for container in pod.get("containers") or []:
-        if container.get("name") == CONTAINER_NAME:
-            _strip_pytorch_container(container, gpu_key, owned_volumes)
-            if container == {"name": CONTAINER_NAME}:
-                continue  # nothing but its name is left: nothing to keep
-        containers.append(container)
-    pod["containers"] = containers
-    _drop_if_empty(pod, "volumes", "containers")
-    _drop_if_empty(template, "spec")
-    _drop_if_empty(residue, "template")
-    return residue
+
+def _patch(actual: Any, built: Any) -> Any:
+    """What ``_merge(built, patch)`` needs to keep every field of ``actual``: its values
+    where they differ, compared key by key and named lists item by item (by name);
+    ``_NOTHING`` when ``built`` already has all of it."""
+    if actual == built:
+        return _NOTHING
+    if isinstance(actual, Mapping) and isinstance(built, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in actual.items():
+            sub = _patch(value, built[key]) if key in built else copy.deepcopy(value)
+            if sub is not _NOTHING:
+                out[key] = sub
+        return out or _NOTHING
+    if isinstance(actual, list) and isinstance(built, list):
+        mine, theirs = _by_name(actual), _by_name(built)
+        if mine is None or theirs is None:
+            return copy.deepcopy(actual)
+        # In the order _merge gives them (the built ones, then the new), so that a patch
+        # read back from its own result is the same patch.
+        items = []
+        for name, item in theirs.items():
+            sub = _patch(mine[name], item) if name in mine else _NOTHING
+            if sub is not _NOTHING:
+                items.append({"name": name, **sub})
+        items += [copy.deepcopy(item) for name, item in mine.items() if name not in theirs]
+        return items or _NOTHING
+    return copy.deepcopy(actual)
 
 
-def _strip_pytorch_container(
-    container: dict[str, Any], gpu_key: str | None, owned_volumes: set[str]
-) -> None:
-    for field in ("image", "command", "args", "workingDir"):
-        container.pop(field, None)
-    container["env"] = [e for e in container.get("env") or [] if set(e) != {"name", "value"}]
-    resources = container.get("resources") or {}
-    for part in ("limits", "requests"):
-        amounts = resources.get(part) or {}
-        for resource in ("cpu", "memory", gpu_key):
-            amounts.pop(resource, None)
-        _drop_if_empty(resources, part)
-    container["volumeMounts"] = [
-        v for v in container.get("volumeMounts") or [] if v.get("name") not in owned_volumes
-    ]
-    _drop_if_empty(container, "env", "resources", "volumeMounts")
+def _by_name(items: list[Any]) -> dict[str, Any] | None:
+    """The items by ``name`` if every item is an object with a unique string name."""
+    if not all(isinstance(i, Mapping) and isinstance(i.get("name"), str) for i in items):
+        return None
+    by_name = {i["name"]: i for i in items}
+    return by_name if len(by_name) == len(items) else None
 
 
 def _drop_if_empty(parent: dict[str, Any], *keys: str) -> None:
@@ -492,21 +524,20 @@ def _drop_if_empty(parent: dict[str, Any], *keys: str) -> None:
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    """Deep-merge ``extra`` into ``base``; lists of named objects merge by ``name``."""
+    """Deep-merge ``extra`` into ``base``; lists of uniquely named objects merge by ``name``."""
     for key, value in extra.items():
         current = base.get(key)
         if isinstance(current, dict) and isinstance(value, Mapping):
             _merge(current, value)
-        elif isinstance(current, list) and isinstance(value, list) and _named(current + value):
-            by_name = {item["name"]: item for item in current}
-            for item in value:
-                if item["name"] in by_name:
-                    _merge(by_name[item["name"]], item)
+        elif isinstance(current, list) and isinstance(value, list):
+            by_name, added = _by_name(current), _by_name(value)
+            if by_name is None or added is None:
+                base[key] = copy.deepcopy(value)
+                continue
+            for name, item in added.items():
+                if name in by_name:
+                    _merge(by_name[name], item)
                 else:
                     current.append(copy.deepcopy(item))
         else:
             base[key] = copy.deepcopy(value)
-
-
-def _named(items: list[Any]) -> bool:
-    return all(isinstance(i, Mapping) and isinstance(i.get("name"), str) for i in items)

@@ -50,6 +50,7 @@ WIRE_FIELDS = (
     "script",
     "workdir",
     "nodes",
+    "master",
     "gpus",
     "gpuResource",
     "cpu",
@@ -118,10 +119,12 @@ class JobSpec:
     """A PyTorchJob as the form, the CLI and the magic describe it.
 
     ``nodes`` counts pods: node 0 is the Master, the other ``nodes - 1`` are
-    Workers. ``gpus``, ``cpu`` and ``memory`` are per node. Exactly one of
-    ``command`` (a command line; ``args`` optional) or ``script`` (Python source
-    shipped inside the job; ``args`` go to the script) is set. ``extras`` holds
-    the parts of a manifest the form does not know, so they survive a round trip.
+    Workers; with ``master`` false (a Worker-only job, e.g. elastic, as the Kubeflow
+    SDK or upstream examples write them) every node is a Worker. ``gpus``, ``cpu``
+    and ``memory`` are per node. Exactly one of ``command`` (a command line;
+    ``args`` optional) or ``script`` (Python source shipped inside the job;
+    ``args`` go to the script) is set. ``extras`` holds what of a manifest the
+    form's fields do not write, so it survives a round trip.
     """
 
     name: str
@@ -131,6 +134,7 @@ class JobSpec:
     script: str | None = None
     workdir: str | None = None
     nodes: int = 1
+    master: bool = True
     gpus: int = 0
     gpu_resource: str = DEFAULT_GPU_RESOURCE
     cpu: str | None = None
@@ -154,8 +158,8 @@ class JobSpec:
 
     @property
     def workers(self) -> int:
-        """Worker replicas: every node but the Master."""
-        return self.nodes - 1
+        """Worker replicas: every node but the Master (every node without one)."""
+        return self.nodes - 1 if self.master else self.nodes
 
     @property
     def world_size(self) -> int:
@@ -164,7 +168,8 @@ class JobSpec:
 
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
-        return ["master-0"] + [f"worker-{i}" for i in range(self.workers)]
+        masters = ["master-0"] if self.master else []
+        return masters + [f"worker-{i}" for i in range(self.workers)]
 
     def with_changes(self, **changes: Any) -> JobSpec:
         """A copy with some fields replaced, validated again."""
@@ -189,6 +194,7 @@ class JobSpec:
             "script": self.script,
             "workdir": self.workdir,
             "nodes": self.nodes,
+            "master": self.master,
             "gpus": self.gpus,
             "gpuResource": self.gpu_resource,
             "cpu": self.cpu,
@@ -213,17 +219,21 @@ class JobSpec:
         return wire
 
 
-def max_name_length(nodes: int) -> int:
+def max_name_length(nodes: int, *, master: bool = True) -> int:
     """How long a job name may be so that every pod and Service name fits 63 chars.
 
     The operator names them ``<job>-master-0`` and ``<job>-worker-<i>`` with i up to
-    ``nodes - 2``; the webhook checks only the job name, so a longer one is
-    admitted and then hangs when the Services cannot be created (trainer#1101).
+    ``nodes - 2`` (``nodes - 1`` without a Master); the webhook checks only the job
+    name, so a longer one is admitted and then hangs when the Services cannot be
+    created (trainer#1101).
     """
-    longest_suffix = len("-master-0")
-    if nodes >= 2:
-        longest_suffix = max(longest_suffix, len("-worker-") + len(str(nodes - 2)))
-    return rules.LABEL_MAX - longest_suffix
+    return rules.LABEL_MAX - len(_longest_suffix(nodes, master=master))
+
+
+def _longest_suffix(nodes: int, *, master: bool) -> str:
+    workers = nodes - 1 if master else nodes
+    suffixes = ([f"-worker-{workers - 1}"] if workers else []) + (["-master-0"] if master else [])
+    return max(suffixes, key=len)  # a tie names the worker
 
 
 def suggest_name(hint: str | None = None) -> str:
@@ -263,9 +273,10 @@ class _WireReader:
                 self.fail(str(key), f"unknown field; known fields are {', '.join(WIRE_FIELDS)}")
 
         nodes = self.integer("nodes", default=1, minimum=1)
+        master = self.boolean("master", default=True)
         gpus = self.integer("gpus", default=0, minimum=0)
         nproc = self.integer("nprocPerNode", default=max(gpus or 1, 1), minimum=1)
-        name = self.job_name(nodes)
+        name = self.job_name(nodes, master=master)
         image = self.text("image", default=self.defaults.get("image", DEFAULT_IMAGE))
         if image is not None and (not image or any(c.isspace() for c in image)):
             self.fail("image", "must be a container image reference without spaces")
@@ -288,6 +299,7 @@ class _WireReader:
             script=script,
             workdir=self.path("workdir"),
             nodes=nodes,
+            master=master,
             gpus=gpus,
             gpu_resource=gpu_resource or DEFAULT_GPU_RESOURCE,
             cpu=self.quantity("cpu", default=None, memory=False),
@@ -359,6 +371,15 @@ class _WireReader:
             return default
         return number
 
+    def boolean(self, name: str, *, default: bool) -> bool:
+        value = self.body.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.fail(name, f"must be true or false, got {value!r}")
+            return default
+        return value
+
     def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
         value = self.body.get(name)
         if value is None or value == "":
@@ -402,7 +423,7 @@ class _WireReader:
             return None
         return rules.normalise_path(value)
 
-    def job_name(self, nodes: int) -> str | None:
+    def job_name(self, nodes: int, *, master: bool) -> str | None:
         value = self.text("name", default=None)
         if not value:
             self.fail("name", "is required: a DNS-1035 label such as 'mnist-ddp'")
@@ -411,9 +432,9 @@ class _WireReader:
         if problem:
             self.fail("name", problem)
             return None
-        limit = max_name_length(nodes)
+        limit = max_name_length(nodes, master=master)
         if len(value) > limit:
-            last = f"{value}-worker-{nodes - 2}" if nodes >= 2 else f"{value}-master-0"
+            last = value + _longest_suffix(nodes, master=master)
             self.fail(
                 "name",
                 f"must be at most {limit} characters for {nodes} node(s), got {len(value)}: "

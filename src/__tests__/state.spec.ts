@@ -214,6 +214,33 @@ describe('bodyToState', () => {
     expect(bodyToState(body, form())).toEqual(bodyToState(server, form()));
   });
 
+  it('keeps a Worker-only job and tolerationSeconds through a clone', () => {
+    const clone: IJobBody = {
+      ...server,
+      master: false,
+      tolerations: [
+        {
+          key: 'node',
+          operator: 'Exists',
+          value: '',
+          effect: 'NoExecute',
+          tolerationSeconds: 30
+        }
+      ]
+    };
+    const body = stateToBody(bodyToState(clone, form()));
+    expect(body.master).toBe(false);
+    expect(body.tolerations).toEqual([
+      {
+        key: 'node',
+        operator: 'Exists',
+        effect: 'NoExecute',
+        tolerationSeconds: 30
+      }
+    ]);
+    expect(stateToBody(bodyToState(server, form())).master).toBeUndefined();
+  });
+
   it('switches to script mode for a script', () => {
     const state = bodyToState({ script: 'print(1)' }, form());
     expect(state.mode).toBe('script');

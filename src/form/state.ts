@@ -74,6 +74,11 @@ export interface ITolerationRow {
    * The taint effect, or empty for all.
    */
   effect: string;
+
+  /**
+   * Seconds a `NoExecute` taint is tolerated (kept from a clone; not edited here).
+   */
+  seconds?: number;
 }
 
 /**
@@ -159,6 +164,11 @@ export interface IFormState {
    * Processes per node; empty for the default.
    */
   nprocPerNode: string;
+
+  /**
+   * Node 0 is the Master; false for a Worker-only job (kept from a clone).
+   */
+  master: boolean;
 
   /**
    * PVC mounts.
@@ -306,6 +316,7 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     shmEnabled: defaults.shm !== '',
     shm: defaults.shm || FALLBACK_SHM,
     nprocPerNode: '',
+    master: true,
     pvc: (defaults.pvc ?? []).map(pvcRow),
     env: [],
     restartPolicy: 'OnFailure',
@@ -340,6 +351,9 @@ export function stateToBody(state: IFormState): IJobBody {
   }
   setText(body, 'workdir', state.workdir);
   setNumber(body, 'nodes', state.nodes);
+  if (!state.master) {
+    body.master = false;
+  }
   setNumber(body, 'gpus', state.gpus);
   setText(body, 'gpuResource', state.gpuResource);
   setText(body, 'cpu', state.cpu);
@@ -388,6 +402,9 @@ export function stateToBody(state: IFormState): IJobBody {
       if (row.effect) {
         toleration.effect = row.effect;
       }
+      if (row.seconds !== undefined && row.effect === 'NoExecute') {
+        toleration.tolerationSeconds = row.seconds;
+      }
       return toleration;
     });
   if (tolerations.length > 0) {
@@ -428,6 +445,7 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     shmEnabled: shm === undefined ? base.shmEnabled : shm !== '',
     shm: shm ? shm : base.shm,
     nprocPerNode: text(body.nprocPerNode, ''),
+    master: body.master ?? true,
     pvc: (body.pvc ?? []).map(pvcRow),
     env: rows(body.env),
     restartPolicy: body.restartPolicy ?? base.restartPolicy,
@@ -440,7 +458,10 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
       key: t.key ?? '',
       operator: t.operator ?? 'Equal',
       value: t.value ?? '',
-      effect: t.effect ?? ''
+      effect: t.effect ?? '',
+      ...(t.tolerationSeconds !== undefined && t.tolerationSeconds !== null
+        ? { seconds: t.tolerationSeconds }
+        : {})
     })),
     labels: rows(body.labels),
     annotations: rows(body.annotations),

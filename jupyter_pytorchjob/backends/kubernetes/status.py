@@ -112,26 +112,57 @@ def replica_info(pod: Mapping[str, Any]) -> ReplicaInfo:
     return info
 
 
+def missing_replica(job: Mapping[str, Any], name: str) -> ReplicaInfo:
+    """A replica the job has but whose pod is not there: not created yet while the job
+    runs; deleted once it finished (by cleanPodPolicy, which v1.9.4 also applies after a
+    backoff or deadline failure, ``common/job.go:122-126,216-231``, or by anyone else);
+    none at all while suspended (``common/job.go:146-166``)."""
+    state = job_state(job)
+    policy = ((job.get("spec") or {}).get("runPolicy") or {}).get("cleanPodPolicy") or "None"
+    if state in (JobState.SUCCEEDED, JobState.FAILED):
+        if policy in ("Running", "All"):
+            message = (
+                f"the operator deleted the pod when the job finished (cleanPodPolicy {policy})"
+            )
+            return ReplicaInfo(name=name, phase="Deleted", reason="CleanPodPolicy", message=message)
+        message = "the pod was deleted after the job finished"
+        return ReplicaInfo(name=name, phase="Deleted", reason="Deleted", message=message)
+    if state == JobState.SUSPENDED:
+        message = "the job is suspended: its pods are created again when it resumes"
+        return ReplicaInfo(name=name, phase="Pending", reason="Suspended", message=message)
+    return ReplicaInfo(name=name, phase="Pending")
+
+
+def gpus_per_node(replica_specs: Mapping[str, Any]) -> int:
+    """GPUs of the ``pytorch`` container, the most any replica type asks for: per node, as
+    the local backend counts (``ptjob list`` shows GPUs x nodes)."""
+    most = 0
+    for rspec in replica_specs.values():
+        pod = ((rspec or {}).get("template") or {}).get("spec") or {}
+        containers = pod.get("containers") or []
+        pytorch: Mapping[str, Any] = next((c for c in containers if c.get("name") == CONTAINER), {})
+        limits = (pytorch.get("resources") or {}).get("limits") or {}
+        gpus = sum(int(v) for k, v in limits.items() if k.endswith("/gpu") and str(v).isdigit())
+        most = max(most, gpus)
+    return most
+
+
 def job_info(
     job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], *, with_manifest: bool = False
 ) -> JobInfo:
-    """The JobInfo of a PyTorchJob and its pods (replicas not yet created show Pending)."""
+    """The JobInfo of a PyTorchJob and its pods (see ``missing_replica`` for replicas
+    without a pod)."""
     meta = job.get("metadata") or {}
     spec = job.get("spec") or {}
     status = job.get("status") or {}
     replica_specs = spec.get("pytorchReplicaSpecs") or {}
     expected = []
-    for rtype, rspec in replica_specs.items():
-        count = int((rspec or {}).get("replicas", 1))
-        expected += [f"{rtype.lower()}-{i}" for i in range(count)]
+    for rtype, rspec in sorted(replica_specs.items(), key=lambda item: item[0] != "Master"):
+        count = (rspec or {}).get("replicas")
+        expected += [f"{rtype.lower()}-{i}" for i in range(1 if count is None else int(count))]
     by_name = {replica_name(p): replica_info(p) for p in pods}
-    replicas = [by_name.pop(n, ReplicaInfo(name=n, phase="Pending")) for n in expected]
+    replicas = [by_name.pop(n) if n in by_name else missing_replica(job, n) for n in expected]
     replicas += list(by_name.values())
-    master = (replica_specs.get("Master") or {}).get("template") or {}
-    containers = (master.get("spec") or {}).get("containers") or []
-    pytorch: Mapping[str, Any] = next((c for c in containers if c.get("name") == CONTAINER), {})
-    limits = (pytorch.get("resources") or {}).get("limits") or {}
-    gpus = sum(int(v) for k, v in limits.items() if k.endswith("/gpu") and str(v).isdigit())
     conditions = [
         Condition(
             type=c.get("type", ""),
@@ -149,7 +180,7 @@ def job_info(
         state=state,
         replicas=replicas,
         nodes=len(expected),
-        gpus=gpus,
+        gpus=gpus_per_node(replica_specs),
         created=created,
         started=epoch(status.get("startTime")),
         finished=epoch(status.get("completionTime")),
