@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, CaselessStrEnum, Dict, Float, List, Unicode, default
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Integer, List, Unicode, default
 
 from . import __version__
 from .backends import Backend, BackendError, create_backend
@@ -51,6 +51,16 @@ class PyTorchJobApp(ExtensionApp):
     backend = Unicode(
         config=True,
         help="Where jobs run: 'local' (processes on this machine) or 'kubernetes'.",
+    )
+    api_max_body_size = Integer(
+        1024 * 1024,
+        min=1024,
+        config=True,
+        help=(
+            "Largest JSON request body, in bytes, of the pytorchjob API (a job, a render, "
+            "a TensorBoard request); a larger one is refused with 413. A job's script "
+            "travels in its body (at most 120 KiB each)."
+        ),
     )
 
     @default("backend")
@@ -179,6 +189,16 @@ class PyTorchJobApp(ExtensionApp):
             "against 1.4-2 s); on small logs both answer within a second."
         ),
     )
+    tensorboard_max_instances = Integer(
+        8,
+        min=0,
+        config=True,
+        help=(
+            "Most TensorBoard processes running at once (0: no limit). Starting one more "
+            "stops the least recently used one that nobody used for two minutes; when all "
+            "are in use, the request is refused with 429 naming one to stop."
+        ),
+    )
     tensorboard_start_timeout = Float(
         60.0,
         config=True,
@@ -187,7 +207,10 @@ class PyTorchJobApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         """Expose the effective configuration and the backend to the handlers."""
+        from .handlers import MAX_BODY_SETTING
+
         self.settings["pytorchjob_config"] = self.config_model()
+        self.settings[MAX_BODY_SETTING] = self.api_max_body_size
         backend = self.settings["pytorchjob_backend"] = self.create_backend()
         self.settings["pytorchjob_logdir_resolver"] = functools.partial(job_logdir, backend)
         self._init_tensorboards()
@@ -209,6 +232,7 @@ class PyTorchJobApp(ExtensionApp):
             load_fast=self.tensorboard_load_fast.lower(),
             start_timeout=self.tensorboard_start_timeout,
             idle_timeout=self.tensorboard_idle_timeout,
+            max_instances=self.tensorboard_max_instances,
             log=self.log,
         )
 

@@ -147,7 +147,7 @@ async def _tensorboard(name: str, backend: Backend) -> int:
     logdir = await backend.job_logdir(name)
     manager = TensorBoardManager(roots=[logdir], base_url="/")
     try:
-        instance = await manager.start(logdir)
+        instance = await manager.start(logdir, job=name)
         print(f"http://127.0.0.1:{instance.port}{instance.prefix}/", flush=True)
         print(f"TensorBoard on {logdir}; Ctrl-C stops it", file=sys.stderr)
         await asyncio.Event().wait()  # until Ctrl-C cancels this task

@@ -10,7 +10,9 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -19,18 +21,50 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.utils import url_path_join
 from tornado import web
+from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from .backends import Backend, BackendError
+from .backends import Backend, BackendError, LogChunk
 from .backends.base import dropped_warning
-from .job.errors import JobSpecInvalid
+from .job import k8s_rules
+from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest import build_manifest, manifest_from_yaml, manifest_to_yaml, parse_manifest
+from .job.shape import load_json
 from .job.spec import JobSpec
 
 API = "pytorchjob/api"
-NAME = r"(?P<name>[a-z0-9][-a-z0-9]*)"
+# Any path segment: a name no job can have is answered 400 naming the field (below),
+# rather than the server's 404 page.
+NAME = r"(?P<name>[^/]+)"
 # The resource name authorizers (e.g. JupyterHub's RBAC) see for our routes.
 AUTH_RESOURCE = "pytorchjob"
+#: settings key of the largest JSON body the API reads (``PyTorchJobApp.api_max_body_size``)
+MAX_BODY_SETTING = "pytorchjob_max_body_size"
+DEFAULT_MAX_BODY = 1024 * 1024
+
+
+def job_name_problem(name: str) -> JobSpecInvalid | None:
+    """Why no job can be called ``name`` (checked before it reaches a path or an API
+    call), or None. Kubernetes names any object by the DNS-1123 subdomain rule."""
+    problem = k8s_rules.check_dns1123_subdomain(name)
+    if problem is None:
+        return None
+    shown = name if len(name) <= 40 else name[:37] + "..."
+    return JobSpecInvalid([FieldError("name", f"no job can be named {shown!r}: it {problem}")])
+
+
+def read_json_body(handler: JupyterHandler) -> Any:
+    """The request body as plain JSON data: ``HTTPError`` 413 over the configured size,
+    ``JobSpecInvalid`` (field ``body``) when it is not UTF-8 JSON of bounded depth."""
+    limit = int(handler.settings.get(MAX_BODY_SETTING, DEFAULT_MAX_BODY))
+    size = len(handler.request.body or b"")
+    if size > limit:
+        raise web.HTTPError(
+            413,
+            f"the request body is {size} bytes; this server accepts at most {limit} "
+            "(c.PyTorchJobApp.api_max_body_size). Put large scripts on a PVC and give a command",
+        )
+    return load_json(handler.request.body or b"{}")
 
 
 def api_errors(
@@ -42,6 +76,9 @@ def api_errors(
     @functools.wraps(method)
     async def wrapper(self: PyTorchJobHandler, *args: Any, **kwargs: Any) -> None:
         try:
+            invalid = job_name_problem(kwargs["name"]) if "name" in kwargs else None
+            if invalid is not None:
+                raise invalid
             await method(self, *args, **kwargs)
         except JobSpecInvalid as err:
             self.set_status(400)
@@ -74,12 +111,9 @@ class PyTorchJobHandler(APIHandler):
         return {**self.defaults, **await self.backend.form_defaults()}
 
     def json_body(self) -> dict[str, Any]:
-        try:
-            body = json.loads(self.request.body or b"{}")
-        except json.JSONDecodeError as err:
-            raise web.HTTPError(400, f"the request body is not JSON: {err}") from err
+        body = read_json_body(self)
         if not isinstance(body, dict):
-            raise web.HTTPError(400, "the request body must be a JSON object")
+            raise JobSpecInvalid([FieldError("body", "the request body must be a JSON object")])
         return body
 
     def write_json(self, data: Any, status: int = 200) -> None:
@@ -211,22 +245,87 @@ class VolumesHandler(PyTorchJobHandler):
         self.write_json({"volumes": [v.__dict__ for v in volumes]})
 
 
+_FLAGS = {"": False, "0": False, "false": False, "no": False, "1": True, "true": True, "yes": True}
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """The query of ``jobs/{name}/logs``, checked (``from_arguments``)."""
+
+    replica: str | None = None
+    follow: bool = False
+    tail: int | None = None
+    previous: bool = False
+    since: dict[str, int] | None = None
+
+    @classmethod
+    def from_arguments(cls, argument: Callable[[str], str | None]) -> LogQuery:
+        """``JobSpecInvalid`` naming the parameter when one is not what it must be."""
+        flags = {}
+        for name in ("follow", "previous"):
+            value = (argument(name) or "").lower()
+            if value not in _FLAGS:
+                raise _query_error(name, f"must be 1 or 0 (true or false), got {value[:20]!r}")
+            flags[name] = _FLAGS[value]
+        tail_arg = argument("tail")
+        tail = None
+        if tail_arg:
+            if not re.fullmatch("[0-9]{1,18}", tail_arg):
+                raise _query_error(
+                    "tail", f"must be a whole number of lines >= 0, got {tail_arg[:20]!r}"
+                )
+            tail = int(tail_arg)
+        since_arg = argument("since")
+        return cls(
+            replica=argument("replica") or None,
+            follow=flags["follow"],
+            tail=tail,
+            previous=flags["previous"],
+            since=_since(since_arg) if since_arg else None,
+        )
+
+
+def _query_error(name: str, message: str) -> JobSpecInvalid:
+    return JobSpecInvalid([FieldError(name, message)])
+
+
+def _since(text: str) -> dict[str, int]:
+    """``since``: JSON ``{replica: offset}`` with offsets as the log messages gave them."""
+    since = load_json(text.encode("utf-8", "surrogatepass"), field="since", what="the value")
+    if not isinstance(since, dict):
+        raise _query_error(
+            "since", "must be a JSON object {replica: offset} of the last messages received"
+        )
+    for replica, offset in since.items():
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= _INT64_MAX:
+            raise _query_error(
+                f"since[{replica}]",
+                f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}",
+            )
+    return since
+
+
 class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
-    """``GET jobs/{name}/logs`` (websocket): the job's log as JSON messages.
+    """``GET jobs/{name}/logs``: the job's log, as a websocket or as plain text.
 
     Query: ``follow`` (1/0), ``tail`` (lines per replica), ``replica``, ``previous``
     (1/0) and ``since`` (JSON ``{replica: offset}`` of the last message seen, to
-    resume after a disconnect without duplicates). Messages: ``{replica, text,
-    offset, previous}`` for log lines, then ``{end: true}``; ``{error, status}`` if
-    the job or replica does not exist. The upstream stream stops when the client
-    goes away.
+    resume after a disconnect without duplicates).
+
+    Websocket: messages ``{replica, text, offset, previous}`` for log lines, then
+    ``{end: true}``; ``{error, status}`` (then a close) for a bad query or a job or
+    replica that does not exist. Without the upgrade: ``text/plain``, each line
+    prefixed ``<replica> | `` (unless ``replica`` picks one) as ``ptjob logs`` prints
+    them, streamed until the job ends with ``follow=1``; errors as JSON with their
+    status. Either way the upstream stream stops when the client goes away.
     """
 
     auth_resource = AUTH_RESOURCE
     _task: asyncio.Task[None] | None = None
 
     async def pre_get(self) -> None:
-        """Refuse the upgrade to users the authorizer does not let read jobs."""
+        """Refuse users the authorizer does not let read jobs."""
         allowed = await ensure_async(
             self.authorizer.is_authorized(self, self.current_user, "read", AUTH_RESOURCE)
         )
@@ -235,8 +334,11 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     @ws_authenticated
     async def get(self, *args: Any, **kwargs: Any) -> None:
-        """Authenticate and authorize, then upgrade to a websocket."""
+        """Authenticate and authorize, then upgrade to a websocket (or answer text)."""
         await self.pre_get()
+        if self.request.headers.get("Upgrade", "").lower() != "websocket":
+            await self._plain(kwargs["name"])
+            return
         result = super().get(*args, **kwargs)
         if result is not None:
             await result
@@ -250,40 +352,96 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         """Clients only listen."""
 
     def on_close(self) -> None:
-        """Stop reading the upstream logs as soon as the client is gone."""
+        """Stop reading the upstream logs as soon as the client is gone (a websocket's,
+        or a plain request's connection)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    def _arg_flag(self, name: str) -> bool:
-        return self.get_argument(name, "0").lower() in ("1", "true", "yes")
+    def _chunks(self, name: str) -> AsyncIterator[LogChunk]:
+        """The backend's stream for this request; ``JobSpecInvalid`` for a bad query."""
+        invalid = job_name_problem(name)
+        if invalid is not None:
+            raise invalid
+        query = LogQuery.from_arguments(lambda arg: self.get_argument(arg, None))
+        backend: Backend = self.settings["pytorchjob_backend"]
+        backend = backend.for_namespace(self.get_argument("namespace", None))
+        return backend.logs(
+            name,
+            replica=query.replica,
+            follow=query.follow,
+            tail=query.tail,
+            previous=query.previous,
+            since=query.since,
+        )
 
     async def _stream(self, name: str) -> None:
+        error: dict[str, Any] | None = None
         try:
-            backend: Backend = self.settings["pytorchjob_backend"]
-            backend = backend.for_namespace(self.get_argument("namespace", None))
-            tail_arg = self.get_argument("tail", None)
-            since_arg = self.get_argument("since", None)
-            since = json.loads(since_arg) if since_arg else None
-            stream = backend.logs(
-                name,
-                replica=self.get_argument("replica", None),
-                follow=self._arg_flag("follow"),
-                tail=int(tail_arg) if tail_arg else None,
-                previous=self._arg_flag("previous"),
-                since=since,
-            )
-            async for chunk in stream:
+            async for chunk in self._chunks(name):
                 await self.write_message(json.dumps(chunk.__dict__))
             await self.write_message(json.dumps({"end": True}))
-        except (ValueError, TypeError) as err:
-            with contextlib.suppress(WebSocketClosedError):
-                await self.write_message(json.dumps({"error": f"bad query: {err}", "status": 400}))
-        except BackendError as err:
-            with contextlib.suppress(WebSocketClosedError):
-                await self.write_message(json.dumps({"error": err.message, "status": err.status}))
         except WebSocketClosedError:
             return
+        except JobSpecInvalid as err:
+            error = {"error": f"{err.field}: {err.errors[0].message}", "status": 400}
+            error["field"] = err.field
+        except BackendError as err:
+            error = {"error": err.message, "status": err.status}
+        except Exception as err:  # never a socket left open without a word
+            self.log.exception("jupyter_pytorchjob: the log stream of %s failed", name)
+            error = {"error": f"reading the log failed: {err}", "status": 500}
+        if error is not None:
+            with contextlib.suppress(WebSocketClosedError):
+                await self.write_message(json.dumps(error))
         self.close()
+
+    async def _plain(self, name: str) -> None:
+        """The log as ``text/plain``, in a task the connection's close cancels."""
+        self._task = asyncio.ensure_future(self._write_plain(name))
+        with contextlib.suppress(asyncio.CancelledError, StreamClosedError):
+            await self._task
+
+    def _plain_error(self, status: int, body: dict[str, Any]) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body))
+
+    async def _write_plain(self, name: str) -> None:
+        try:
+            stream = self._chunks(name)
+        except JobSpecInvalid as err:
+            self._plain_error(400, err.to_wire())
+            return
+        except BackendError as err:
+            self._plain_error(err.status, {"message": err.message})
+            return
+        try:
+            # The first chunk decides the status: a missing job is a 404, not a 200.
+            chunk = await anext(stream, None)
+        except BackendError as err:
+            await _close(stream)
+            self._plain_error(err.status, {"message": err.message})
+            return
+        prefixed = self.get_argument("replica", None) is None
+        self.set_header("Content-Type", "text/plain; charset=utf-8")
+        try:
+            while chunk is not None:
+                self.write(chunk.display(prefix=prefixed))
+                await self.flush()
+                chunk = await anext(stream, None)
+        except BackendError as err:
+            self.write(f"\nerror: {err.message}\n")
+        finally:
+            await _close(stream)
+        self.finish()
+
+
+async def _close(stream: AsyncIterator[LogChunk]) -> None:
+    """Stop a backend's log stream now (its tasks and upstream connections), not when
+    it is garbage-collected; the backends' streams are async generators."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:

@@ -50,9 +50,9 @@ path_parts = st.from_regex(r"\A[a-z0-9_][a-z0-9_.-]{0,8}\Z").filter(lambda p: p 
 abs_paths = st.lists(path_parts, min_size=1, max_size=4).map(lambda p: "/" + "/".join(p))
 quantities_mem = st.sampled_from(["512Mi", "8Gi", "1G", "1.5Gi", "100M", "64Mi", "2Ti", "1e9"])
 quantities_cpu = st.sampled_from(["1", "500m", "4", "0.5", "16", "250m"])
-free_text = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40
-)
+# What a process can receive: no NUL, no lone surrogate (JobSpec refuses both).
+exec_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+free_text = st.text(exec_chars, max_size=40)
 
 
 @st.composite
@@ -125,11 +125,11 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             body[key] = draw(strategy)
     if draw(st.booleans()):
-        body["script"] = draw(st.text(min_size=1, max_size=200).filter(str.strip))
+        body["script"] = draw(st.text(exec_chars, min_size=1, max_size=200).filter(str.strip))
         body["args"] = draw(st.lists(free_text, max_size=3))
     else:
-        first = draw(st.text(min_size=1, max_size=20).filter(str.strip))
-        body["command"] = [first, *draw(st.lists(st.text(max_size=20), max_size=4))]
+        first = draw(st.text(exec_chars, min_size=1, max_size=20).filter(str.strip))
+        body["command"] = [first, *draw(st.lists(st.text(exec_chars, max_size=20), max_size=4))]
     return body
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
 
 DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -28,6 +28,12 @@ QUANTITY = re.compile(
 LABEL_MAX = 63
 SUBDOMAIN_MAX = 253
 INT32_MAX = 2**31 - 1
+# "No quantity may represent a number greater than 2^63-1 in magnitude" (quantity.go).
+QUANTITY_MAX = 2**63 - 1
+QUANTITY_MIN = Decimal("1e-9")  # 1n; Kubernetes rounds anything smaller up to it
+# Linux: one path component (NAME_MAX) and a whole path (PATH_MAX, its NUL included).
+NAME_MAX = 255
+PATH_MAX = 4096
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -124,28 +130,41 @@ def parse_quantity(value: str) -> Decimal:
     if match is None:  # pragma: no cover - QUANTITY and _SUFFIX agree
         raise ValueError(value)
     number, suffix = match.group(1), match.group(2) or ""
-    try:
-        base = Decimal(number)
-    except InvalidOperation as err:  # pragma: no cover - the pattern rules it out
-        raise ValueError(value) from err
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return base * _DECIMAL[suffix]
-    return base * (Decimal(10) ** Decimal(suffix[1:]))
+    # Exponents such as 1e1000000 are legal syntax: compute them without overflow
+    # (an exact, unbounded context), and let the callers judge the size.
+    with localcontext(Context(prec=64, Emax=MAX_EMAX, Emin=MIN_EMIN)):
+        try:
+            base = Decimal(number)
+            if suffix in _BINARY:
+                return base * _BINARY[suffix]
+            if suffix in _DECIMAL:
+                return base * _DECIMAL[suffix]
+            return base * (Decimal(10) ** Decimal(suffix[1:]))
+        except ArithmeticError as err:  # beyond even the unbounded context
+            raise ValueError(value) from err
 
 
 def check_quantity(value: str, *, what: str, memory: bool) -> str | None:
     """A positive quantity such as ``8Gi`` (memory) or ``500m`` (CPU)."""
     example = "'8Gi' or '512Mi'" if memory else "'4' or '500m'"
+    shown = value if len(value) <= 40 else value[:37] + "..."
     if value != value.strip() or not QUANTITY.match(value):
         return (
             f"must be a Kubernetes quantity such as {example} (a number with an optional "
-            f"suffix Ki Mi Gi Ti, k M G T or m; no spaces), got {value!r}"
+            f"suffix Ki Mi Gi Ti, k M G T or m; no spaces), got {shown!r}"
         )
-    amount = parse_quantity(value)
+    try:
+        amount = parse_quantity(value)
+    except ValueError:
+        amount = Decimal(QUANTITY_MAX + 1)
     if amount <= 0:
-        return f"{what} must be greater than zero, got {value!r}"
+        return f"{what} must be greater than zero, got {shown!r}"
+    if amount > QUANTITY_MAX:
+        return f"{what} must be at most 2^63-1 (the largest Kubernetes quantity), got {shown!r}"
+    if amount < QUANTITY_MIN:
+        return (
+            f"{what} must be at least 1n (10^-9, the smallest Kubernetes quantity), got {shown!r}"
+        )
     if memory and value.endswith("m"):
         return f"{value!r} means {amount} bytes ('m' is milli); did you mean {value[:-1]}Mi?"
     return None
@@ -157,8 +176,16 @@ def check_absolute_path(value: str) -> str | None:
         return f"must be an absolute path starting with '/', got {value!r}"
     if ".." in value.split("/"):
         return f"must not contain '..', got {value!r}"
+    return _path_problem(value)
+
+
+def _path_problem(value: str) -> str | None:
     if "\x00" in value or "\n" in value:
         return "must not contain NUL or newline characters"
+    if len(value.encode("utf-8", "surrogatepass")) >= PATH_MAX:
+        return f"must be shorter than {PATH_MAX} bytes, the longest path Linux allows"
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in value.split("/")):
+        return f"has a name longer than {NAME_MAX} bytes, the longest file name Linux allows"
     return None
 
 
@@ -176,4 +203,4 @@ def check_relative_path(value: str) -> str | None:
         return f"must be a relative path (no leading '/'), got {value!r}"
     if ".." in value.split("/"):
         return f"must not contain '..', got {value!r}"
-    return None
+    return _path_problem(value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ import yaml
 
 from . import k8s_rules as rules
 from .errors import FieldError, JobSpecInvalid
+from .shape import manifest_shape_errors, plain_problem
 from .spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
 from .webhook import CONTAINER_NAME, check_manifest
 
@@ -263,8 +265,16 @@ def manifest_from_yaml(text: str) -> dict[str, Any]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise JobSpecInvalid([FieldError("yaml", f"is not valid YAML: {err}")]) from err
+    except RecursionError as err:
+        raise JobSpecInvalid([FieldError("yaml", "is nested too deeply")]) from err
+    except ValueError as err:  # an integer past Python's digit limit
+        message = f"holds a number with more than {sys.get_int_max_str_digits()} digits"
+        raise JobSpecInvalid([FieldError("yaml", message)]) from err
     if not isinstance(data, dict):
         raise JobSpecInvalid([FieldError("yaml", "must be a single PyTorchJob object")])
+    problem = plain_problem(data)
+    if problem:
+        raise JobSpecInvalid([FieldError("yaml", problem)])
     return data
 
 
@@ -284,6 +294,9 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     builder's names, and unset defaults are written out. Server-set metadata and
     ``status`` are dropped, so the result can be submitted as a clone.
     """
+    shape_errors = manifest_shape_errors(manifest)
+    if shape_errors:
+        raise JobSpecInvalid(shape_errors)
     m = copy.deepcopy(dict(manifest))
     if m.get("apiVersion") != API_VERSION or m.get("kind") != KIND:
         raise JobSpecInvalid(
@@ -361,14 +374,14 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     limits = dict((container.get("resources") or {}).get("limits") or {})
     requests = dict((container.get("resources") or {}).get("requests") or {})
     gpu_key = _gpu_key(limits, gpu_resource)
-    gpus = int(limits[gpu_key]) if gpu_key else 0
+    gpus = _gpu_count(limits[gpu_key], gpu_key) if gpu_key else 0
     volumes = {v.get("name"): v for v in pod.get("volumes") or []}
     pvc, shm = _read_mounts(container, volumes)
     nproc_text = str(spec.get("nprocPerNode", "") or "")
     legacy_nproc = (spec.get("elasticPolicy") or {}).get("nProcPerNode")
     # 'auto'/'gpu'/'cpu' cannot be shown in the form: they mean one process per GPU
     # (or per host CPU, the trainer#2407 trap), so the form offers the GPU count.
-    if nproc_text.isdigit():
+    if re.fullmatch("[0-9]{1,9}", nproc_text):  # isdigit() passes '²', int() does not
         nproc = int(nproc_text)
     elif not nproc_text and isinstance(legacy_nproc, int) and legacy_nproc >= 1:
         nproc = legacy_nproc
@@ -413,6 +426,20 @@ def _gpu_key(limits: Mapping[str, Any], hint: str | None) -> str | None:
         if key.lower().endswith("/gpu"):
             return key
     return None
+
+
+def _gpu_count(value: Any, key: str) -> int:
+    """A GPU limit: a whole number (Kubernetes refuses fractions of extended resources)."""
+    text = str(value)
+    if isinstance(value, bool) or not re.fullmatch("[0-9]{1,9}", text):
+        raise JobSpecInvalid(
+            [
+                FieldError(
+                    "gpus", f"the container's {key} limit must be a whole number, got {text!r}"
+                )
+            ]
+        )
+    return int(text)
 
 
 def _quantity_text(value: Any) -> str | None:

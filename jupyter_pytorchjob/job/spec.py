@@ -18,6 +18,7 @@ from typing import Any
 
 from . import k8s_rules as rules
 from .errors import FieldError, JobSpecInvalid
+from .shape import manifest_shape_errors
 
 DEFAULT_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
@@ -40,6 +41,9 @@ RESERVED_ENV_PREFIXES = ("PET_", "PTJOB_")
 # A single environment string may not exceed MAX_ARG_STRLEN (128 KiB) on Linux; the
 # script travels as one, inside the PyTorchJob object itself.
 SCRIPT_MAX_BYTES = 120 * 1024
+# Linux's limit on one argument or one NAME=value environment string, its NUL included:
+# a longer one makes exec fail (E2BIG) after the job was accepted.
+MAX_ARG_STRLEN = 131072
 SHM_MOUNT = "/dev/shm"  # noqa: S108 - a path inside the pod, not a temp file
 
 WIRE_FIELDS = (
@@ -246,6 +250,19 @@ def suggest_name(hint: str | None = None) -> str:
     return f"{base}-{''.join(secrets.choice(alphabet) for _ in range(5))}"
 
 
+def exec_string_problem(text: str, what: str) -> str | None:
+    """Why ``text`` cannot be one argument or environment string of a process."""
+    if "\x00" in text:
+        return "must not contain NUL characters (a process cannot receive them)"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size >= MAX_ARG_STRLEN:
+        return (
+            f"{what} is {size} bytes; Linux passes at most {MAX_ARG_STRLEN - 1} bytes "
+            "in one argument or environment string"
+        )
+    return None
+
+
 def _to_wire_keys(changes: Mapping[str, Any]) -> dict[str, Any]:
     def camel(name: str) -> str:
         head, *rest = name.split("_")
@@ -359,7 +376,8 @@ class _WireReader:
         elif isinstance(value, int):
             number = value
         elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
-            number = int(value)
+            # Past Python's digit limit int() raises; any such number is out of range.
+            number = int(value) if len(value) < 100 else rules.INT32_MAX + 1
         if number is None:
             self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
             return default
@@ -462,6 +480,10 @@ class _WireReader:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             self.fail(name, "must be a list of strings")
             return ()
+        for index, word in enumerate(value):
+            problem = exec_string_problem(word, "the argument")
+            if problem:
+                self.fail(f"{name}[{index}]", problem)
         return tuple(value)
 
     def entrypoint(self) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
@@ -476,6 +498,8 @@ class _WireReader:
         elif script is not None:
             if not script.strip():
                 self.fail("script", "is empty")
+            if "\x00" in script:
+                self.fail("script", "must not contain NUL characters")
             size = len(script.encode("utf-8"))
             if size > SCRIPT_MAX_BYTES:
                 self.fail(
@@ -536,6 +560,10 @@ class _WireReader:
                 continue
             if not isinstance(value, str):
                 self.fail(where, "value must be a string")
+                continue
+            problem = exec_string_problem(f"{key}={value}", f"{key}=value")
+            if problem:
+                self.fail(where, problem)
                 continue
             result[str(key)] = value
         return result
@@ -664,4 +692,7 @@ class _WireReader:
         if not isinstance(value, Mapping):
             self.fail("extras", "must be an object (parts of a manifest the form does not know)")
             return {}
-        return dict(value)
+        shape_errors = manifest_shape_errors(value, prefix="extras")
+        for error in shape_errors:
+            self.fail(error.field, error.message)
+        return {} if shape_errors else dict(value)

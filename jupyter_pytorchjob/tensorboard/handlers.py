@@ -6,7 +6,8 @@ REST (``<base_url>pytorchjob/api/tensorboards``), XSRF-checked like every API ro
 * ``POST tensorboards`` with ``{"logdir": PATH}`` or ``{"job": NAME}`` → 201 instance
   (``{id, url, logdir, jobs, pid, port, started, last_access}``; ``url`` is
   relative to the base URL and ends with ``/``; ``jobs``: the jobs it was opened
-  for). Answers once TensorBoard is ready.
+  for). Answers once TensorBoard is ready. 404 for a ``logdir`` that does not
+  exist, 429 (naming one to stop) when ``tensorboard_max_instances`` are busy.
 * ``GET tensorboards/<id>`` → 200 instance, 404 unknown
 * ``DELETE tensorboards/<id>`` → 204, 404 unknown
 
@@ -31,6 +32,8 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server_proxy.handlers import LocalProxyHandler, RewritableResponse
 from tornado import web
 
+from ..handlers import job_name_problem, read_json_body
+from ..job.errors import JobSpecInvalid
 from .manager import PROXY_PATH, TensorBoardError, TensorBoardManager
 
 API = "pytorchjob/api/tensorboards"
@@ -117,6 +120,9 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
         job = body["job"]
         if not isinstance(job, str) or not job.strip():
             raise TensorBoardError("job", "the job name must be a non-empty string")
+        invalid = job_name_problem(job)  # before the name becomes part of a path
+        if invalid is not None:
+            raise TensorBoardError("job", invalid.errors[0].message)
         resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
         if resolver is None:
             raise TensorBoardError(
@@ -130,9 +136,9 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
 
     def _json_body(self) -> dict[str, Any]:
         try:
-            body = json.loads(self.request.body or b"{}")
-        except json.JSONDecodeError as err:
-            raise TensorBoardError("body", f"the request body is not JSON: {err}") from err
+            body = read_json_body(self)
+        except JobSpecInvalid as err:
+            raise TensorBoardError(err.field, err.errors[0].message) from err
         if not isinstance(body, dict):
             raise TensorBoardError("body", "the request body must be a JSON object")
         return body

@@ -17,9 +17,13 @@ Design (see the project notes on TensorBoard in a tab):
   parent-death signal (``_launch``) are safety nets for abnormal exits.
 * Log directories are resolved (symlinks followed) and must lie inside one of the
   roots. ``..`` is refused outright. A directory that does not exist yet is
-  accepted when it would lie inside a root: TensorBoard starts empty and shows
-  the job's data as soon as it writes some (handy when TensorBoard is opened at
-  submission). Nothing is ever created on disk.
+  accepted only when opened for a job (inside a root): TensorBoard starts empty
+  and shows the job's data as soon as it writes some (handy when TensorBoard is
+  opened at submission). Any other directory must exist (404), so a client cannot
+  start processes on made-up paths. Nothing is ever created on disk.
+* At most ``max_instances`` run (0: no limit). A start beyond it first stops the
+  least recently used instance idle for ``busy_window`` seconds, else it is
+  refused with 429 naming the instance to stop.
 """
 
 from __future__ import annotations
@@ -194,6 +198,8 @@ class TensorBoardManager:
         idle_timeout: float = 3600.0,
         cull_interval: float | None = None,
         stop_timeout: float = 5.0,
+        max_instances: int = 0,
+        busy_window: float = 120.0,
         command: Sequence[str] | None = None,
         extra_args: Sequence[str] = (),
         log: logging.Logger | None = None,
@@ -211,6 +217,8 @@ class TensorBoardManager:
         self.idle_timeout = idle_timeout
         self.cull_interval = cull_interval
         self.stop_timeout = stop_timeout
+        self.max_instances = max_instances
+        self.busy_window = busy_window
         self.command = (
             list(command)
             if command
@@ -225,16 +233,18 @@ class TensorBoardManager:
 
     # -- paths ---------------------------------------------------------------
 
-    def resolve(self, logdir: str) -> Path:
+    def resolve(self, logdir: str, *, must_exist: bool = False) -> Path:
         """The resolved log directory, or ``TensorBoardError`` (field ``logdir``).
 
         Relative paths are taken relative to ``relative_to``. ``..`` is refused
         (400); a path whose resolution (symlinks followed) leaves every root is
-        forbidden (403); an existing non-directory is refused (400). A missing
-        directory inside a root is accepted and not created.
+        forbidden (403); an existing non-directory, or a path the system cannot
+        look up (a name too long), is refused (400). A missing directory inside a
+        root is 404 with ``must_exist``, else accepted and not created.
         """
         if not isinstance(logdir, str) or not logdir.strip():
             raise TensorBoardError("logdir", "name a log directory")
+        shown = logdir if len(logdir) <= 80 else logdir[:77] + "..."
         if "\x00" in logdir:
             raise TensorBoardError("logdir", "the log directory contains a NUL character")
         raw = Path(logdir)
@@ -243,17 +253,22 @@ class TensorBoardManager:
         candidate = raw if raw.is_absolute() else self.relative_to / raw
         try:
             resolved = candidate.resolve()
-        except (OSError, RuntimeError) as err:  # symlink loops, permissions
-            raise TensorBoardError("logdir", f"cannot resolve {logdir!r}: {err}") from err
+            # Inside the try: exists() raises for what the system cannot look up.
+            exists, is_dir = resolved.exists(), resolved.is_dir()
+        except (OSError, RuntimeError) as err:  # symlink loops, permissions, too long
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            raise TensorBoardError("logdir", f"cannot look up {shown!r}: {reason}") from err
         if not any(resolved == root or resolved.is_relative_to(root) for root in self.roots):
             roots = ", ".join(str(r) for r in self.roots)
             raise TensorBoardError(
                 "logdir",
-                f"{logdir!r} resolves to {resolved}, outside the TensorBoard roots ({roots})",
+                f"{shown!r} resolves to {resolved}, outside the TensorBoard roots ({roots})",
                 403,
             )
-        if resolved.exists() and not resolved.is_dir():
+        if exists and not is_dir:
             raise TensorBoardError("logdir", f"{resolved} is not a directory")
+        if must_exist and not exists:
+            raise TensorBoardError("logdir", f"{resolved} does not exist", 404)
         return resolved
 
     def prefix_for(self, tb_id: str) -> str:
@@ -297,13 +312,17 @@ class TensorBoardManager:
     async def start(self, logdir: str, *, job: str | None = None) -> TensorBoardInstance:
         """A ready TensorBoard for ``logdir``: the running one, or a new one.
 
-        ``job`` names the job whose log directory this is; the instance lists it.
+        ``job`` names the job whose log directory this is; the instance lists it
+        (and the directory need not exist yet: the job will write it).
         """
         if self._closed:
             raise TensorBoardError("logdir", "the server is shutting down", 503)
-        path = self.resolve(logdir)
+        path = self.resolve(logdir, must_exist=job is None)
         tb_id = instance_id(path)
         instance = self.touch(tb_id)
+        if instance is None and tb_id not in self._starting:
+            await self._make_room(tb_id)
+            instance = self.touch(tb_id)  # another request may have started it meanwhile
         if instance is None:
             task = self._starting.get(tb_id)
             if task is None:
@@ -315,6 +334,43 @@ class TensorBoardManager:
         if job:
             instance.jobs.add(job)
         return instance
+
+    async def _make_room(self, tb_id: str) -> None:
+        """Below ``max_instances`` (counting starts under way) once this returns: the
+        least recently used idle instance is stopped, or ``TensorBoardError`` 429.
+
+        The count and the caller's registration of its start happen with no await
+        between them, so concurrent starts cannot overshoot the limit."""
+        while self.max_instances and len(self.list()) + len(self._starting) >= self.max_instances:
+            if tb_id in self._starting:
+                return
+            running = sorted(self.list(), key=lambda i: i.last_access)
+            now = time.time()
+            idle = [i for i in running if now - i.last_access >= self.busy_window]
+            if idle:
+                self.log.info(
+                    "Stopping TensorBoard %s (idle since %s) to make room for another",
+                    idle[0].id,
+                    _iso(idle[0].last_access),
+                )
+                await self._terminate(idle[0])
+                continue
+            if not running:  # all of them still starting
+                raise TensorBoardError(
+                    "logdir",
+                    f"{len(self._starting)} TensorBoards are starting, the most this server "
+                    "runs at once; try again in a moment",
+                    429,
+                )
+            oldest = running[0]
+            raise TensorBoardError(
+                "logdir",
+                f"{len(running)} TensorBoards are running, the most this server allows "
+                "(c.PyTorchJobApp.tensorboard_max_instances), and each was used within the "
+                f"last {self.busy_window:g} s. Stop one first, e.g. {oldest.id} on "
+                f"{oldest.logdir} (last used {_iso(oldest.last_access)})",
+                429,
+            )
 
     async def stop(self, tb_id: str) -> bool:
         """Stop one instance; False when no instance has this id."""

@@ -311,6 +311,9 @@ class LocalBackend(Backend):
         for r in wanted:
             path = jobdir.log(r, previous=previous)
             if since and r in since:
+                problem = await asyncio.to_thread(resume_problem, path, since[r])
+                if problem:
+                    raise BackendError(f"since[{r}]: {problem}", status=400)
                 offsets[r] = since[r]
             elif tail is not None:
                 offsets[r] = await asyncio.to_thread(tail_offset, path, tail)
@@ -371,6 +374,30 @@ async def read_lines(
         text = strip_timestamps(data[:cut])
         offset += cut
         yield LogChunk(replica, text, offset, previous)
+
+
+def resume_problem(path: Path, offset: int) -> str | None:
+    """Why ``offset`` cannot be where a chunk of ``path`` ended (``since``), or None.
+
+    Chunks end after a newline, or inside a line longer than ``CHUNK`` (passed on in
+    pieces): resuming anywhere else would start with half a line (or half a character).
+    """
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        return f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}"
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None  # nothing written yet: read_lines starts at the beginning
+    if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
+        return None
+    start = max(0, offset - CHUNK)
+    window = _read_at(path, start, offset - start)
+    if window.endswith(b"\n") or (start > 0 and b"\n" not in window):
+        return None
+    return (
+        f"offset {offset} is not where a line of the log starts; resume with the offset "
+        "of a message received"
+    )
 
 
 def _read_at(path: Path, offset: int, size: int) -> bytes:

@@ -1,0 +1,215 @@
+"""``jobs/{name}/logs`` on a real server (local backend): the websocket's query checks,
+and the same logs as plain text for curl, scripts and downloads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+API = ("pytorchjob", "api")
+pytestmark = pytest.mark.slow
+LINES = "for i in range(5):\n    print('line', i, flush=True)\n"
+
+
+async def submit(jp_fetch: Any, body: dict[str, Any]) -> None:
+    await jp_fetch(*API, "jobs", method="POST", body=json.dumps(body))
+
+
+async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = json.loads((await jp_fetch(*API, "jobs", name)).body)
+        if job["state"] in ("Succeeded", "Failed"):
+            return job
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{name} did not finish within {timeout} s")
+
+
+@pytest.fixture
+def finished_job(jp_fetch: Any, jp_asyncio_loop: Any) -> str:
+    """A finished 2-node job that printed ``line 0`` .. ``line 4`` on each node."""
+
+    async def run() -> None:
+        await submit(jp_fetch, {"name": "lines", "nodes": 2, "shm": "off", "script": LINES})
+        await wait_finished(jp_fetch, "lines")
+
+    jp_asyncio_loop.run_until_complete(run())
+    return "lines"
+
+
+async def socket_messages(jp_ws_fetch: Any, name: str, **params: str) -> list[dict[str, Any]]:
+    """Every message until the server closes; fails if the socket hangs for 10 s."""
+    ws = await jp_ws_fetch(*API, "jobs", name, "logs", params=params)
+    messages = []
+    try:
+        while (raw := await asyncio.wait_for(ws.read_message(), 10)) is not None:
+            messages.append(json.loads(raw))
+    finally:
+        ws.close()
+    return messages
+
+
+BAD_QUERIES = [
+    ({"since": json.dumps({"master-0": -5})}, "since[master-0]"),
+    ({"since": "true"}, "since"),
+    ({"since": "[1]"}, "since"),
+    ({"since": json.dumps({"master-0": True})}, "since[master-0]"),
+    ({"since": json.dumps({"master-0": 1.5})}, "since[master-0]"),
+    ({"since": json.dumps({"master-0": 10**30})}, "since[master-0]"),
+    ({"since": "{"}, "since"),
+    ({"since": "[" * 5000}, "since"),
+    ({"since": json.dumps({"master-0": 3})}, "since[master-0]"),  # inside the first line
+    ({"tail": "-1"}, "tail"),
+    ({"tail": "1.5"}, "tail"),
+    ({"tail": json.dumps({"a": 1})}, "tail"),
+    ({"tail": "9" * 400}, "tail"),
+    ({"follow": "maybe"}, "follow"),
+]
+
+
+async def test_a_bad_query_gets_an_error_and_a_close(jp_ws_fetch: Any, finished_job: str) -> None:
+    for params, field in BAD_QUERIES:
+        messages = await socket_messages(jp_ws_fetch, finished_job, **params)
+        assert len(messages) == 1, (params, messages)
+        assert messages[0]["status"] == 400, (params, messages)
+        assert messages[0]["error"].startswith(field + ":"), (params, messages[0])
+
+
+async def test_resuming_at_every_message_offset_repeats_nothing(
+    jp_ws_fetch: Any, finished_job: str
+) -> None:
+    messages = await socket_messages(jp_ws_fetch, finished_job, replica="master-0")
+    whole = "".join(m["text"] for m in messages if "text" in m)
+    assert whole.splitlines() == [f"line {i}" for i in range(5)]
+    for index, message in enumerate(m for m in messages if "text" in m):
+        since = json.dumps({"master-0": message["offset"]})
+        rest = await socket_messages(jp_ws_fetch, finished_job, replica="master-0", since=since)
+        seen = "".join(m["text"] for m in messages[: index + 1] if "text" in m)
+        assert seen + "".join(m["text"] for m in rest if "text" in m) == whole
+        assert rest[-1] == {"end": True}
+
+
+# -- plain HTTP --------------------------------------------------------------------------
+
+
+async def plain(jp_fetch: Any, name: str, **params: str) -> Any:
+    return await jp_fetch(*API, "jobs", name, "logs", params=params, raise_error=False)
+
+
+async def test_plain_text_logs_of_a_finished_job(jp_fetch: Any, finished_job: str) -> None:
+    response = await plain(jp_fetch, finished_job)
+    assert response.code == 200
+    assert response.headers["Content-Type"].startswith("text/plain")
+    lines = response.body.decode().splitlines()
+    for replica in ("master-0", "worker-0"):
+        assert [line for line in lines if line.startswith(replica)] == [
+            f"{replica} | line {i}" for i in range(5)
+        ]
+    one = await plain(jp_fetch, finished_job, replica="worker-0")
+    assert one.body.decode().splitlines() == [f"line {i}" for i in range(5)]
+    tail = await plain(jp_fetch, finished_job, tail="2")
+    assert sorted(tail.body.decode().splitlines()) == [
+        "master-0 | line 3",
+        "master-0 | line 4",
+        "worker-0 | line 3",
+        "worker-0 | line 4",
+    ]
+
+
+async def test_plain_text_previous_run(jp_fetch: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "ran-once"
+    script = (
+        "import pathlib, sys\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n"
+        "    marker.touch()\n"
+        "    print('first run', flush=True)\n"
+        "    sys.exit(3)\n"
+        "print('second run', flush=True)\n"
+    )
+    await submit(
+        jp_fetch, {"name": "again", "shm": "off", "restartPolicy": "OnFailure", "script": script}
+    )
+    assert (await wait_finished(jp_fetch, "again"))["state"] == "Succeeded"
+    previous = await plain(jp_fetch, "again", previous="1")
+    current = await plain(jp_fetch, "again")
+    assert previous.body.decode() == "master-0 | first run\n"
+    assert current.body.decode() == "master-0 | second run\n"
+
+
+async def test_plain_text_follow_streams_until_the_job_ends(jp_fetch: Any) -> None:
+    ticker = (
+        "import time\nfor i in range(20):\n    print('tick', i, flush=True)\n    time.sleep(0.1)\n"
+    )
+    await submit(jp_fetch, {"name": "ticker", "shm": "off", "script": ticker})
+    arrivals: list[tuple[float, bytes]] = []
+    response = await jp_fetch(
+        *API,
+        "jobs",
+        "ticker",
+        "logs",
+        params={"follow": "1"},
+        streaming_callback=lambda data: arrivals.append((time.monotonic(), data)),
+        request_timeout=60,
+    )
+    assert response.code == 200
+    assert response.headers.get("Transfer-Encoding") == "chunked"
+    text = b"".join(data for _, data in arrivals).decode()
+    assert text.splitlines() == [f"master-0 | tick {i}" for i in range(20)]
+    # Streamed as the job printed, not in one piece at the end.
+    assert len(arrivals) > 1
+    assert (await wait_finished(jp_fetch, "ticker", timeout=5))["state"] == "Succeeded"
+
+
+async def test_plain_text_errors_are_json(jp_fetch: Any, finished_job: str) -> None:
+    for name, params, status, field in [
+        ("nope", {}, 404, None),
+        ("lines", {"replica": "worker-7"}, 404, None),
+        ("lines", {"tail": "x"}, 400, "tail"),
+        ("lines", {"since": json.dumps({"master-0": 3})}, 400, None),
+        ("Not_A_Name", {}, 400, "name"),
+    ]:
+        response = await plain(jp_fetch, name, **params)
+        assert response.code == status, (name, params, response.body)
+        assert response.headers["Content-Type"].startswith("application/json")
+        body = json.loads(response.body)
+        assert body["message"]
+        if field:
+            assert body["field"] == field
+
+
+def log_tasks() -> list[asyncio.Task[Any]]:
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if "LogsHandler._write_plain" in repr(t.get_coro()) and not t.done()
+    ]
+
+
+async def test_a_client_going_away_stops_the_stream(
+    jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
+) -> None:
+    slow = "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)\n"
+    await submit(jp_fetch, {"name": "slow", "shm": "off", "script": slow})
+    reader, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
+    try:
+        headers = "".join(f"{k}: {v}\r\n" for k, v in jp_auth_header.items())
+        path = f"{jp_base_url}pytorchjob/api/jobs/slow/logs?follow=1"
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n{headers}\r\n".encode())
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        assert head.startswith(b"HTTP/1.1 200")
+        assert b"master-0 | 0" in await asyncio.wait_for(reader.readuntil(b"master-0 | 0"), 30)
+        assert len(log_tasks()) == 1
+    finally:
+        writer.close()
+    deadline = time.monotonic() + 10
+    while log_tasks() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert log_tasks() == []
+    await jp_fetch(*API, "jobs", "slow", method="DELETE")
