@@ -412,3 +412,28 @@ def test_font_rewrite_keeps_the_encoding(encoding: str | None) -> None:
     other = RewritableResponse(orig_response=original)
     relative_fonts(other, "/data/environment")
     assert other.body == body
+
+
+@pytest.mark.slow
+async def test_at_most_max_instances_run(
+    jp_fetch: Any, jp_root_dir: Path, logdir: Path, manager: TensorBoardManager
+) -> None:
+    """Beyond the limit the least recently used idle one makes room; when every one is
+    in use the request is refused with 429 naming the one to stop."""
+    (jp_root_dir / "runs" / "other").mkdir()
+    manager.max_instances = 1
+    first = await open_tensorboard(jp_fetch, {"logdir": "runs/exp"})
+    with pytest.raises(HTTPClientError) as info:
+        await open_tensorboard(jp_fetch, {"logdir": "runs/other"})
+    assert info.value.code == 429
+    refusal = json.loads(info.value.response.body)
+    assert first["id"] in refusal["message"] and "tensorboard_max_instances" in refusal["message"]
+    assert [i.id for i in manager.list()] == [first["id"]] and alive(first["pid"])
+    # The same directory again is no new instance: no room needed.
+    assert (await open_tensorboard(jp_fetch, {"logdir": "runs/exp"}))["id"] == first["id"]
+
+    manager.busy_window = 0.0  # the first one counts as idle now
+    second = await open_tensorboard(jp_fetch, {"logdir": "runs/other"})
+    assert await wait_gone(first["pid"])
+    assert [i.id for i in manager.list()] == [second["id"]]
+    await jp_fetch(*API, second["id"], method="DELETE")
