@@ -2,7 +2,8 @@
 
 Exit status: 0 on success, 2 on invalid input (one line per problem, naming the
 flag), 1 on any other failure with a message a person can act on - never a
-traceback.
+traceback; 141 (as a tool killed by SIGPIPE) when the reader of its output went
+away, as in ``ptjob logs JOB | head``.
 """
 
 from __future__ import annotations
@@ -27,11 +28,24 @@ from .processes import pid_alive
 
 EXIT_INVALID = 2
 EXIT_FAILED = 1
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for `yes | head -1`
 BACKEND_ENV = "PTJOB_BACKEND"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ptjob`` console script."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away: stop quietly. stdout now leads to /dev/null, so the
+        # interpreter's final flush of what is still buffered cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         invocation = parse(args)

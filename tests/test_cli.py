@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -207,3 +208,38 @@ def test_every_error_is_reported_each_on_one_line() -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 2
     assert any("--nodes" in line for line in lines) and any("--memory" in line for line in lines)
+
+
+def test_a_reader_going_away_is_no_traceback(tmp_path: Path) -> None:
+    """``ptjob logs JOB | head -1`` and ``ptjob list`` into a closed pipe: a quiet end
+    (exit 141, as a tool killed by SIGPIPE), never a BrokenPipeError traceback."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    lines = "for i in range(20000):\n    print('line', i)\n"
+    submit = [str(PTJOB), "submit", "--name", "many", "--shm", "off", "--", "python", "-c", lines]
+    subprocess.run(submit, env=env, check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [str(PTJOB), "wait", "many", "--timeout", "60"], env=env, check=True, capture_output=True
+    )
+    # 20,000 lines are more than a pipe holds: ptjob is still writing when head exits.
+    pipeline = subprocess.run(
+        f"'{PTJOB}' logs many | head -1; exit ${{PIPESTATUS[0]}}",
+        shell=True,  # the pipeline is the point; no user input in it
+        executable="/bin/bash",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert pipeline.stdout == "master-0 | line 0\n"
+    assert pipeline.stderr == "" and pipeline.returncode == 141
+    for args in (["list"], ["logs", "many", "-f"], ["status", "many"]):
+        process = subprocess.Popen(
+            [str(PTJOB), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before ptjob writes a byte
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 141, (args, stderr)
+        assert stderr == "", (args, stderr)
+    subprocess.run([str(PTJOB), "delete", "many"], env=env, check=True, capture_output=True)
