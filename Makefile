@@ -13,7 +13,7 @@ LAB_PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help env dev lab test test-python test-js test-ui lint format chromium wheel check-wheel clean
+.PHONY: help env dev lab test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean
 
 help:
 	@echo "make lab | make test | make lint | make wheel | make clean"
@@ -49,6 +49,10 @@ ui-tests/node_modules/.installed: ui-tests/package.json ui-tests/yarn.lock
 
 test-python: dev
 	$(BIN)/python -m pytest
+
+# Each authorization check removed in turn: the authorization tests must fail (~3 min).
+test-mutation: dev
+	$(BIN)/python tests/mutation_auth.py
 
 test-js: dev
 	$(BIN)/jlpm test
