@@ -12,6 +12,8 @@ from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec
 
+from .waiting import until
+
 NS = "team-a"
 
 
@@ -94,20 +96,21 @@ async def test_logs_follow_pending_to_running_merged(
         async for chunk in backend.logs("demo", follow=True):
             received[chunk.replica] = received.get(chunk.replica, "") + chunk.text
 
+    pods = ("demo-master-0", "demo-worker-0", "demo-worker-1")
+
+    def asked_twice(pod: str) -> bool:
+        path = f"/api/v1/namespaces/{NS}/pods/{pod}/log"
+        return sum(1 for _, p, _ in fake_kube.access_log if p == path) >= 2
+
     task = asyncio.create_task(follow())
-    await asyncio.sleep(0.5)  # the containers are still creating: "waiting to start"
-    assert received == {}
+    # Every container is still creating: each log was asked for, refused ("waiting to
+    # start"), and asked for again - the stream keeps trying and yields nothing.
+    await until(lambda: all(asked_twice(p) for p in pods), "a retry of every pod's log")
+    assert received == {} and not task.done()
     fake_kube.operator.run(NS, "demo")
-    for pod, replica in (
-        ("demo-master-0", "master-0"),
-        ("demo-worker-0", "worker-0"),
-        ("demo-worker-1", "worker-1"),
-    ):
+    for pod, replica in zip(pods, ("master-0", "worker-0", "worker-1"), strict=True):
         fake_kube.append_log(NS, pod, "pytorch", f"hello from {replica}\n")
-    for _ in range(100):
-        if len(received) == 3:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: len(received) == 3, "a line from every replica")
     fake_kube.operator.succeed(NS, "demo")
     await asyncio.wait_for(task, 15)
     assert received == {r: f"hello from {r}\n" for r in ("master-0", "worker-0", "worker-1")}
@@ -130,14 +133,21 @@ async def test_logs_resume_without_duplicates_and_survive_drops(
         async for chunk in backend.logs("demo", follow=True, since={"master-0": offset}):
             lines.extend(chunk.text.splitlines())
 
+    followers = fake_kube.runtime(NS, "demo-master-0", "pytorch").followers
+    log_path = f"/api/v1/namespaces/{NS}/pods/demo-master-0/log"
+
+    def log_requests() -> int:
+        return sum(1 for _, path, _ in fake_kube.access_log if path == log_path)
+
     task = asyncio.create_task(follow())
-    await asyncio.sleep(0.3)
+    await until(lambda: len(followers) == 1, "the follow stream")
     fake_kube.append_log(NS, "demo-master-0", "pytorch", "line 5\n")
-    await asyncio.sleep(0.3)
-    fake_kube.drop_streams()  # the connection breaks while the container runs
-    await asyncio.sleep(0.3)
+    await until(lambda: lines == ["line 5"], "line 5")
+    requests = log_requests()
+    assert fake_kube.drop_streams() >= 1  # the connection breaks while the container runs
+    await until(lambda: log_requests() > requests and len(followers) == 1, "a new stream")
     fake_kube.append_log(NS, "demo-master-0", "pytorch", "line 6\n")
-    await asyncio.sleep(0.5)
+    await until(lambda: len(lines) >= 2, "line 6")
     fake_kube.operator.succeed(NS, "demo")
     await asyncio.wait_for(task, 15)
     assert lines == ["line 5", "line 6"]

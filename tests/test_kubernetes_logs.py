@@ -23,6 +23,8 @@ from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.kubernetes.logs import LogMerger
 from jupyter_pytorchjob.job import JobSpec
 
+from .waiting import until
+
 NS = "team-a"
 LINE = b"step 000000 loss 0.123456 accuracy 0.987654 " + b"x" * 40 + b"\n"
 STAMP = b"2026-11-22T04:25:01.123456789Z "
@@ -137,20 +139,17 @@ async def test_a_pod_created_later_is_picked_up(fake_kube: Any, jp_asyncio_loop:
                 received.extend((chunk.replica, line) for line in chunk.text.splitlines())
 
         task = asyncio.create_task(follow())
-        await asyncio.sleep(0.5)
+        # Read before the pod goes: a deleted pod's log is gone with it.
+        await until(lambda: ("worker-0", "first pod") in received, "the first pod's line")
         fake_kube.terminate(NS, "late-worker-0", "pytorch", 137)
         fake_kube.delete("pods", NS, "late-worker-0")
         for key in ("uid", "resourceVersion", "creationTimestamp"):
             old["metadata"].pop(key, None)
         old["status"] = {"phase": "Pending"}
         fake_kube.add(old)
-        await asyncio.sleep(0.3)
         fake_kube.append_log(NS, "late-worker-0", "pytorch", "second pod\n")
         fake_kube.append_log(NS, "late-master-0", "pytorch", "master\n")
-        for _ in range(100):
-            if ("worker-0", "second pod") in received:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: ("master-0", "master") in received, "the master's line")
         fake_kube.operator.succeed(NS, "late")
         await asyncio.wait_for(task, 15)
         assert ("worker-0", "first pod") in received
