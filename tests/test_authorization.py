@@ -10,21 +10,16 @@ when the authorization checks are removed.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from jupyter_server.auth import Authorizer
 from tornado.httpclient import HTTPClientError
-from tornado.routing import PathMatches, Rule
 from tornado.web import RequestHandler
 
+from .routes import routes
+
 RESOURCE = "pytorchjob"
-VERBS = ("get", "post", "put", "patch", "delete", "head", "options")
-# Values for the path groups: names that could exist, so that a missing check shows
-# as a 404 or a 200, never as the 403 the test wants.
-SAMPLES = {"name": "demo", "tb_id": "0123456789ab", "proxied_path": "/data/environment"}
 BODIES = {
     "render": {"name": "demo", "command": ["python", "-c", "pass"]},
     "jobs": {"name": "demo", "command": ["python", "-c", "pass"]},
@@ -44,40 +39,6 @@ def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     config = {**jp_server_config, "ServerApp": dict(jp_server_config["ServerApp"])}
     config["ServerApp"]["authorizer_class"] = DenyPyTorchJob
     return config
-
-
-def our_rules(router: Any) -> Iterator[Rule]:
-    """Every rule of the application (nested routers included) that one of our
-    handlers serves."""
-    for rule in getattr(router, "rules", []):
-        target = rule.target
-        if hasattr(target, "rules"):
-            yield from our_rules(target)
-        elif isinstance(target, type) and target.__module__.startswith("jupyter_pytorchjob."):
-            yield rule
-
-
-def concrete_path(pattern: str, base_url: str) -> str:
-    """``/base/pytorchjob/api/jobs/(?P<name>[^/]+)$`` -> ``pytorchjob/api/jobs/demo``."""
-    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: SAMPLES[m.group(1)], pattern)
-    path = path.rstrip("$")
-    assert path.startswith(base_url), (pattern, base_url)
-    return path[len(base_url) :]
-
-
-def routes(app: Any, base_url: str) -> list[tuple[str, str, type[RequestHandler]]]:
-    found = []
-    for rule in list(our_rules(app.default_router)) + list(our_rules(app.wildcard_router)):
-        assert isinstance(rule.matcher, PathMatches)
-        path = concrete_path(rule.matcher.regex.pattern, base_url)
-        handler = rule.target
-        ours = [k for k in handler.__mro__ if k.__module__.startswith("jupyter_pytorchjob.")]
-        for verb in VERBS:
-            # Verbs jupyter_server's base classes answer (OPTIONS: CORS preflight,
-            # no data) are theirs to guard.
-            if any(verb in klass.__dict__ for klass in ours):
-                found.append((path, verb.upper(), handler))
-    return found
 
 
 async def test_every_route_refuses_a_user_not_authorized(
