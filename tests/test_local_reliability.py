@@ -13,7 +13,7 @@ import pytest
 from jupyter_pytorchjob.backends import JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
 
-from .local_jobs import backend, bystander, make_spec, python, running
+from .local_jobs import backend, bystander, collect_logs, make_spec, python, running
 
 pytestmark = pytest.mark.slow
 __all__ = ["backend", "bystander"]  # fixtures
@@ -53,3 +53,45 @@ async def test_deleting_a_finished_job_signals_no_recycled_pid(
     await backend.delete_job("done")
     assert bystander.poll() is None and running(bystander.pid)
     assert not jobdir.exists()
+
+
+# -- the output pump ----------------------------------------------------------------------
+
+PROGRESS = """
+import sys
+bar = '#' * 150
+for i in range(400_000):
+    sys.stdout.write('\\r%9d/400000 |%s| 12.34it/s [00:01<00:02, loss=0.1234]' % (i, bar))
+"""
+
+
+def progress_line(i: int) -> str:
+    return "%9d/400000 |%s| 12.34it/s [00:01<00:02, loss=0.1234]" % (i, "#" * 150)  # noqa: UP031
+
+
+async def test_progress_bar_without_newlines_streams_as_lines(backend: LocalBackend) -> None:
+    """tqdm's 400k carriage-return updates (~210 bytes each, not one newline) pass the
+    pump in linear time; each update is a line of the log, as a terminal would show it."""
+    await backend.submit(make_spec(name="bar", script=PROGRESS))
+    done = await backend.wait("bar", timeout=120)
+    assert done.state is JobState.SUCCEEDED
+    lines = (await collect_logs(backend, "bar"))["master-0"].splitlines()
+    assert len(lines) == 400_000
+    assert lines[0] == progress_line(0)
+    assert lines[123_456] == progress_line(123_456)
+    assert lines[-1] == progress_line(399_999)
+
+
+async def test_a_long_line_is_cut_at_16_kib(backend: LocalBackend) -> None:
+    """Like a container runtime: a 1 MiB line becomes 64 lines of 16 KiB, in order."""
+    script = (
+        "import sys\n"
+        "sys.stdout.write(''.join('%07d,' % i for i in range(131072)) + '\\n')\n"
+        "print('after')\n"
+    )
+    await backend.submit(make_spec(name="long", script=script))
+    assert (await backend.wait("long", timeout=60)).state is JobState.SUCCEEDED
+    lines = (await collect_logs(backend, "long"))["master-0"].splitlines()
+    assert [len(line) for line in lines[:-1]] == [16384] * 64
+    assert "".join(lines[:-1]) == "".join("%07d," % i for i in range(131072))  # noqa: UP031
+    assert lines[-1] == "after"

@@ -42,9 +42,10 @@ from typing import Any
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
+from .logpump import pump
 from .plan import NodePlan, plans_from_wire
 from .reaping import stop_strays
-from .store import JobDir, read_json, timestamp, write_json
+from .store import JobDir, read_json, write_json
 
 POLL = 0.1
 STOP_GRACE = 5.0
@@ -351,29 +352,6 @@ class Supervisor:
         self.stopping = True
         for replica in self.replicas.values():
             await self.stop_replica(replica, "Deleted")
-
-
-async def pump(stream: asyncio.StreamReader, log: Path) -> None:
-    """Copy a node's output to its log, each line prefixed with a timestamp.
-
-    Read in chunks, never an await per line; a partial last line is kept until
-    its newline arrives (or the stream ends)."""
-    pending = b""
-    with log.open("ab") as out:
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            data = pending + chunk
-            cut = data.rfind(b"\n") + 1
-            pending = data[cut:]
-            if cut:
-                stamp = timestamp().encode() + b" "
-                lines = data[:cut].split(b"\n")[:-1]
-                out.write(b"".join(stamp + line + b"\n" for line in lines))
-                out.flush()
-        if pending:
-            out.write(timestamp().encode() + b" " + pending + b"\n")
 
 
 def exit_code(returncode: int) -> int:
