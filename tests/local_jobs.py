@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +82,20 @@ def processes_with_environ(marker: str) -> list[int]:
 
 
 async def eventually(
-    condition: Callable[[], bool], *, timeout: float = 20.0, interval: float = 0.05
+    condition: Callable[[], bool | Awaitable[bool]], *, timeout: float = 20.0
 ) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` passes; its last value."""
+    """Poll ``condition`` (a function or a coroutine function) until it holds or
+    ``timeout`` passes; its last value."""
+
+    async def check() -> bool:
+        value = condition()
+        return bool(await value) if inspect.isawaitable(value) else bool(value)
+
     deadline = time.monotonic() + timeout
-    while not condition():
+    while not await check():
         if time.monotonic() >= deadline:
-            return condition()
-        await asyncio.sleep(interval)
+            return await check()
+        await asyncio.sleep(0.05)
     return True
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from jupyter_pytorchjob.backends import JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.store import JobDir
 
 from .local_jobs import backend, bystander, collect_logs, make_spec, python, running
 
@@ -95,3 +97,43 @@ async def test_a_long_line_is_cut_at_16_kib(backend: LocalBackend) -> None:
     assert [len(line) for line in lines[:-1]] == [16384] * 64
     assert "".join(lines[:-1]) == "".join("%07d," % i for i in range(131072))  # noqa: UP031
     assert lines[-1] == "after"
+
+
+# -- a supervisor's own errors ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        (["/nonexistent/train"], "No such file or directory"),
+        (["python", "-c", "pass", "x" * 200_000], "Argument list too long"),  # > 128 KiB
+    ],
+    ids=["missing-command", "argument-too-long"],
+)
+async def test_a_node_that_cannot_start_fails_the_job_with_the_error(
+    backend: LocalBackend, command: list[str], error: str
+) -> None:
+    await backend.submit(make_spec(name="nostart", command=command))
+    done = await backend.wait("nostart", timeout=30)
+    assert done.state is JobState.FAILED
+    assert error in done.conditions[-1].message and "could not start" in done.conditions[-1].message
+    (master,) = done.replicas
+    assert (master.phase, master.exit_code, master.reason) == ("Failed", 128, "StartError")
+    assert error in (master.message or "")
+
+
+def test_a_supervisor_that_crashes_leaves_its_error_as_the_message(
+    backend: LocalBackend, jp_asyncio_loop: Any
+) -> None:
+    """The supervisor itself fails (here: an unreadable plan): its watchdog records how."""
+    jobdir = backend.jobs_dir / "broken"
+    (jobdir / "logs").mkdir(parents=True)
+    job = {"state": "Created", "created": time.time(), "conditions": [], "run_policy": {}}
+    (jobdir / "job.json").write_text(json.dumps(job))
+    (jobdir / "replicas.json").write_text("{}")
+    (jobdir / "plan.json").write_text("not json")
+    backend._start_supervisor(JobDir(jobdir))
+    done = jp_asyncio_loop.run_until_complete(backend.wait("broken", timeout=30, interval=0.1))
+    condition = done.conditions[-1]
+    assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
+    assert "exited with code 1: json.decoder.JSONDecodeError" in condition.message

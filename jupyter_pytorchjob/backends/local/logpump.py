@@ -5,17 +5,24 @@ redrawing itself) each end one; a ``\\r`` right after a line end adds no empty l
 Like a container runtime, a line longer than ``LINE_MAX`` (16 KiB) is cut and the rest
 continues as a new line, so an unfinished line never holds more than that: each byte is
 copied a bounded number of times, however the output is shaped.
+
+A log never fills its disk: below ``DISK_RESERVE`` free bytes lines are dropped (and
+counted), so the job's state can still be written; the log says how many lines it lost
+once there is room again, and the lines before stay whole.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from pathlib import Path
 
 from .store import timestamp
 
 LINE_MAX = 16 * 1024
 CHUNK = 65536
+DISK_RESERVE = 1 << 20
 
 
 def cut(line: bytes, limit: int = LINE_MAX) -> list[bytes]:
@@ -74,15 +81,61 @@ def stamped(lines: list[bytes]) -> bytes:
     return prefix + (b"\n" + prefix).join(lines) + b"\n"
 
 
+class LogFile:
+    """Appends whole lines to a log without ever filling its disk."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.dropped = 0  # lines not written since the disk filled up
+
+    def write(self, lines: list[bytes]) -> None:
+        # Once dropping, resume only with room to spare, not a line here and there.
+        if self.dropped and self._append(stamped([self._note()]), 2 * DISK_RESERVE):
+            self.dropped = 0
+        if self.dropped or not self._append(stamped(lines), DISK_RESERVE):
+            self.dropped += len(lines)
+
+    def close(self) -> None:
+        if self.dropped:  # the note may use the reserve: it is all the log has left
+            self._append(stamped([self._note()]), 0)
+        os.close(self.fd)
+
+    def _note(self) -> bytes:
+        return (
+            f"[jupyter-pytorchjob: {self.dropped} lines of output dropped: less than "
+            f"{DISK_RESERVE >> 20} MiB free on the disk of this log]"
+        ).encode()
+
+    def _append(self, data: bytes, reserve: int) -> bool:
+        """Write all of ``data`` or nothing (a short write is cut off again)."""
+        try:
+            disk = os.fstatvfs(self.fd)
+            if disk.f_bavail * disk.f_frsize < len(data) + reserve:
+                return False
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError:  # ENOSPC, EDQUOT, EIO: keep the log a sequence of whole lines
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.size)
+            return False
+        self.size += len(data)
+        return True
+
+
 async def pump(stream: asyncio.StreamReader, log: Path) -> None:
-    """Copy a node's output to its log until the output ends; one write per read."""
+    """Copy a node's output to its log until the output ends; one write per read. The
+    output is read to its end whatever happens to the log, so the node never blocks."""
     lines = LineSplitter()
-    with log.open("ab") as out:
+    out = LogFile(log)
+    try:
         while True:
             chunk = await stream.read(CHUNK)
             done = lines.close() if not chunk else lines.feed(chunk)
             if done:
-                out.write(stamped(done))
-                out.flush()
+                out.write(done)
             if not chunk:
                 return
+    finally:
+        out.close()

@@ -50,6 +50,7 @@ from .store import JobDir, read_json, write_json
 POLL = 0.1
 STOP_GRACE = 5.0
 STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
+SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Supervisor:
     replicas: dict[str, Replica] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
     stopping: bool = False
+    unsaved: bool = False  # the last ``save`` failed
     # Pids (= process groups) of the nodes that have finished; see ``stop_strays``.
     ended_nodes: set[int] = field(default_factory=set)
 
@@ -94,9 +96,18 @@ class Supervisor:
 
     # -- state --------------------------------------------------------------------
 
-    def save(self) -> None:
-        write_json(self.jobdir.replicas, {n: r.to_wire() for n, r in self.replicas.items()})
-        write_json(self.jobdir.job, self.job)
+    def save(self) -> bool:
+        """Write the state; False if it could not be (a full disk): the state in memory
+        stays the truth and ``run`` writes it again until it succeeds."""
+        try:
+            write_json(self.jobdir.replicas, {n: r.to_wire() for n, r in self.replicas.items()})
+            write_json(self.jobdir.job, self.job)
+        except OSError as err:
+            print(f"cannot save the job's state: {err}", file=sys.stderr, flush=True)
+            self.unsaved = True
+            return False
+        self.unsaved = False
+        return True
 
     def condition(self, type_: str, reason: str, message: str) -> None:
         """Append a condition as the operator does: the newest last, Running and
@@ -304,6 +315,8 @@ class Supervisor:
             ticks += 1
             if ticks % STRAYS_EVERY == 0:
                 self.stop_strays()
+                if self.unsaved:
+                    self.save()
             for replica in self.replicas.values():
                 process = replica.process
                 if (
@@ -334,7 +347,13 @@ class Supervisor:
             ):
                 break
             await asyncio.sleep(POLL)
-        self.save()
+        await self.save_eventually()
+
+    async def save_eventually(self) -> None:
+        """The final state, written even if the disk is full for a while."""
+        end = time.monotonic() + SAVE_PATIENCE
+        while not self.save() and time.monotonic() < end:
+            await asyncio.sleep(1.0)
 
     def fatal(self, err: BaseException) -> None:
         """The supervisor cannot go on: the job fails with the error as its message (the
