@@ -1,8 +1,23 @@
-"""Small process helpers shared by the local backend and the CLI."""
+"""Small process helpers shared by the local backend and the CLI.
+
+Pids are reused (``pid_max`` is 32768 on many machines and wraps within minutes under
+load), so a pid written down earlier names *some* process, not necessarily ours. A
+process is therefore recorded as a ``ProcessIdentity`` (pid and start time) and only
+signalled while that same process is alive.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
 
 
 def pid_alive(pid: object) -> bool:
@@ -16,3 +31,106 @@ def pid_alive(pid: object) -> bool:
     except PermissionError:
         return True
     return True
+
+
+@dataclass(frozen=True)
+class ProcessIdentity:
+    """One process: its pid and its start time (``/proc/<pid>/stat`` field 22, as psutil
+    reads it), which tells it apart from a later process given the same pid."""
+
+    pid: int
+    started: float
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessIdentity | None:
+        """The process now running as ``pid``; None if there is none."""
+        try:
+            return cls(pid, psutil.Process(pid).create_time())
+        except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+            return None
+
+    @classmethod
+    def from_wire(cls, data: object) -> ProcessIdentity | None:
+        """A recorded identity; None for anything else (a bare pid proves nothing)."""
+        if not isinstance(data, dict):
+            return None
+        pid, started = data.get("pid"), data.get("started")
+        if not isinstance(pid, int) or pid <= 0 or not isinstance(started, (int, float)):
+            return None
+        return cls(pid, float(started))
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def alive(self) -> bool:
+        """This very process still runs (a zombie has finished)."""
+        try:
+            process = psutil.Process(self.pid)
+            return bool(
+                process.create_time() == self.started and process.status() != psutil.STATUS_ZOMBIE
+            )
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return False
+
+    def send(self, sig: signal.Signals) -> bool:
+        """Send ``sig`` if this process is alive; whether it was sent."""
+        if not self.alive():
+            return False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, sig)
+            return True
+        return False
+
+    def send_group(self, sig: signal.Signals) -> bool:
+        """Send ``sig`` to the process group this process leads, if it is alive and leads
+        it (so the group id is still its own); whether it was sent."""
+        if not self.alive():
+            return False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.getpgid(self.pid) == self.pid:
+                os.killpg(self.pid, sig)
+                return True
+        return False
+
+
+def child_pids() -> list[int]:
+    """This process's children (alive or zombie), cheaply from
+    ``/proc/self/task/*/children`` where the kernel has it, else through psutil."""
+    tasks = Path("/proc/self/task")
+    try:
+        pids: set[int] = set()
+        for task in tasks.iterdir():
+            pids.update(int(p) for p in (task / "children").read_text().split())
+        return sorted(pids)
+    except OSError:
+        return [p.pid for p in psutil.Process().children()]
+
+
+# -- Linux process controls (prctl); elsewhere they do nothing -------------------------
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+# Looked up once, here: a child between fork and exec must not load libraries.
+_libc_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+
+
+def _prctl(option: int, value: int) -> bool:
+    if _libc_prctl is None:
+        return False
+    return int(_libc_prctl(option, value, 0, 0, 0)) == 0
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants become our children (not init's), so we can still tell them
+    apart from unrelated processes and stop them."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent(parent: int, sig: signal.Signals = signal.SIGKILL) -> None:
+    """For a child between fork and exec: receive ``sig`` when ``parent`` dies; exit at
+    once if it died already."""
+    _prctl(_PR_SET_PDEATHSIG, int(sig))
+    if os.getppid() != parent:
+        os._exit(1)

@@ -173,7 +173,9 @@ def job_pids(backend: LocalBackend, name: str) -> list[int]:
     jobdir = backend.jobs_dir / name
     replicas = json.loads((jobdir / "replicas.json").read_text())
     job = json.loads((jobdir / "job.json").read_text())
-    return [r["pid"] for r in replicas.values() if r.get("pid")] + [job["supervisor_pid"]]
+    return [r["process"]["pid"] for r in replicas.values() if r.get("process")] + [
+        job["supervisor"]["pid"]
+    ]
 
 
 def live_processes_matching(pattern: str) -> list[int]:

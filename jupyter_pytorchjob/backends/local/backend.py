@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -13,10 +12,11 @@ import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
-from ...processes import pid_alive
+from ...processes import ProcessIdentity
 from ..base import (
     Backend,
     BackendError,
@@ -32,6 +32,7 @@ from ..base import (
 )
 from .plan import Mounts, free_port, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
+from .watchdog import LOST_REASON
 
 CHUNK = 65536
 FOLLOW_POLL = 0.1
@@ -169,21 +170,19 @@ class LocalBackend(Backend):
         replicas = read_json(jobdir.replicas, {})
         state = JobState(job.get("state", "Created"))
         conditions = [Condition(**c) for c in job.get("conditions", [])]
-        pid = job.get("supervisor_pid")
-        lost = not state.finished and (
-            (pid is not None and not pid_alive(pid))
-            or (pid is None and time.time() - job.get("created", 0) > SUPERVISOR_START_GRACE)
-        )
+        lost = not state.finished and supervision_gone(job)
         if lost:
-            # The supervisor died (machine reboot, kill -9): nobody runs the job any more.
+            # Supervisor and watchdog both gone (a machine restart, both killed): nobody
+            # runs the job any more. Stop what may still run of it.
+            stop_nodes(replicas)
             state = JobState.FAILED
             conditions.append(
                 Condition(
                     "Failed",
                     "True",
-                    "SupervisorLost",
-                    f"the supervisor of {jobdir.name} is gone (was the machine restarted?); "
-                    "its processes are no longer watched",
+                    LOST_REASON,
+                    f"the supervisor of {jobdir.name} and its watchdog are gone (was the "
+                    "machine restarted?); its nodes were stopped",
                     time.time(),
                 )
             )
@@ -223,25 +222,27 @@ class LocalBackend(Backend):
         shutil.rmtree(jobdir.path, ignore_errors=True)
 
     def _stop_everything(self, jobdir: JobDir) -> None:
-        """SIGTERM the supervisor (it stops the nodes), then make sure of it."""
+        """SIGTERM the supervisor (it stops the nodes), then make sure of it. Only the
+        recorded processes that are still those very processes are signalled: a
+        finished job signals nothing."""
         job = read_json(jobdir.job, {})
-        pids = [r.get("pid") for r in read_json(jobdir.replicas, {}).values() if r.get("pid")]
-        supervisor = job.get("supervisor_pid")
-        if supervisor and pid_alive(supervisor):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(supervisor, signal.SIGTERM)
-            end = time.monotonic() + STOP_TIMEOUT
-            while pid_alive(supervisor) and time.monotonic() < end:
-                time.sleep(0.05)
-        pids = pids + [
-            r.get("pid") for r in read_json(jobdir.replicas, {}).values() if r.get("pid")
-        ]
-        for pid in [supervisor, *pids]:
-            if pid:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+        end = time.monotonic() + SUPERVISOR_START_GRACE
+        while "supervisor" not in job and not JobState(job.get("state", "Created")).finished:
+            if time.monotonic() > end:  # it never started: nothing of it to stop
+                break
+            time.sleep(FOLLOW_POLL)  # just submitted: let it record itself first
+            job = read_json(jobdir.job, {})
+        supervisor = ProcessIdentity.from_wire(job.get("supervisor"))
+        watchdog = ProcessIdentity.from_wire(job.get("watchdog"))
+        if (
+            supervisor is not None
+            and supervisor.send(signal.SIGTERM)
+            and not wait_gone(supervisor, STOP_TIMEOUT)
+        ):
+            supervisor.send(signal.SIGKILL)  # its watchdog then kills every node
+        if watchdog is not None:
+            wait_gone(watchdog, STOP_TIMEOUT)
+        stop_nodes(read_json(jobdir.replicas, {}))  # left by a supervisor killed earlier
 
     async def events(self, name: str) -> list[Event]:
         jobdir = self._jobdir(name)
@@ -348,8 +349,7 @@ class LocalBackend(Backend):
         """The job is finished and no node process is left to write."""
         job = read_json(jobdir.job, {})
         if not JobState(job.get("state", "Created")).finished:
-            supervisor = job.get("supervisor_pid")
-            return supervisor is not None and not pid_alive(supervisor)
+            return "supervisor" in job and supervision_gone(job)
         replicas = read_json(jobdir.replicas, {})
         return all(r.get("phase") != "Running" for r in replicas.values())
 
@@ -438,6 +438,35 @@ def tail_offset(path: Path, lines: int) -> int:
                         return start + i + 1
             end = start
     return 0
+
+
+def supervision_gone(job: dict[str, Any]) -> bool:
+    """Neither the job's supervisor nor its watchdog runs (the watchdog records how the
+    supervisor ended, so while it lives the story is still being written)."""
+    supervisor = ProcessIdentity.from_wire(job.get("supervisor"))
+    if supervisor is None:
+        return bool(time.time() - job.get("created", 0) > SUPERVISOR_START_GRACE)
+    watchdog = ProcessIdentity.from_wire(job.get("watchdog"))
+    return not supervisor.alive() and (watchdog is None or not watchdog.alive())
+
+
+def stop_nodes(replicas: dict[str, Any]) -> None:
+    """SIGKILL each recorded node still running as that very process, with its group."""
+    for record in replicas.values():
+        node = ProcessIdentity.from_wire(record.get("process"))
+        if node is not None:
+            node.send_group(signal.SIGKILL)
+            node.send(signal.SIGKILL)
+
+
+def wait_gone(process: ProcessIdentity, timeout: float) -> bool:
+    """Wait until ``process`` has ended; whether it did within ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while process.alive():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def gpu_count() -> int:

@@ -11,6 +11,7 @@ other processes never see half a file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -45,8 +46,12 @@ def timestamp(when: float | None = None) -> str:
 
 def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk: no half file left behind
+        raise
 
 
 def read_json(path: Path, default: Any = None) -> Any:
@@ -107,5 +112,6 @@ class JobDir:
                 "time": time.time(),
             }
         )
-        with self.events.open("a") as f:
+        # Events are best effort, as in Kubernetes: a full disk loses them, never the job.
+        with contextlib.suppress(OSError), self.events.open("a") as f:
             f.write(line + "\n")

@@ -14,35 +14,50 @@ Training Operator's rules (notes/operator.md sections 8-10):
   the nodes still running once the job is finished, None leaves them;
 * ttlSecondsAfterFinished removes the job afterwards.
 
-Each node runs in its own process group, so stopping it stops everything it
-started (torchrun's workers included). SIGTERM stops every node and exits.
+Each node runs in its own session and process group, so stopping it stops everything
+it started (torchrun's workers included). SIGTERM stops every node and exits.
+
+Processes are recorded with their start time (``ProcessIdentity``) and signalled only
+while that very process lives. The supervisor runs under a watchdog (``watchdog``):
+both are child subreapers, so whatever a node leaves behind is adopted by one of them,
+never by init; it is stopped when its node ends (as a container's processes end with
+its main process), and everything is stopped if the supervisor itself dies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
+from . import watchdog
+from .logpump import pump
 from .plan import NodePlan, plans_from_wire
-from .store import JobDir, read_json, timestamp, write_json
+from .reaping import stop_strays
+from .store import JobDir, read_json, write_json
 
 POLL = 0.1
 STOP_GRACE = 5.0
+STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
+SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 
 
 @dataclass
 class Replica:
     plan: NodePlan
     process: asyncio.subprocess.Process | None = None
+    identity: ProcessIdentity | None = None
     pump: asyncio.Task[None] | None = None
     phase: str = "Pending"
     restarts: int = 0
@@ -54,7 +69,7 @@ class Replica:
     def to_wire(self) -> dict[str, Any]:
         return {
             "phase": self.phase,
-            "pid": self.process.pid if self.process else None,
+            "process": self.identity.to_wire() if self.identity else None,
             "restarts": self.restarts,
             "exit_code": self.exit_code,
             "reason": self.reason,
@@ -69,6 +84,9 @@ class Supervisor:
     replicas: dict[str, Replica] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
     stopping: bool = False
+    unsaved: bool = False  # the last ``save`` failed
+    # Pids (= process groups) of the nodes that have finished; see ``stop_strays``.
+    ended_nodes: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.job = read_json(self.jobdir.job, {})
@@ -78,9 +96,18 @@ class Supervisor:
 
     # -- state --------------------------------------------------------------------
 
-    def save(self) -> None:
-        write_json(self.jobdir.replicas, {n: r.to_wire() for n, r in self.replicas.items()})
-        write_json(self.jobdir.job, self.job)
+    def save(self) -> bool:
+        """Write the state; False if it could not be (a full disk): the state in memory
+        stays the truth and ``run`` writes it again until it succeeds."""
+        try:
+            write_json(self.jobdir.replicas, {n: r.to_wire() for n, r in self.replicas.items()})
+            write_json(self.jobdir.job, self.job)
+        except OSError as err:
+            print(f"cannot save the job's state: {err}", file=sys.stderr, flush=True)
+            self.unsaved = True
+            return False
+        self.unsaved = False
+        return True
 
     def condition(self, type_: str, reason: str, message: str) -> None:
         """Append a condition as the operator does: the newest last, Running and
@@ -119,16 +146,24 @@ class Supervisor:
     async def launch(self, replica: Replica) -> None:
         plan = replica.plan
         log = self.jobdir.log(plan.replica)
-        process = await asyncio.create_subprocess_exec(
-            *plan.argv,
-            cwd=plan.cwd,
-            env=plan.env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *plan.argv,
+                cwd=plan.cwd,
+                env=plan.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                # Killed the moment the supervisor dies: never unsupervised, never
+                # writing into a pipe nobody reads.
+                preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            )
+        except (OSError, ValueError) as err:  # no such file, E2BIG, a NUL byte...
+            self.start_failed(replica, err)
+            return
         replica.process = process
+        replica.identity = ProcessIdentity.of(process.pid)
         replica.phase = "Running"
         replica.started = time.time()
         replica.exit_code = replica.reason = replica.message = None
@@ -141,9 +176,47 @@ class Supervisor:
             self.jobdir.name,
         )
 
-    async def finish_replica(self, replica: Replica, code: int) -> None:
+    def start_failed(self, replica: Replica, err: Exception) -> None:
+        """A node that cannot even start (as a container runtime's StartError, exit code
+        128) fails the job: every restart would fail the same way."""
+        name = replica.plan.replica
+        replica.process = replica.identity = None
+        replica.phase = "Failed"
+        replica.exit_code = 128
+        replica.reason = "StartError"
+        replica.message = f"cannot start {name}: {err}"
+        self.jobdir.add_event("Warning", "Failed", f"Error: {replica.message}", name)
+        if not self.state.finished:
+            self.condition(
+                "Failed",
+                "Failed",
+                f"PyTorchJob {self.jobdir.name} is failed because {name} could not start: {err}",
+            )
+
+    def running_nodes(self) -> set[int]:
+        """Pids of the nodes not yet reaped (each leads its own process group)."""
+        return {
+            r.process.pid
+            for r in self.replicas.values()
+            if r.process is not None and r.process.returncode is None
+        }
+
+    def stop_strays(self) -> None:
+        stop_strays(self.running_nodes(), self.ended_nodes)
+
+    async def drain(self, replica: Replica) -> None:
+        """Wait for a finished node's output to end. What it left behind may hold its
+        pipe open: that is stopped first, and again until the pipe closes."""
+        if replica.process is not None:
+            self.ended_nodes.add(replica.process.pid)
+        while replica.pump is not None and not replica.pump.done():
+            self.stop_strays()
+            await asyncio.wait({replica.pump}, timeout=POLL)
         if replica.pump is not None:
             await replica.pump
+
+    async def finish_replica(self, replica: Replica, code: int) -> None:
+        await self.drain(replica)
         replica.exit_code = code
         replica.phase = "Succeeded" if code == 0 else "Failed"
         if code != 0:
@@ -190,7 +263,8 @@ class Supervisor:
             if log.exists():
                 log.replace(self.jobdir.log(replica.plan.replica, previous=True))
             await self.launch(replica)
-            self.condition("Running", "Running", f"PyTorchJob {name} is running.")
+            if not self.state.finished:
+                self.condition("Running", "Running", f"PyTorchJob {name} is running.")
             return
         if self.restartable(code):
             message = f"Job {name} has failed because it has reached the specified backoff limit"
@@ -204,15 +278,16 @@ class Supervisor:
         process = replica.process
         if process is None or process.returncode is not None:
             return
-        kill_group(process.pid, signal.SIGTERM)
+        identity = replica.identity
+        if identity is not None:
+            identity.send_group(signal.SIGTERM) or identity.send(signal.SIGTERM)
         try:
             await asyncio.wait_for(process.wait(), STOP_GRACE)
         except asyncio.TimeoutError:
-            kill_group(process.pid, signal.SIGKILL)
+            if identity is not None:
+                identity.send_group(signal.SIGKILL) or identity.send(signal.SIGKILL)
             await process.wait()
-        kill_group(process.pid, signal.SIGKILL)  # anything the node left in its group
-        if replica.pump is not None:
-            await replica.pump
+        await self.drain(replica)
         replica.phase = "Deleted"
         replica.exit_code = exit_code(await process.wait())
         replica.reason = reason
@@ -226,15 +301,22 @@ class Supervisor:
     # -- main loop --------------------------------------------------------------------
 
     async def run(self) -> None:
-        self.job["supervisor_pid"] = os.getpid()
+        self.job.update(watchdog.identities())
         self.job["started"] = time.time()
         self.save()
         for replica in self.replicas.values():
             await self.launch(replica)
-        self.condition("Running", "Running", f"PyTorchJob {self.jobdir.name} is running.")
+        if not self.state.finished:  # a node that could not start failed the job
+            self.condition("Running", "Running", f"PyTorchJob {self.jobdir.name} is running.")
         deadline = self.run_policy.get("activeDeadlineSeconds")
         cleaned = False
+        ticks = 0
         while not self.stopping:
+            ticks += 1
+            if ticks % STRAYS_EVERY == 0:
+                self.stop_strays()
+                if self.unsaved:
+                    self.save()
             for replica in self.replicas.values():
                 process = replica.process
                 if (
@@ -265,7 +347,24 @@ class Supervisor:
             ):
                 break
             await asyncio.sleep(POLL)
-        self.save()
+        await self.save_eventually()
+
+    async def save_eventually(self) -> None:
+        """The final state, written even if the disk is full for a while."""
+        end = time.monotonic() + SAVE_PATIENCE
+        while not self.save() and time.monotonic() < end:
+            await asyncio.sleep(1.0)
+
+    def fatal(self, err: BaseException) -> None:
+        """The supervisor cannot go on: the job fails with the error as its message (the
+        nodes die with the supervisor; its watchdog stops what they leave)."""
+        if not self.state.finished:
+            self.condition(
+                "Failed",
+                "Failed",
+                f"PyTorchJob {self.jobdir.name} is failed because its supervisor failed: "
+                f"{type(err).__name__}: {err}",
+            )
 
     async def stop(self) -> None:
         """SIGTERM: stop every node, then exit (the backend removes the job)."""
@@ -274,37 +373,9 @@ class Supervisor:
             await self.stop_replica(replica, "Deleted")
 
 
-async def pump(stream: asyncio.StreamReader, log: Path) -> None:
-    """Copy a node's output to its log, each line prefixed with a timestamp.
-
-    Read in chunks, never an await per line; a partial last line is kept until
-    its newline arrives (or the stream ends)."""
-    pending = b""
-    with log.open("ab") as out:
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            data = pending + chunk
-            cut = data.rfind(b"\n") + 1
-            pending = data[cut:]
-            if cut:
-                stamp = timestamp().encode() + b" "
-                lines = data[:cut].split(b"\n")[:-1]
-                out.write(b"".join(stamp + line + b"\n" for line in lines))
-                out.flush()
-        if pending:
-            out.write(timestamp().encode() + b" " + pending + b"\n")
-
-
 def exit_code(returncode: int) -> int:
     """Shell-style exit code: a signal N becomes 128 + N, as in a container."""
     return 128 - returncode if returncode < 0 else returncode
-
-
-def kill_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 async def amain(path: Path) -> None:
@@ -331,6 +402,10 @@ async def amain(path: Path) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await runner
         return
+    error = runner.exception()
+    if error is not None:
+        supervisor.fatal(error)
+        raise error
     ttl = supervisor.run_policy.get("ttlSecondsAfterFinished")
     if ttl is not None:
         with contextlib.suppress(asyncio.TimeoutError):
@@ -351,11 +426,31 @@ def daemonize(log: Path) -> None:
     os.dup2(fd, 2)
 
 
+def supervise(path: Path) -> int:
+    """Run the job; the exit status: 1 after an error (its traceback on stderr)."""
+    try:
+        asyncio.run(amain(path))
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Detach, then fork: the watchdog stays the parent, the supervisor is its child."""
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0])
     daemonize(JobDir(path).supervisor_log)
-    asyncio.run(amain(path))
+    become_subreaper()
+    child = os.fork()
+    if child == 0:
+        os.setpgid(0, 0)  # a signal to one process group never takes both
+        become_subreaper()
+        code = supervise(path)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(watchdog.watch(JobDir(path), child))
 
 
 if __name__ == "__main__":

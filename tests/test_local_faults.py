@@ -1,0 +1,194 @@
+"""Faults on the local backend, with real processes: each ends in a true state, no
+process of the job left (found in /proc by a marker in their environment, whoever their
+parent is now), and the log written so far intact."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_pytorchjob.backends import JobNotFound, JobState
+from jupyter_pytorchjob.backends.local import LocalBackend
+
+from .local_jobs import (
+    EXAMPLES,
+    backend,
+    collect_logs,
+    eventually,
+    make_spec,
+    processes_with_environ,
+)
+
+pytestmark = pytest.mark.slow
+__all__ = ["backend"]  # fixture
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """An environment variable value that marks every process of one test's jobs; any
+    still alive afterwards is killed (and fails the test that left it)."""
+    mark = f"fault-{uuid.uuid4().hex}"
+    yield mark
+    for pid in processes_with_environ(mark):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def ticks(text: str) -> list[int]:
+    return [int(line.split()[1]) for line in text.splitlines() if line.startswith("tick ")]
+
+
+# Rank 0 prints ticks, the other ranks are silent; each starts a child that sleeps.
+TICKER = """
+import os, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+if os.environ["RANK"] != "0":
+    time.sleep(600)
+for i in range(10**9):
+    print("tick", i, flush=True)
+    time.sleep(0.01)
+"""
+
+
+async def running_with_ticks(backend: LocalBackend, name: str, marker: str) -> None:
+    async def ready() -> bool:
+        job = await backend.get_job(name)
+        text = (await collect_logs(backend, name)).get("master-0", "")
+        return all(r.phase == "Running" for r in job.replicas) and len(ticks(text)) >= 20
+
+    assert await eventually(ready, timeout=30)
+    # 2 nodes and their 2 children; the children may still be starting.
+    assert await eventually(lambda: len(processes_with_environ(marker)) >= 4)
+
+
+async def test_supervisor_killed_mid_run(backend: LocalBackend, marker: str) -> None:
+    await backend.submit(make_spec(name="orphan", nodes=2, script=TICKER, env={"MARK": marker}))
+    await running_with_ticks(backend, "orphan", marker)
+    job = json.loads((backend.jobs_dir / "orphan" / "job.json").read_text())
+    os.kill(job["supervisor"]["pid"], signal.SIGKILL)
+
+    assert await eventually(lambda: processes_with_environ(marker) == [])
+    done = await backend.wait("orphan", timeout=20, interval=0.1)
+    condition = done.conditions[-1]
+    assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
+    assert "was killed by signal 9 (SIGKILL)" in condition.message
+    assert "master-0, worker-0 were stopped" in condition.message
+    # Killed with their supervisor, not by a broken pipe: SIGKILL, 128 + 9.
+    assert [(r.phase, r.exit_code) for r in done.replicas] == [("Failed", 137)] * 2
+    seen = ticks((await collect_logs(backend, "orphan"))["master-0"])
+    assert seen == list(range(len(seen))) and len(seen) >= 20
+
+
+IGNORES_SIGTERM = """
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+if os.environ["RANK"] == "0" and os.environ.get("MASTER_EXITS"):
+    print("master done", flush=True)
+    sys.exit(0)
+for i in range(10**9):
+    print("tick", i, flush=True)
+    time.sleep(0.01)
+"""
+
+
+async def test_delete_a_node_that_ignores_sigterm(backend: LocalBackend, marker: str) -> None:
+    """SIGTERM first, SIGKILL after the grace period: nothing of the job is left."""
+    await backend.submit(
+        make_spec(name="stubborn", nodes=2, script=IGNORES_SIGTERM, env={"MARK": marker})
+    )
+    await running_with_ticks(backend, "stubborn", marker)
+    await backend.delete_job("stubborn")
+    assert processes_with_environ(marker) == []
+    with pytest.raises(JobNotFound):
+        await backend.get_job("stubborn")
+
+
+async def test_clean_pod_policy_kills_a_worker_that_ignores_sigterm(
+    backend: LocalBackend, marker: str
+) -> None:
+    await backend.submit(
+        make_spec(
+            name="straggler",
+            nodes=2,
+            script=IGNORES_SIGTERM,
+            env={"MARK": marker, "MASTER_EXITS": "1"},
+            cleanPodPolicy="Running",
+        )
+    )
+    assert (await backend.wait("straggler", timeout=60)).state is JobState.SUCCEEDED
+
+    async def worker() -> tuple[str, int | None, str | None]:
+        replica = (await backend.get_job("straggler")).replicas[1]
+        return replica.phase, replica.exit_code, replica.reason
+
+    async def deleted() -> bool:
+        return (await worker())[0] == "Deleted"
+
+    assert await eventually(deleted, timeout=15)  # the grace period is 5 s
+    assert await worker() == ("Deleted", 137, "CleanPodPolicy")
+    assert await eventually(lambda: processes_with_environ(marker) == [])
+    logs = await collect_logs(backend, "straggler")
+    assert "master done" in logs["master-0"]
+    seen = ticks(logs["worker-0"])
+    assert seen == list(range(len(seen)))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs (needs root and a kernel that lets us mount), unmounted afterwards."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {result.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+FLOOD = """
+import sys
+line = "x" * 100
+for i in range(100_000):  # ~11 MB, far more than the disk holds
+    print("tick", i, line)
+print("done")
+"""
+
+
+async def test_disk_full_on_the_job_directory(small_disk: Path, marker: str) -> None:
+    """The log stops while the disk is full (the lines so far stay whole), says what it
+    dropped, and the job still ends Succeeded and says so."""
+    backend = LocalBackend(
+        root=small_disk, volume_root=small_disk / "volumes", default_workdir=EXAMPLES
+    )
+    try:
+        await backend.submit(make_spec(name="flood", script=FLOOD, env={"MARK": marker}))
+        done = await backend.wait("flood", timeout=120)
+        assert done.state is JobState.SUCCEEDED
+        assert done.replicas[0].exit_code == 0
+        text = (await collect_logs(backend, "flood"))["master-0"]
+        lines = text.splitlines()
+        seen = ticks(text)
+        assert seen == list(range(len(seen))) and len(seen) > 10_000
+        assert all(line == f"tick {i} {'x' * 100}" for i, line in enumerate(lines[:-1]))
+        assert "lines of output dropped" in lines[-1] and "disk" in lines[-1]
+        assert processes_with_environ(marker) == []
+        await backend.delete_job("flood")
+        assert list((small_disk / "jobs").iterdir()) == []
+    finally:
+        for job in await backend.list_jobs():
+            await backend.delete_job(job.name)

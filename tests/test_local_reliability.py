@@ -1,0 +1,139 @@
+"""The local backend never harms what is not its own, never loses a job's story, and keeps
+its output pump linear; real processes throughout (issue 13)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_pytorchjob.backends import JobState
+from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.store import JobDir
+
+from .local_jobs import backend, bystander, collect_logs, make_spec, python, running
+
+pytestmark = pytest.mark.slow
+__all__ = ["backend", "bystander"]  # fixtures
+
+
+def recorded_pids_replaced(data: Any, pid: int) -> Any:
+    """``data`` with every recorded process id (a key ``pid`` or ``*_pid``) set to ``pid``."""
+    if isinstance(data, dict):
+        return {
+            k: pid
+            if (k == "pid" or k.endswith("_pid")) and isinstance(v, int)
+            else recorded_pids_replaced(v, pid)
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [recorded_pids_replaced(v, pid) for v in data]
+    return data
+
+
+def plant_pid(jobdir: Path, pid: int, *, files: tuple[str, ...]) -> None:
+    for name in files:
+        path = jobdir / name
+        path.write_text(json.dumps(recorded_pids_replaced(json.loads(path.read_text()), pid)))
+
+
+@pytest.mark.parametrize(
+    "where", [("replicas.json",), ("job.json",)], ids=["as-a-node", "as-the-supervisor"]
+)
+async def test_deleting_a_finished_job_signals_no_recycled_pid(
+    backend: LocalBackend, bystander: subprocess.Popen[bytes], where: tuple[str, ...]
+) -> None:
+    """Pids wrap: long after a job finished, its recorded pids may belong to anyone."""
+    await backend.submit(make_spec(name="done", nodes=2, command=python("pass")))
+    assert (await backend.wait("done", timeout=60)).state is JobState.SUCCEEDED
+    jobdir = backend.jobs_dir / "done"
+    plant_pid(jobdir, bystander.pid, files=where)
+    await backend.delete_job("done")
+    assert bystander.poll() is None and running(bystander.pid)
+    assert not jobdir.exists()
+
+
+# -- the output pump ----------------------------------------------------------------------
+
+PROGRESS = """
+import sys
+bar = '#' * 150
+for i in range(400_000):
+    sys.stdout.write('\\r%9d/400000 |%s| 12.34it/s [00:01<00:02, loss=0.1234]' % (i, bar))
+"""
+
+
+def progress_line(i: int) -> str:
+    return "%9d/400000 |%s| 12.34it/s [00:01<00:02, loss=0.1234]" % (i, "#" * 150)  # noqa: UP031
+
+
+async def test_progress_bar_without_newlines_streams_as_lines(backend: LocalBackend) -> None:
+    """tqdm's 400k carriage-return updates (~210 bytes each, not one newline) pass the
+    pump in linear time; each update is a line of the log, as a terminal would show it."""
+    await backend.submit(make_spec(name="bar", script=PROGRESS))
+    done = await backend.wait("bar", timeout=120)
+    assert done.state is JobState.SUCCEEDED
+    lines = (await collect_logs(backend, "bar"))["master-0"].splitlines()
+    assert len(lines) == 400_000
+    assert lines[0] == progress_line(0)
+    assert lines[123_456] == progress_line(123_456)
+    assert lines[-1] == progress_line(399_999)
+
+
+async def test_a_long_line_is_cut_at_16_kib(backend: LocalBackend) -> None:
+    """Like a container runtime: a 1 MiB line becomes 64 lines of 16 KiB, in order."""
+    script = (
+        "import sys\n"
+        "sys.stdout.write(''.join('%07d,' % i for i in range(131072)) + '\\n')\n"
+        "print('after')\n"
+    )
+    await backend.submit(make_spec(name="long", script=script))
+    assert (await backend.wait("long", timeout=60)).state is JobState.SUCCEEDED
+    lines = (await collect_logs(backend, "long"))["master-0"].splitlines()
+    assert [len(line) for line in lines[:-1]] == [16384] * 64
+    assert "".join(lines[:-1]) == "".join("%07d," % i for i in range(131072))  # noqa: UP031
+    assert lines[-1] == "after"
+
+
+# -- a supervisor's own errors ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        (["/nonexistent/train"], "No such file or directory"),
+        (["python", "-c", "pass", "x" * 200_000], "Argument list too long"),  # > 128 KiB
+    ],
+    ids=["missing-command", "argument-too-long"],
+)
+async def test_a_node_that_cannot_start_fails_the_job_with_the_error(
+    backend: LocalBackend, command: list[str], error: str
+) -> None:
+    await backend.submit(make_spec(name="nostart", command=command))
+    done = await backend.wait("nostart", timeout=30)
+    assert done.state is JobState.FAILED
+    assert error in done.conditions[-1].message and "could not start" in done.conditions[-1].message
+    (master,) = done.replicas
+    assert (master.phase, master.exit_code, master.reason) == ("Failed", 128, "StartError")
+    assert error in (master.message or "")
+
+
+def test_a_supervisor_that_crashes_leaves_its_error_as_the_message(
+    backend: LocalBackend, jp_asyncio_loop: Any
+) -> None:
+    """The supervisor itself fails (here: an unreadable plan): its watchdog records how."""
+    jobdir = backend.jobs_dir / "broken"
+    (jobdir / "logs").mkdir(parents=True)
+    job = {"state": "Created", "created": time.time(), "conditions": [], "run_policy": {}}
+    (jobdir / "job.json").write_text(json.dumps(job))
+    (jobdir / "replicas.json").write_text("{}")
+    (jobdir / "plan.json").write_text("not json")
+    backend._start_supervisor(JobDir(jobdir))
+    done = jp_asyncio_loop.run_until_complete(backend.wait("broken", timeout=30, interval=0.1))
+    condition = done.conditions[-1]
+    assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
+    assert "exited with code 1: json.decoder.JSONDecodeError" in condition.message
