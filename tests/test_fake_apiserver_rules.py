@@ -8,13 +8,13 @@ answer. Nothing in our other tests may rely on the fake being more lenient.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
 import pytest
 
+from .crd import require_crds
 from .fake_kube import FakeKube
 
 NS = "team-a"
@@ -38,10 +38,8 @@ def job(name: str = "raw", **spec: Any) -> dict[str, Any]:
 
 def require_crd_schema(fake: FakeKube) -> None:
     """Pruning and schema errors need the real CRD (../shared/crds)."""
-    if fake.schemas.get("pytorchjobs") is None:
-        if os.environ.get("PTJOB_REQUIRE_CRDS") == "1":
-            pytest.fail("PTJOB_REQUIRE_CRDS=1 but the PyTorchJob CRD is not beside the checkout")
-        pytest.skip("the real PyTorchJob CRD (../shared/crds) is not beside this checkout")
+    require_crds()
+    assert fake.schemas.get("pytorchjobs") is not None
 
 
 @pytest.fixture
