@@ -170,10 +170,12 @@ def _pod_template(draw: st.DrawFn, claims_used: list[str]) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "pytorch", "image": draw(images)}
     # Always a command: the form cannot show a job that runs the image's entrypoint.
     container["command"] = draw(
-        st.lists(st.text(min_size=1, max_size=8).filter(str.strip), min_size=1, max_size=3)
+        st.lists(
+            st.text(exec_chars, min_size=1, max_size=8).filter(str.strip), min_size=1, max_size=3
+        )
     )
     if draw(st.booleans()):
-        container["args"] = draw(st.lists(st.text(max_size=8), max_size=3))
+        container["args"] = draw(st.lists(st.text(exec_chars, max_size=8), max_size=3))
     if draw(st.booleans()):
         container["workingDir"] = draw(abs_paths)
     env = [

@@ -88,11 +88,21 @@ async def test_supervisor_killed_mid_run(backend: LocalBackend, marker: str) -> 
 
 
 IGNORES_SIGTERM = """
-import os, signal, subprocess, sys, time
+import os, pathlib, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 subprocess.Popen([sys.executable, "-c",
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+ready = pathlib.Path("/tmp", os.environ["MARK"] + ".worker-ignores-sigterm")
+if os.environ["RANK"] != "0" and os.environ.get("MASTER_EXITS"):
+    ready.touch()  # SIGTERM is ignored from here on
 if os.environ["RANK"] == "0" and os.environ.get("MASTER_EXITS"):
+    # Succeed only once the worker ignores SIGTERM: on a busy machine it may still be
+    # starting, and a SIGTERM then would end it with 143 instead of the SIGKILL tested.
+    for _ in range(6000):
+        if ready.exists():
+            break
+        time.sleep(0.01)
+    ready.unlink(missing_ok=True)
     print("master done", flush=True)
     sys.exit(0)
 for i in range(10**9):
