@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, CaselessStrEnum, Dict, Float, List, Unicode, default
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode, default
 
 from . import __version__
 from .backends import Backend, BackendError, create_backend
@@ -118,6 +118,17 @@ class PyTorchJobApp(ExtensionApp):
             "Local backend: explicit claim -> directory mappings that override volume_root, "
             "e.g. {'workspace': '/home/me'} so that a job mounting the claim 'workspace' "
             "reads and writes your home directory."
+        ),
+    )
+
+    local_max_nodes = Int(
+        0,
+        min=0,
+        config=True,
+        help=(
+            "Local backend: the most nodes one job may have on this machine (each node is "
+            "a process; with torchrun, nprocPerNode of them). A job asking for more is "
+            "refused with a message naming this setting. 0: 4 per CPU of this machine."
         ),
     )
 
@@ -231,6 +242,7 @@ class PyTorchJobApp(ExtensionApp):
                 "volume_root": self.volume_root or None,
                 "claim_dirs": dict(self.claim_dirs),
                 "default_workdir": root_dir,
+                "max_nodes": self.local_max_nodes or None,
             }
         return create_backend(self.backend, **options)
 

@@ -4,18 +4,29 @@ its output pump linear; real processes throughout (issue 13)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tornado.httpclient import HTTPClientError
 
 from jupyter_pytorchjob.backends import JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir
+from jupyter_pytorchjob.job import JobSpecInvalid
 
-from .local_jobs import backend, bystander, collect_logs, make_spec, python, running
+from .local_jobs import (
+    EXAMPLES,
+    backend,
+    bystander,
+    collect_logs,
+    make_spec,
+    python,
+    running,
+)
 
 pytestmark = pytest.mark.slow
 __all__ = ["backend", "bystander"]  # fixtures
@@ -137,3 +148,40 @@ def test_a_supervisor_that_crashes_leaves_its_error_as_the_message(
     condition = done.conditions[-1]
     assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
     assert "exited with code 1: json.decoder.JSONDecodeError" in condition.message
+
+
+# -- limits -------------------------------------------------------------------------------
+
+
+async def test_more_nodes_than_the_machine_runs_are_refused(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    cpus = os.cpu_count() or 1
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+    assert info.value.field == "nodes"
+    message = str(info.value)
+    assert f"at most {4 * cpus}" in message and f"{cpus} CPUs" in message
+    assert "local_max_nodes" in message and "1000000" in message
+    assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
+
+    configured = LocalBackend(root=backend.root, default_workdir=EXAMPLES, max_nodes=3)
+    with pytest.raises(JobSpecInvalid) as info:
+        await configured.submit(make_spec(name="four", nodes=4, command=python("pass")))
+    assert "at most 3" in str(info.value) and "PyTorchJobApp.local_max_nodes" in str(info.value)
+    assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
+    jp_server_config["PyTorchJobApp"]["local_max_nodes"] = 2
+    return jp_server_config
+
+
+async def test_the_server_refuses_nodes_over_its_configured_limit(jp_fetch: Any) -> None:
+    body = {"name": "three", "nodes": 3, "shm": "off", "command": ["python", "-c", "pass"]}
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("pytorchjob", "api", "jobs", method="POST", body=json.dumps(body))
+    answer = json.loads(info.value.response.body)
+    assert info.value.code == 400 and answer["field"] == "nodes"
+    assert "at most 2" in answer["message"]

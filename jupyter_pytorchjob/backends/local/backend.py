@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...job.errors import FieldError, JobSpecInvalid
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
 from ...processes import ProcessIdentity
@@ -39,6 +41,8 @@ FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
 STOP_TIMEOUT = 10.0
+# Each node is a process (torchrun: several); more than this per CPU only thrashes.
+NODES_PER_CPU = 4
 
 
 class LocalBackend(Backend):
@@ -46,7 +50,8 @@ class LocalBackend(Backend):
 
     ``root`` holds the jobs' state, ``volume_root/<claim>`` is the directory a
     claim maps to unless ``claim_dirs`` names another, and ``default_workdir`` is
-    where a job without ``workdir`` starts.
+    where a job without ``workdir`` starts. A job may have at most ``max_nodes`` nodes
+    (default: ``NODES_PER_CPU`` per CPU of this machine).
     """
 
     name = "local"
@@ -58,12 +63,15 @@ class LocalBackend(Backend):
         volume_root: str | Path | None = None,
         claim_dirs: Mapping[str, str | Path] | None = None,
         default_workdir: str | Path | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         self.root = Path(root) if root else default_root()
         self.volume_root = Path(volume_root) if volume_root else default_volume_root()
         self.claim_dirs = {k: Path(v) for k, v in (claim_dirs or {}).items()}
         self.default_workdir = Path(default_workdir) if default_workdir else Path.cwd()
         self.jobs_dir = self.root / "jobs"
+        self.max_nodes_configured = bool(max_nodes)
+        self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -80,6 +88,32 @@ class LocalBackend(Backend):
     # -- contract -----------------------------------------------------------------------
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        self._check_nodes(spec)
+        # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
+        return await asyncio.to_thread(self._create, spec)
+
+    def _check_nodes(self, spec: JobSpec) -> None:
+        """Refuse more nodes than this machine runs, before anything is planned."""
+        if spec.nodes <= self.max_nodes:
+            return
+        if self.max_nodes_configured:
+            why = "PyTorchJobApp.local_max_nodes"
+        else:
+            why = (
+                f"{NODES_PER_CPU} per CPU, {os.cpu_count() or 1} CPUs; "
+                "PyTorchJobApp.local_max_nodes sets another limit"
+            )
+        raise JobSpecInvalid(
+            [
+                FieldError(
+                    "nodes",
+                    f"this machine runs at most {self.max_nodes} local nodes ({why}); "
+                    f"the job asks for {spec.nodes}",
+                )
+            ]
+        )
+
+    def _create(self, spec: JobSpec) -> JobInfo:
         manifest = build_manifest(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
         plans = plan_nodes(
@@ -129,7 +163,7 @@ class LocalBackend(Backend):
                 },
             )
             jobdir.add_event("Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name)
-            await asyncio.to_thread(self._start_supervisor, jobdir)
+            self._start_supervisor(jobdir)
         except BaseException:
             shutil.rmtree(jobdir.path, ignore_errors=True)
             raise
