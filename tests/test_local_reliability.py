@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_pytorchjob.backends import JobState
+from jupyter_pytorchjob.backends import JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir
 from jupyter_pytorchjob.job import JobSpecInvalid
@@ -185,3 +186,51 @@ async def test_the_server_refuses_nodes_over_its_configured_limit(jp_fetch: Any)
     answer = json.loads(info.value.response.body)
     assert info.value.code == 400 and answer["field"] == "nodes"
     assert "at most 2" in answer["message"]
+
+
+# -- names and paths ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A directory outside the jobs root that looks like a job's."""
+    victim = tmp_path / "victim"
+    (victim / "logs").mkdir(parents=True)
+    (victim / "job.json").write_text(json.dumps({"state": "Succeeded", "created": 1.0}))
+    (victim / "replicas.json").write_text("{}")
+    (victim / "manifest.json").write_text("{}")
+    return victim
+
+
+@pytest.mark.parametrize(
+    "name", ["../../victim", "ABSOLUTE", "jobs/../../../victim", "..", ".", "x" * 300, ""]
+)
+async def test_names_never_reach_outside_the_jobs_root(
+    backend: LocalBackend, victim: Path, name: str
+) -> None:
+    name = str(victim) if name == "ABSOLUTE" else name
+    calls = (
+        backend.delete_job,
+        backend.get_job,
+        backend.events,
+        backend.job_logdir,
+        lambda n: collect_logs(backend, n),
+    )
+    for call in calls:
+        with pytest.raises(JobNotFound):
+            await call(name)
+    assert (victim / "job.json").is_file()
+
+
+def test_cli_delete_never_removes_a_directory_outside_the_jobs_root(
+    tmp_path: Path, victim: Path
+) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    ptjob = Path(sys.executable).with_name("ptjob")
+    for name in ("../../victim", str(victim)):
+        result = subprocess.run(
+            [str(ptjob), "delete", name], capture_output=True, text=True, env=env, check=False
+        )
+        assert result.returncode == 1 and "not found" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert (victim / "job.json").is_file()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.k8s_rules import check_dns1035_label
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
 from ...processes import ProcessIdentity
@@ -80,6 +81,10 @@ class LocalBackend(Backend):
         return self.claim_dirs.get(claim, self.volume_root / claim)
 
     def _jobdir(self, name: str) -> JobDir:
+        # Only a job's name (the job model's rule) becomes a path: "../x", "/x" or a
+        # name too long for a file name cannot be a job, and reach nothing.
+        if check_dns1035_label(name) is not None:
+            raise JobNotFound(name)
         jobdir = JobDir(self.jobs_dir / name)
         if not jobdir.job.exists():
             raise JobNotFound(name)
@@ -191,7 +196,7 @@ class LocalBackend(Backend):
             return []
         jobs = []
         for path in self.jobs_dir.iterdir():
-            if (path / "job.json").exists():
+            if check_dns1035_label(path.name) is None and (path / "job.json").exists():
                 with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
                     jobs.append(self._info(JobDir(path)))
         return sorted(jobs, key=lambda j: j.created, reverse=True)
