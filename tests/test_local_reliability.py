@@ -24,6 +24,7 @@ from .local_jobs import (
     backend,
     bystander,
     collect_logs,
+    finished_with_every_node,
     make_spec,
     python,
     running,
@@ -234,3 +235,40 @@ def test_cli_delete_never_removes_a_directory_outside_the_jobs_root(
         assert result.returncode == 1 and "not found" in result.stderr
         assert "Traceback" not in result.stderr
     assert (victim / "job.json").is_file()
+
+
+# -- shipped scripts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nproc", [1, 2], ids=["python", "torchrun"])
+async def test_a_shipped_script_leaves_no_temporary_directory(
+    backend: LocalBackend, tmp_path: Path, nproc: int
+) -> None:
+    """The script lives in the job (removed with it), not in a temporary directory per node
+    that nobody removes; it still runs as the bootstrap runs it in a cluster."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    script = (
+        "import os, sys\n"
+        "print('rank', os.environ['RANK'], 'argv', sys.argv[1:], 'script', "
+        "'PTJOB_SCRIPT' in os.environ, flush=True)\n"
+    )
+    await backend.submit(
+        make_spec(
+            name="shipped",
+            nodes=2,
+            nprocPerNode=nproc,
+            script=script,
+            args=["--lr", "0.1"],
+            env={"TMPDIR": str(temp)},
+            cleanPodPolicy="None",
+        )
+    )
+    done = await finished_with_every_node(backend, "shipped")
+    logs = await collect_logs(backend, "shipped")
+    assert done.state is JobState.SUCCEEDED, logs
+    text = logs["master-0"] + logs["worker-0"]
+    assert text.count("argv ['--lr', '0.1'] script False") == 2 * nproc
+    assert [p.name for p in temp.iterdir() if p.name.startswith("ptjob-")] == []
+    await backend.delete_job("shipped")
+    assert not (backend.jobs_dir / "shipped").exists()

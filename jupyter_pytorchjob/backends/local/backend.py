@@ -121,15 +121,16 @@ class LocalBackend(Backend):
     def _create(self, spec: JobSpec) -> JobInfo:
         manifest = build_manifest(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        jobdir = JobDir(self.jobs_dir / spec.name)
         plans = plan_nodes(
             spec,
             claim_dir=claim_dir,
             port=free_port(),
             default_cwd=self.default_workdir,
             gpu_count=gpu_count() if spec.gpus else 0,
+            script_path=jobdir.script,
         )
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
-        jobdir = JobDir(self.jobs_dir / spec.name)
         try:
             jobdir.path.mkdir()
         except FileExistsError:
@@ -138,6 +139,9 @@ class LocalBackend(Backend):
             for directory in claim_dir.values():
                 directory.mkdir(parents=True, exist_ok=True)
             jobdir.logs.mkdir()
+            if spec.script is not None:
+                jobdir.script.parent.mkdir()
+                jobdir.script.write_text(spec.script, encoding="utf-8")
             now = time.time()
             write_json(jobdir.manifest, manifest)
             write_json(jobdir.plan, plans_to_wire(plans))
