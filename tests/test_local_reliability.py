@@ -272,3 +272,28 @@ async def test_a_shipped_script_leaves_no_temporary_directory(
     assert [p.name for p in temp.iterdir() if p.name.startswith("ptjob-")] == []
     await backend.delete_job("shipped")
     assert not (backend.jobs_dir / "shipped").exists()
+
+
+# -- many jobs ------------------------------------------------------------------------------
+
+
+async def test_the_job_list_rereads_only_what_changed(backend: LocalBackend) -> None:
+    await backend.submit(make_spec(name="first", command=python("pass")))
+    await backend.wait("first", timeout=60)
+    before = {j.name: j for j in await backend.list_jobs()}
+    again = {j.name: j for j in await backend.list_jobs()}
+    assert again["first"] is before["first"]  # finished, files unchanged: not read again
+
+    replicas = backend.jobs_dir / "first" / "replicas.json"
+    record = json.loads(replicas.read_text())
+    record["master-0"]["restarts"] = 7  # as the supervisor rewrites it (a new file)
+    tmp = replicas.with_name(".replicas.json.tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(replicas)
+    (changed,) = await backend.list_jobs()
+    assert changed.replicas[0].restarts == 7
+
+    await backend.submit(make_spec(name="second", command=python("pass")))
+    assert [j.name for j in await backend.list_jobs()] == ["second", "first"]
+    await backend.delete_job("first")
+    assert [j.name for j in await backend.list_jobs()] == ["second"]
