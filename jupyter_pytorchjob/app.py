@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode, default
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Integer, List, Unicode, default
 
 from . import __version__
 from .backends import Backend, BackendError, create_backend
@@ -121,7 +121,7 @@ class PyTorchJobApp(ExtensionApp):
         ),
     )
 
-    local_max_nodes = Int(
+    local_max_nodes = Integer(
         0,
         min=0,
         config=True,
