@@ -149,6 +149,17 @@ class PyTorchJobApp(ExtensionApp):
         ),
     )
 
+    local_max_nodes = Integer(
+        0,
+        min=0,
+        config=True,
+        help=(
+            "Local backend: the most nodes one job may have on this machine (each node is "
+            "a process; with torchrun, nprocPerNode of them). A job asking for more is "
+            "refused with a message naming this setting. 0: 4 per CPU of this machine."
+        ),
+    )
+
     # -- TensorBoard (jupyter_pytorchjob.tensorboard) ---------------------------
     tensorboard_roots = List(
         Unicode(),
@@ -275,6 +286,7 @@ class PyTorchJobApp(ExtensionApp):
                 "volume_root": self.volume_root or None,
                 "claim_dirs": dict(self.claim_dirs),
                 "default_workdir": root_dir,
+                "max_nodes": self.local_max_nodes or None,
             }
         return create_backend(self.backend, **options)
 

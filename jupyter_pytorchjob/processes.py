@@ -33,10 +33,32 @@ def pid_alive(pid: object) -> bool:
     return True
 
 
+def _start_and_state(pid: int) -> tuple[float, bool] | None:
+    """The start time of process ``pid`` and whether it is a zombie; None if there is none.
+
+    On Linux the start time is field 22 of ``/proc/<pid>/stat``: clock ticks since boot,
+    an integer that never changes for a process (psutil's ``create_time`` adds the boot
+    time, which the kernel derives from the wall clock: it may shift after a clock step).
+    Elsewhere psutil's ``create_time``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        return float(fields[19]), fields[0] == b"Z"  # fields 22 and 3 (after the name)
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None  # Linux: no such process
+    except (OSError, IndexError, ValueError):
+        return None
+    try:
+        process = psutil.Process(pid)
+        return process.create_time(), process.status() == psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
 @dataclass(frozen=True)
 class ProcessIdentity:
-    """One process: its pid and its start time (``/proc/<pid>/stat`` field 22, as psutil
-    reads it), which tells it apart from a later process given the same pid."""
+    """One process: its pid and its start time, which tells it apart from a later
+    process given the same pid."""
 
     pid: int
     started: float
@@ -44,10 +66,8 @@ class ProcessIdentity:
     @classmethod
     def of(cls, pid: int) -> ProcessIdentity | None:
         """The process now running as ``pid``; None if there is none."""
-        try:
-            return cls(pid, psutil.Process(pid).create_time())
-        except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
-            return None
+        found = _start_and_state(pid)
+        return None if found is None else cls(pid, found[0])
 
     @classmethod
     def from_wire(cls, data: object) -> ProcessIdentity | None:
@@ -64,13 +84,8 @@ class ProcessIdentity:
 
     def alive(self) -> bool:
         """This very process still runs (a zombie has finished)."""
-        try:
-            process = psutil.Process(self.pid)
-            return bool(
-                process.create_time() == self.started and process.status() != psutil.STATUS_ZOMBIE
-            )
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            return False
+        found = _start_and_state(self.pid)
+        return found is not None and found[0] == self.started and not found[1]
 
     def send(self, sig: signal.Signals) -> bool:
         """Send ``sig`` if this process is alive; whether it was sent."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_pytorchjob.backends import JobInfo
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.job import JobSpec
 
@@ -52,6 +53,20 @@ async def collect_logs(backend: LocalBackend, name: str, **kwargs: Any) -> dict[
     async for chunk in backend.logs(name, **kwargs):
         text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
     return text
+
+
+async def finished_with_every_node(
+    backend: LocalBackend, name: str, timeout: float = 120
+) -> JobInfo:
+    """Wait for the job to finish and each of its nodes to exit (with cleanPodPolicy None
+    a worker may end after the master's success)."""
+    await backend.wait(name, timeout=timeout)
+
+    async def exited() -> bool:
+        return all(r.exit_code is not None for r in (await backend.get_job(name)).replicas)
+
+    await eventually(exited)
+    return await backend.get_job(name)
 
 
 def proc_state(pid: int) -> str | None:

@@ -91,8 +91,16 @@ async def test_torchrun_two_nodes_two_processes_each(backend: LocalBackend) -> N
 
 async def test_script_shipped_in_the_job(backend: LocalBackend) -> None:
     script = "import os, sys\nprint('script rank', os.environ['RANK'], 'args', sys.argv[1:])\n"
-    await backend.submit(spec(name="scr", nodes=2, script=script, args=["--x", "1"]))
+    # cleanPodPolicy None: the worker may still be starting when the master succeeds.
+    await backend.submit(
+        spec(name="scr", nodes=2, script=script, args=["--x", "1"], cleanPodPolicy="None")
+    )
     done = await backend.wait("scr", timeout=60)
+    for _ in range(100):
+        if all(r.exit_code is not None for r in done.replicas):
+            break
+        await asyncio.sleep(0.1)
+        done = await backend.get_job("scr")
     logs = await collect_logs(backend, "scr")
     assert done.state is JobState.SUCCEEDED, logs
     assert "script rank 0 args ['--x', '1']" in logs["master-0"]

@@ -4,18 +4,31 @@ its output pump linear; real processes throughout (issue 13)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tornado.httpclient import HTTPClientError
 
-from jupyter_pytorchjob.backends import JobState
+from jupyter_pytorchjob.backends import JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir
+from jupyter_pytorchjob.job import JobSpecInvalid
 
-from .local_jobs import backend, bystander, collect_logs, make_spec, python, running
+from .local_jobs import (
+    EXAMPLES,
+    backend,
+    bystander,
+    collect_logs,
+    finished_with_every_node,
+    make_spec,
+    python,
+    running,
+)
 
 pytestmark = pytest.mark.slow
 __all__ = ["backend", "bystander"]  # fixtures
@@ -138,3 +151,150 @@ def test_a_supervisor_that_crashes_leaves_its_error_as_the_message(
     condition = done.conditions[-1]
     assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
     assert "exited with code 1: json.decoder.JSONDecodeError" in condition.message
+
+
+# -- limits -------------------------------------------------------------------------------
+
+
+async def test_more_nodes_than_the_machine_runs_are_refused(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    cpus = os.cpu_count() or 1
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+    assert info.value.field == "nodes"
+    message = str(info.value)
+    assert f"at most {4 * cpus}" in message and f"{cpus} CPUs" in message
+    assert "local_max_nodes" in message and "1000000" in message
+    assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
+
+    configured = LocalBackend(root=backend.root, default_workdir=EXAMPLES, max_nodes=3)
+    with pytest.raises(JobSpecInvalid) as info:
+        await configured.submit(make_spec(name="four", nodes=4, command=python("pass")))
+    assert "at most 3" in str(info.value) and "PyTorchJobApp.local_max_nodes" in str(info.value)
+    assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
+    jp_server_config["PyTorchJobApp"]["local_max_nodes"] = 2
+    return jp_server_config
+
+
+async def test_the_server_refuses_nodes_over_its_configured_limit(jp_fetch: Any) -> None:
+    body = {"name": "three", "nodes": 3, "shm": "off", "command": ["python", "-c", "pass"]}
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("pytorchjob", "api", "jobs", method="POST", body=json.dumps(body))
+    answer = json.loads(info.value.response.body)
+    assert info.value.code == 400 and answer["field"] == "nodes"
+    assert "at most 2" in answer["message"]
+
+
+# -- names and paths ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A directory outside the jobs root that looks like a job's."""
+    victim = tmp_path / "victim"
+    (victim / "logs").mkdir(parents=True)
+    (victim / "job.json").write_text(json.dumps({"state": "Succeeded", "created": 1.0}))
+    (victim / "replicas.json").write_text("{}")
+    (victim / "manifest.json").write_text("{}")
+    return victim
+
+
+@pytest.mark.parametrize(
+    "name", ["../../victim", "ABSOLUTE", "jobs/../../../victim", "..", ".", "x" * 300, ""]
+)
+async def test_names_never_reach_outside_the_jobs_root(
+    backend: LocalBackend, victim: Path, name: str
+) -> None:
+    name = str(victim) if name == "ABSOLUTE" else name
+    calls = (
+        backend.delete_job,
+        backend.get_job,
+        backend.events,
+        backend.job_logdir,
+        lambda n: collect_logs(backend, n),
+    )
+    for call in calls:
+        with pytest.raises(JobNotFound):
+            await call(name)
+    assert (victim / "job.json").is_file()
+
+
+def test_cli_delete_never_removes_a_directory_outside_the_jobs_root(
+    tmp_path: Path, victim: Path
+) -> None:
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    ptjob = Path(sys.executable).with_name("ptjob")
+    for name in ("../../victim", str(victim)):
+        result = subprocess.run(
+            [str(ptjob), "delete", name], capture_output=True, text=True, env=env, check=False
+        )
+        assert result.returncode == 1 and "not found" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert (victim / "job.json").is_file()
+
+
+# -- shipped scripts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nproc", [1, 2], ids=["python", "torchrun"])
+async def test_a_shipped_script_leaves_no_temporary_directory(
+    backend: LocalBackend, tmp_path: Path, nproc: int
+) -> None:
+    """The script lives in the job (removed with it), not in a temporary directory per node
+    that nobody removes; it still runs as the bootstrap runs it in a cluster."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    script = (
+        "import os, sys\n"
+        "print('rank', os.environ['RANK'], 'argv', sys.argv[1:], 'script', "
+        "'PTJOB_SCRIPT' in os.environ, flush=True)\n"
+    )
+    await backend.submit(
+        make_spec(
+            name="shipped",
+            nodes=2,
+            nprocPerNode=nproc,
+            script=script,
+            args=["--lr", "0.1"],
+            env={"TMPDIR": str(temp)},
+            cleanPodPolicy="None",
+        )
+    )
+    done = await finished_with_every_node(backend, "shipped")
+    logs = await collect_logs(backend, "shipped")
+    assert done.state is JobState.SUCCEEDED, logs
+    text = logs["master-0"] + logs["worker-0"]
+    assert text.count("argv ['--lr', '0.1'] script False") == 2 * nproc
+    assert [p.name for p in temp.iterdir() if p.name.startswith("ptjob-")] == []
+    await backend.delete_job("shipped")
+    assert not (backend.jobs_dir / "shipped").exists()
+
+
+# -- many jobs ------------------------------------------------------------------------------
+
+
+async def test_the_job_list_rereads_only_what_changed(backend: LocalBackend) -> None:
+    await backend.submit(make_spec(name="first", command=python("pass")))
+    await backend.wait("first", timeout=60)
+    before = {j.name: j for j in await backend.list_jobs()}
+    again = {j.name: j for j in await backend.list_jobs()}
+    assert again["first"] is before["first"]  # finished, files unchanged: not read again
+
+    replicas = backend.jobs_dir / "first" / "replicas.json"
+    record = json.loads(replicas.read_text())
+    record["master-0"]["restarts"] = 7  # as the supervisor rewrites it (a new file)
+    tmp = replicas.with_name(".replicas.json.tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(replicas)
+    (changed,) = await backend.list_jobs()
+    assert changed.replicas[0].restarts == 7
+
+    await backend.submit(make_spec(name="second", command=python("pass")))
+    assert [j.name for j in await backend.list_jobs()] == ["second", "first"]
+    await backend.delete_job("first")
+    assert [j.name for j in await backend.list_jobs()] == ["second"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...job.errors import FieldError, JobSpecInvalid
+from ...job.k8s_rules import check_dns1035_label
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
 from ...processes import ProcessIdentity
@@ -39,6 +42,8 @@ FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
 STOP_TIMEOUT = 10.0
+# Each node is a process (torchrun: several); more than this per CPU only thrashes.
+NODES_PER_CPU = 4
 
 
 class LocalBackend(Backend):
@@ -46,7 +51,8 @@ class LocalBackend(Backend):
 
     ``root`` holds the jobs' state, ``volume_root/<claim>`` is the directory a
     claim maps to unless ``claim_dirs`` names another, and ``default_workdir`` is
-    where a job without ``workdir`` starts.
+    where a job without ``workdir`` starts. A job may have at most ``max_nodes`` nodes
+    (default: ``NODES_PER_CPU`` per CPU of this machine).
     """
 
     name = "local"
@@ -58,12 +64,17 @@ class LocalBackend(Backend):
         volume_root: str | Path | None = None,
         claim_dirs: Mapping[str, str | Path] | None = None,
         default_workdir: str | Path | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         self.root = Path(root) if root else default_root()
         self.volume_root = Path(volume_root) if volume_root else default_volume_root()
         self.claim_dirs = {k: Path(v) for k, v in (claim_dirs or {}).items()}
         self.default_workdir = Path(default_workdir) if default_workdir else Path.cwd()
         self.jobs_dir = self.root / "jobs"
+        # Finished jobs' JobInfo by name, with the identity of the files it was read from.
+        self._finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
+        self.max_nodes_configured = bool(max_nodes)
+        self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -72,6 +83,10 @@ class LocalBackend(Backend):
         return self.claim_dirs.get(claim, self.volume_root / claim)
 
     def _jobdir(self, name: str) -> JobDir:
+        # Only a job's name (the job model's rule) becomes a path: "../x", "/x" or a
+        # name too long for a file name cannot be a job, and reach nothing.
+        if check_dns1035_label(name) is not None:
+            raise JobNotFound(name)
         jobdir = JobDir(self.jobs_dir / name)
         if not jobdir.job.exists():
             raise JobNotFound(name)
@@ -80,17 +95,44 @@ class LocalBackend(Backend):
     # -- contract -----------------------------------------------------------------------
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        self._check_nodes(spec)
+        # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
+        return await asyncio.to_thread(self._create, spec)
+
+    def _check_nodes(self, spec: JobSpec) -> None:
+        """Refuse more nodes than this machine runs, before anything is planned."""
+        if spec.nodes <= self.max_nodes:
+            return
+        if self.max_nodes_configured:
+            why = "PyTorchJobApp.local_max_nodes"
+        else:
+            why = (
+                f"{NODES_PER_CPU} per CPU, {os.cpu_count() or 1} CPUs; "
+                "PyTorchJobApp.local_max_nodes sets another limit"
+            )
+        raise JobSpecInvalid(
+            [
+                FieldError(
+                    "nodes",
+                    f"this machine runs at most {self.max_nodes} local nodes ({why}); "
+                    f"the job asks for {spec.nodes}",
+                )
+            ]
+        )
+
+    def _create(self, spec: JobSpec) -> JobInfo:
         manifest = build_manifest(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        jobdir = JobDir(self.jobs_dir / spec.name)
         plans = plan_nodes(
             spec,
             claim_dir=claim_dir,
             port=free_port(),
             default_cwd=self.default_workdir,
             gpu_count=gpu_count() if spec.gpus else 0,
+            script_path=jobdir.script,
         )
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
-        jobdir = JobDir(self.jobs_dir / spec.name)
         try:
             jobdir.path.mkdir()
         except FileExistsError:
@@ -99,6 +141,9 @@ class LocalBackend(Backend):
             for directory in claim_dir.values():
                 directory.mkdir(parents=True, exist_ok=True)
             jobdir.logs.mkdir()
+            if spec.script is not None:
+                jobdir.script.parent.mkdir()
+                jobdir.script.write_text(spec.script, encoding="utf-8")
             now = time.time()
             write_json(jobdir.manifest, manifest)
             write_json(jobdir.plan, plans_to_wire(plans))
@@ -129,7 +174,7 @@ class LocalBackend(Backend):
                 },
             )
             jobdir.add_event("Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name)
-            await asyncio.to_thread(self._start_supervisor, jobdir)
+            self._start_supervisor(jobdir)
         except BaseException:
             shutil.rmtree(jobdir.path, ignore_errors=True)
             raise
@@ -153,13 +198,29 @@ class LocalBackend(Backend):
             raise BackendError("the job supervisor failed to start", status=500)
 
     async def list_jobs(self) -> list[JobInfo]:
+        return await asyncio.to_thread(self._list_jobs)
+
+    def _list_jobs(self) -> list[JobInfo]:
+        """Every job, newest first. A finished job's files no longer change (unless a
+        straggling node ends), so its ``JobInfo`` is kept, keyed by the files' identity
+        (inode, mtime, size): a list of 1,000 mostly finished jobs reads only the
+        running ones."""
         if not self.jobs_dir.is_dir():
             return []
         jobs = []
+        finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
         for path in self.jobs_dir.iterdir():
-            if (path / "job.json").exists():
-                with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
-                    jobs.append(self._info(JobDir(path)))
+            if check_dns1035_label(path.name) is not None:
+                continue
+            jobdir = JobDir(path)
+            with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
+                key = (*file_key(jobdir.job), *file_key(jobdir.replicas))
+                known = self._finished.get(path.name)
+                info = known[1] if known is not None and known[0] == key else self._info(jobdir)
+                jobs.append(info)
+                if info.state.finished and all(r.phase != "Running" for r in info.replicas):
+                    finished[path.name] = (key, info)
+        self._finished = finished
         return sorted(jobs, key=lambda j: j.created, reverse=True)
 
     async def get_job(self, name: str) -> JobInfo:
@@ -438,6 +499,12 @@ def tail_offset(path: Path, lines: int) -> int:
                         return start + i + 1
             end = start
     return 0
+
+
+def file_key(path: Path) -> tuple[int, int, int]:
+    """What changes whenever the file is rewritten (atomically: a new inode)."""
+    stat = path.stat()
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 def supervision_gone(job: dict[str, Any]) -> bool:

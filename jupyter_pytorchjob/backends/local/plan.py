@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.environment import node_replica, replica_env
-from ...job.manifest import BOOTSTRAP_COMMAND, LOGDIR_ENV, SCRIPT_ENV, build_manifest
+from ...job.manifest import LOGDIR_ENV, build_manifest
 from ...job.spec import OPERATOR_ENV, JobSpec
 from ..base import BackendError
 
@@ -96,8 +96,10 @@ def plan_nodes(
     default_cwd: Path,
     gpu_count: int,
     base_env: dict[str, str] | None = None,
+    script_path: Path | None = None,
 ) -> list[NodePlan]:
-    """The node processes of ``spec``; ``BackendError`` if this machine cannot run it."""
+    """The node processes of ``spec``; ``BackendError`` if this machine cannot run it.
+    A shipped script (``spec.script``) runs from ``script_path``, where the caller puts it."""
     if spec.gpus and spec.gpus * spec.nodes > gpu_count:
         raise BackendError(
             f"the job asks for {spec.gpus} GPU(s) on each of {spec.nodes} node(s) but this "
@@ -111,12 +113,16 @@ def plan_nodes(
         if k not in _DROP_FROM_PARENT and not k.startswith(_DROP_PREFIXES)
     }
     if spec.script is not None:
-        launcher = "torchrun" if spec.nproc_per_node > 1 else "python"
-        # The bootstrap of the manifest, run by this interpreter.
-        command = [BOOTSTRAP_COMMAND[0], *BOOTSTRAP_COMMAND[1:], launcher, "--", *spec.args]
+        if script_path is None:
+            raise ValueError("a job with a script needs script_path")
+        # What the manifest's bootstrap execs once it has written the script to a file;
+        # here the file is the job's own (removed with it), not a temporary directory
+        # per node that nobody would remove.
+        launcher = ["-m", "torch.distributed.run"] if spec.nproc_per_node > 1 else ["-u"]
+        args = [mounts.rewrite_word(w) for w in spec.args]
+        argv = [sys.executable, *launcher, str(script_path), *args]
     else:
-        command = [*spec.command, *spec.args]
-    argv = [mounts.rewrite_word(w) for w in local_argv(command)]
+        argv = [mounts.rewrite_word(w) for w in local_argv([*spec.command, *spec.args])]
     cwd = mounts.rewrite_path(spec.workdir) if spec.workdir else str(default_cwd)
     if not Path(cwd).is_dir():
         raise BackendError(
@@ -131,8 +137,6 @@ def plan_nodes(
         env.update({k: mounts.rewrite_path(v) for k, v in spec.env.items()})
         if spec.logdir:
             env[LOGDIR_ENV] = mounts.rewrite_path(spec.logdir)
-        if spec.script is not None:
-            env[SCRIPT_ENV] = spec.script
         if spec.gpus:
             first = node * spec.gpus
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(first + i) for i in range(spec.gpus))

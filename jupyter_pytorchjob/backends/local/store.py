@@ -1,13 +1,13 @@
 """On-disk state of local jobs.
 
 ``<root>/jobs/<name>/`` holds ``manifest.json`` (what was submitted), ``plan.json``
-(what each node runs), ``job.json`` (state, conditions, times, supervisor pid),
-``replicas.json`` (pid, exit code, restarts per replica), ``events.jsonl`` and
-``logs/<replica>.log`` (each line ``<RFC 3339 timestamp> <text>``; the previous
-container's log is ``<replica>.previous.log``). The supervisor is the only writer
-once the job runs; every write is atomic (temporary file + rename), so readers in
-other processes never see half a file.
-"""
+(what each node runs), ``job.json`` (state, conditions, times, the supervisor's and its
+watchdog's process identity), ``replicas.json`` (process identity, exit code, restarts
+per replica), ``events.jsonl``, ``logs/<replica>.log`` (each line ``<RFC 3339
+timestamp> <text>``; the previous container's log is ``<replica>.previous.log``) and a
+shipped script in ``script/main.py``. The supervisor is the only writer once the job
+runs (its watchdog writes only after it died); every write is atomic (temporary file +
+rename), so readers in other processes never see half a file."""
 
 from __future__ import annotations
 
@@ -94,6 +94,11 @@ class JobDir:
     @property
     def logs(self) -> Path:
         return self.path / "logs"
+
+    @property
+    def script(self) -> Path:
+        """A shipped script (``--script``, the magic's cell), run from here."""
+        return self.path / "script" / "main.py"
 
     @property
     def supervisor_log(self) -> Path:

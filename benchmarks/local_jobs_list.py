@@ -1,0 +1,145 @@
+"""``GET pytorchjob/api/jobs`` on the local backend with 10 jobs and with 1,000.
+
+Two job roots: 10 jobs, and 1,000 jobs; in each, a few jobs run (single-node jobs that
+sleep) and the rest have finished (copies of one real finished 2-node job, with its
+logs). A real ``jupyter server`` (local backend) serves each root in turn; the benchmark
+times ``GET jobs`` (every job's state, replicas and conditions, as the panel polls it)
+and prints both figures side by side (goal: <= 300 ms with 1,000 jobs; the first request
+reads every job, later ones only what changed), the 1,000-job time per job, and how long
+the server's event loop stalled meanwhile.
+
+    python benchmarks/local_jobs_list.py [--jobs 1000] [--running 10] [--requests 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+from log_streams import free_port, wait_http  # this directory: the same server helpers
+
+from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.job import JobSpec
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "bench"
+
+
+def spec(name: str, command: list[str], nodes: int = 1) -> JobSpec:
+    return JobSpec.from_wire({"name": name, "nodes": nodes, "shm": "off", "command": command})
+
+
+async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
+    """``jobs`` jobs under ``root``, ``running`` of them running."""
+    backend = LocalBackend(root=root, default_workdir=REPO)
+    finished = jobs - running
+    template = "done-0"
+    await backend.submit(spec(template, ["python", "-c", "print('x\\n' * 1000)"], nodes=2))
+    await backend.wait(template, timeout=60, interval=0.1)
+    for i in range(1, finished):
+        shutil.copytree(backend.jobs_dir / template, backend.jobs_dir / f"done-{i}")
+    for i in range(running):
+        await backend.submit(spec(f"run-{i}", ["sleep", "600"]))
+    return backend
+
+
+async def time_list(root: Path, tmp: Path, requests: int) -> tuple[list[float], int, float]:
+    """Latencies of ``GET jobs`` (ms), the number of jobs listed, the worst loop stall."""
+    port = free_port()
+    lags = tmp / f"lags-{root.name}.json"
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp / "rt"), "LOOP_MONITOR_OUT": str(lags)}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "server_with_loop_monitor.py"),
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={tmp}",
+            "--PyTorchJobApp.backend=local",
+            f"--PyTorchJobApp.local_root={root}",
+            "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    latencies = []
+    count = 0
+    began = time.time()
+    try:
+        await wait_http(f"{base}api/status")
+        began = time.time()
+        headers = {"Authorization": f"token {TOKEN}"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+            for _ in range(requests):
+                start = time.perf_counter()
+                async with session.get(f"{base}pytorchjob/api/jobs") as response:
+                    body = await response.json()
+                    assert response.status == 200, body
+                latencies.append((time.perf_counter() - start) * 1000)
+                count = len(body["jobs"]) if isinstance(body, dict) else len(body)
+    finally:
+        server.terminate()
+        server.wait(10)
+    stalls = [lag for when, lag in json.loads(lags.read_text()) if when >= began]
+    return latencies, count, max(stalls, default=0.0)
+
+
+def stats(values: list[float]) -> str:
+    """The first request (nothing cached yet), then the median and p90 of the others."""
+    first, rest = values[0], sorted(values[1:])
+    return (
+        f"first {first:7.1f} ms, then median {statistics.median(rest):7.1f} ms  "
+        f"p90 {rest[int(len(rest) * 0.9)]:7.1f} ms"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--running", type=int, default=10)
+    parser.add_argument("--requests", type=int, default=20)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ptjob-bench-"))
+    backends = []
+    try:
+        small = await seed(tmp / "small", 10, min(args.running, 3))
+        large = await seed(tmp / "large", args.jobs, args.running)
+        backends = [small, large]
+        results = {}
+        for label, backend in (("10 jobs", small), (f"{args.jobs} jobs", large)):
+            results[label] = await time_list(backend.root, tmp, args.requests)
+        for label, (latencies, count, stall) in results.items():
+            print(
+                f"GET jobs, {label:>10}: {stats(latencies)}   ({count} listed; "
+                f"worst loop stall {stall:.0f} ms)"
+            )
+        large_median = statistics.median(results[f"{args.jobs} jobs"][0][1:])
+        print(
+            f"per job at {args.jobs}: {large_median / args.jobs * 1000:.0f} us  "
+            f"(goal: {args.jobs} jobs <= 300 ms)"
+        )
+    finally:
+        for backend in backends:
+            for job in await backend.list_jobs():
+                if job.name.startswith("run-"):
+                    await backend.delete_job(job.name)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
