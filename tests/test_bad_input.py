@@ -55,6 +55,7 @@ BAD_BODIES: list[tuple[str, bytes | Any, str]] = [
     ("5000-digit integer", b'{"name": "a", "nodes": 1' + b"0" * 5000 + b"}", "body"),
     ("NaN", b'{"name": "a", "command": ["x"], "extras": {"a": NaN}}', "body"),
     ("1e400 is infinite", b'{"name": "a", "command": ["x"], "extras": {"a": 1e400}}', "body"),
+    ("nodes '0\\x1f' (\\s, but not int())", {**JOB, "nodes": "0\x1f"}, "nodes"),
     ("memory 1e1000000", {**JOB, "memory": "1e1000000"}, "memory"),
     ("memory beyond int64", {**JOB, "memory": "9999999999Ei"}, "memory"),
     ("cpu 1e-1000000", {**JOB, "cpu": "1e-1000000"}, "cpu"),

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from .routes import SAMPLES, routes
 from .strategies import job_bodies
+from .test_openapi import check as check_documented
 
 API = ("pytorchjob", "api")
 REFUSALS = (400, 404, 409, 413)
@@ -192,14 +193,18 @@ async def fetch(jp_fetch: Any, *path: str, method: str = "GET", body: bytes | No
     )
 
 
-def check_answer(response: Any, ok: tuple[int, ...]) -> None:
-    """Never a 5xx; a refusal is one of ``REFUSALS`` and says why (HEAD has no body)."""
+def check_answer(response: Any, ok: tuple[int, ...], documented_as: str | None = None) -> None:
+    """Never a 5xx; a refusal is one of ``REFUSALS`` and says why (HEAD has no body);
+    with ``documented_as`` (an OpenAPI path), the status and body are the documented ones."""
     assert response.code < 500, (response.code, response.body[:500])
     assert response.code in ok + REFUSALS, (response.code, response.body[:500])
     if response.code in REFUSALS and response.request.method != "HEAD":
         assert response.body.strip(), response.code
         if response.headers.get("Content-Type", "").startswith("application/json"):
             assert json.loads(response.body)["message"], response.body[:500]
+    if documented_as is not None:
+        method = response.request.method.lower()
+        check_documented(documented_as, method, response.code, response.body)
 
 
 def report(tally: Counter[Any], what: str) -> None:
@@ -224,7 +229,7 @@ def test_render_bodies(jp_fetch: Any, jp_asyncio_loop: Any) -> None:
             fetch(jp_fetch, *API, "render", method="POST", body=raw)
         )
         tally[response.code] += 1
-        check_answer(response, (200,))
+        check_answer(response, (200,), "/pytorchjob/api/render")
 
     check()
     report(tally, "POST render")
@@ -237,7 +242,7 @@ def test_job_and_tensorboard_bodies(jp_fetch: Any, jp_asyncio_loop: Any) -> None
     async def post(path: str, raw: bytes) -> None:
         response = await fetch(jp_fetch, *API, path, method="POST", body=raw)
         tally[path, response.code] += 1
-        check_answer(response, (201,))
+        check_answer(response, (201,), f"/pytorchjob/api/{path}")
         if response.code == 201:  # accepted: remove it again
             created = json.loads(response.body)
             await fetch(jp_fetch, *API, path, created.get("name") or created["id"], method="DELETE")
@@ -284,7 +289,10 @@ def test_names_on_every_name_route(
             fetch(jp_fetch, path.replace(marker, name), method=method)
         )
         tally[response.code] += 1
-        check_answer(response, (200, 204, 302))
+        documented = None
+        if path.startswith("pytorchjob/api/"):
+            documented = "/" + path.replace(marker, "{id}" if "tensorboards" in path else "{name}")
+        check_answer(response, (200, 204, 302), documented)
 
     check()
     report(tally, f"names on {len(table)} routes")

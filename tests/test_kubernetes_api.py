@@ -183,3 +183,23 @@ async def test_applied_yaml_names_the_fields_the_cluster_would_drop(
     assert fake_kube.list("pytorchjobs", NS) == []  # a dry run: nothing created
     submitted = json.loads((await call(jp_fetch, "jobs", method="POST", body=checked["job"])).body)
     assert "spec.runPolicy.backofLimit" in submitted["warnings"][0]
+
+
+async def test_plain_text_logs(fake_kube: Any, jp_fetch: Any) -> None:
+    """``GET jobs/{name}/logs`` without a websocket upgrade, on the kubernetes backend."""
+    await call(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 2})
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "epoch 0\nepoch 1\n")
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", "worker up\n")
+    fake_kube.operator.succeed(NS, "demo")
+    response = await call(jp_fetch, "jobs", "demo", "logs", params={"follow": "1"})
+    assert response.headers["Content-Type"].startswith("text/plain")
+    assert sorted(response.body.decode().splitlines()) == [
+        "master-0 | epoch 0",
+        "master-0 | epoch 1",
+        "worker-0 | worker up",
+    ]
+    one = await call(jp_fetch, "jobs", "demo", "logs", params={"replica": "master-0", "tail": "1"})
+    assert one.body.decode() == "epoch 1\n"
+    code, body = await error(jp_fetch, "jobs", "gone", "logs")
+    assert code == 404 and "gone" in body["message"]

@@ -375,8 +375,9 @@ class _WireReader:
             number = None
         elif isinstance(value, int):
             number = value
-        elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
-            # Past Python's digit limit int() raises; any such number is out of range.
+        elif isinstance(value, str) and re.fullmatch("[+-]?[0-9]+", value.strip(" \t\r\n")):
+            # Only blanks around (int() takes no '\x1f', which \s allows). Past Python's
+            # digit limit int() raises; any such number is out of range anyway.
             number = int(value) if len(value) < 100 else rules.INT32_MAX + 1
         if number is None:
             self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
