@@ -532,8 +532,9 @@ class Operator:
         self.reconcile(job["metadata"]["namespace"], job["metadata"]["name"])
 
     def create_pods(self, ns: str, name: str) -> list[dict[str, Any]]:
-        """Reconcile now; the pods of the job (created if missing)."""
-        self.reconcile(ns, name)
+        """The operator picks the job up now (an operator that starts lists every job and
+        gets a create event for each): Created, then a reconcile. Returns the pods."""
+        self.on_created(self._job(ns, name))
         return self.pods(ns, name)
 
     def reconcile(self, ns: str, name: str) -> None:
