@@ -261,6 +261,7 @@ def test_local_nodes_rendezvous_on_this_machine(tmp_path: Path) -> None:
         }
     )
     plans = plan_nodes(spec, claim_dir={}, port=40001, default_cwd=tmp_path, gpu_count=0)
+    assert [p.env["HOSTNAME"] for p in plans] == ["e-master-0", "e-worker-0"]  # the pod names
     for plan in plans:
         assert plan.env["PET_RDZV_ENDPOINT"] == "127.0.0.1:40001"
         assert plan.env["MASTER_ADDR"] == "127.0.0.1" and plan.env["MASTER_PORT"] == "40001"

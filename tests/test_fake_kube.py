@@ -171,7 +171,8 @@ async def test_create_errors_are_status_bodies(fake_kube: FakeKube) -> None:
         webhook["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2
         body = await expect_status(create(custom, webhook), 422, "Invalid")
         assert body["message"].startswith('PyTorchJob.kubeflow.org "job2" is invalid: ')
-        assert "spec.pytorchReplicaSpecs.Master.replicas" in body["message"]
+        # The webhook's field path and words (pytorchjob_webhook.go:151-154)
+        assert "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1" in body["message"]
 
         nameless = manifest()
         del nameless["metadata"]["name"]
@@ -525,7 +526,8 @@ async def test_operator_creates_pods_like_the_training_operator(fake_kube: FakeK
 
 async def test_operator_failure_and_unschedulable(fake_kube: FakeKube) -> None:
     async with apis() as (custom, core):
-        await create(custom, manifest(nodes=2))
+        # Never: a failed replica fails the job (OnFailure would recreate the pod).
+        await create(custom, manifest(nodes=2, restartPolicy="Never"))
         fake_kube.operator.set_unschedulable(NS, "job1-master-0")
         pod = await core.read_namespaced_pod("job1-master-0", NS)
         (cond,) = pod.status.conditions
@@ -765,7 +767,8 @@ def test_standalone_process_with_control_hooks(tmp_path: Any) -> None:
             )
             request.add_header("Content-Type", "application/json")
             request.add_header(*next(iter(AUTH.items())))
-            with urllib.request.urlopen(request, timeout=5) as resp:
+            # the first create reads the CRD (about 2 s, more on a busy machine)
+            with urllib.request.urlopen(request, timeout=30) as resp:
                 return json.loads(resp.read())
 
         assert call("/version/")["gitVersion"].startswith("v1.")

@@ -72,18 +72,34 @@ async def test_pending_reasons(backend: KubernetesBackend, fake_kube: Any) -> No
 
 
 async def test_failed_job_and_restarts(backend: KubernetesBackend, fake_kube: Any) -> None:
-    await backend.submit(spec(nodes=2))
+    """OnFailure (our default): a crashing worker restarts in place with back-off, the job
+    stays Running; at the backoff limit it fails and cleanPodPolicy Running (ours) deletes
+    the still-Running pods, which then show as Deleted."""
+    await backend.submit(spec(nodes=2, backoffLimit=2))
     fake_kube.operator.run(NS, "demo")
     fake_kube.append_log(NS, "demo-worker-0", "pytorch", "crash 1\n")
-    fake_kube.restart(NS, "demo-worker-0", "pytorch", exit_code=1)
+    fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=3)
     job = await backend.get_job("demo")
-    assert job.replicas[1].restarts == 1
+    assert job.state is JobState.RUNNING
+    worker = job.replicas[1]
+    assert (worker.restarts, worker.reason, worker.exit_code) == (1, "CrashLoopBackOff", 3)
     previous = await collect(backend.logs("demo", replica="worker-0", previous=True))
     assert previous == {"worker-0": "crash 1\n"}
-    fake_kube.operator.fail(NS, "demo", "worker-0", exit_code=3)
+    fake_kube.operator.back_off_over(NS, "demo", "worker-0")
+    fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=3)
     job = await backend.get_job("demo")
     assert job.state is JobState.FAILED
-    assert job.replicas[1].exit_code == 3
+    assert "backoff limit" in job.conditions[-1].message
+    assert [(r.phase, r.reason) for r in job.replicas] == [("Deleted", "CleanPodPolicy")] * 2
+
+
+async def test_never_fails_at_the_first_failure(backend: KubernetesBackend, fake_kube: Any) -> None:
+    await backend.submit(spec(nodes=2, restartPolicy="Never"))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=3)
+    job = await backend.get_job("demo")
+    assert job.state is JobState.FAILED
+    assert job.replicas[1].exit_code == 3 and job.replicas[1].phase == "Failed"
 
 
 async def test_logs_follow_pending_to_running_merged(

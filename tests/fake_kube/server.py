@@ -844,6 +844,8 @@ class FakeKube:
             self._delete(res.plural, new)
         else:
             self._emit(res.plural, "MODIFIED", new, copy.deepcopy(old))
+            if res.plural == "pytorchjobs" and sub != "status" and self.operator.enabled:
+                self.operator.on_updated(new)  # e.g. runPolicy.suspend
         return web.json_response(new)
 
     async def _delete_request(
@@ -1550,4 +1552,7 @@ CONTROL_HOOKS = {
     "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event", "add_namespace",
     "remove_node",
 }  # fmt: skip
-OPERATOR_HOOKS = {"enable", "disable", "create_pods", "run", "succeed", "fail", "set_unschedulable"}
+OPERATOR_HOOKS = {
+    "enable", "disable", "create_pods", "reconcile", "run", "succeed", "exit", "back_off_over",
+    "fail", "elapse", "suspend", "resume", "set_unschedulable",
+}  # fmt: skip

@@ -143,6 +143,7 @@ def plan_nodes(
         else:
             # A pod without GPU limits sees no GPU; so does the local node.
             env["CUDA_VISIBLE_DEVICES"] = ""
+        env["HOSTNAME"] = f"{spec.name}-{replica}"  # a pod's HOSTNAME is its name
         rtype, index = node_replica(node, master=spec.master)
         env.update(replica_env(manifest, rtype, index, master_addr="127.0.0.1", master_port=port))
         plans.append(NodePlan(replica, argv, env, cwd))
