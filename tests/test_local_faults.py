@@ -88,11 +88,16 @@ async def test_supervisor_killed_mid_run(backend: LocalBackend, marker: str) -> 
 
 
 IGNORES_SIGTERM = """
-import os, signal, subprocess, sys, time
+import os, pathlib, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 subprocess.Popen([sys.executable, "-c",
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
-if os.environ["RANK"] == "0" and os.environ.get("MASTER_EXITS"):
+ready = pathlib.Path(os.environ.get("READY", os.devnull))
+if os.environ["RANK"] != "0" and os.environ.get("READY"):
+    ready.touch()  # SIGTERM is ignored from here on
+if os.environ["RANK"] == "0" and os.environ.get("READY"):
+    while not ready.exists():  # the master succeeds once the worker ignores SIGTERM
+        time.sleep(0.01)
     print("master done", flush=True)
     sys.exit(0)
 for i in range(10**9):
@@ -114,14 +119,14 @@ async def test_delete_a_node_that_ignores_sigterm(backend: LocalBackend, marker:
 
 
 async def test_clean_pod_policy_kills_a_worker_that_ignores_sigterm(
-    backend: LocalBackend, marker: str
+    backend: LocalBackend, marker: str, tmp_path: Path
 ) -> None:
     await backend.submit(
         make_spec(
             name="straggler",
             nodes=2,
             script=IGNORES_SIGTERM,
-            env={"MARK": marker, "MASTER_EXITS": "1"},
+            env={"MARK": marker, "READY": str(tmp_path / "worker-ready")},
             cleanPodPolicy="Running",
         )
     )
