@@ -92,17 +92,12 @@ import os, pathlib, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 subprocess.Popen([sys.executable, "-c",
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
-ready = pathlib.Path("/tmp", os.environ["MARK"] + ".worker-ignores-sigterm")
-if os.environ["RANK"] != "0" and os.environ.get("MASTER_EXITS"):
+ready = pathlib.Path(os.environ.get("READY", os.devnull))
+if os.environ["RANK"] != "0" and os.environ.get("READY"):
     ready.touch()  # SIGTERM is ignored from here on
-if os.environ["RANK"] == "0" and os.environ.get("MASTER_EXITS"):
-    # Succeed only once the worker ignores SIGTERM: on a busy machine it may still be
-    # starting, and a SIGTERM then would end it with 143 instead of the SIGKILL tested.
-    for _ in range(6000):
-        if ready.exists():
-            break
+if os.environ["RANK"] == "0" and os.environ.get("READY"):
+    while not ready.exists():  # the master succeeds once the worker ignores SIGTERM
         time.sleep(0.01)
-    ready.unlink(missing_ok=True)
     print("master done", flush=True)
     sys.exit(0)
 for i in range(10**9):
@@ -124,14 +119,14 @@ async def test_delete_a_node_that_ignores_sigterm(backend: LocalBackend, marker:
 
 
 async def test_clean_pod_policy_kills_a_worker_that_ignores_sigterm(
-    backend: LocalBackend, marker: str
+    backend: LocalBackend, marker: str, tmp_path: Path
 ) -> None:
     await backend.submit(
         make_spec(
             name="straggler",
             nodes=2,
             script=IGNORES_SIGTERM,
-            env={"MARK": marker, "MASTER_EXITS": "1"},
+            env={"MARK": marker, "READY": str(tmp_path / "worker-ready")},
             cleanPodPolicy="Running",
         )
     )

@@ -30,7 +30,7 @@ def cut(line: bytes, limit: int = LINE_MAX) -> list[bytes]:
     pieces = []
     while len(line) > limit:
         at = limit
-        while at > limit - 3 and line[at] & 0xC0 == 0x80:  # a continuation byte
+        while at > max(1, limit - 3) and line[at] & 0xC0 == 0x80:  # a continuation byte
             at -= 1
         pieces.append(line[:at])
         line = line[at:]
@@ -43,19 +43,15 @@ class LineSplitter:
 
     def __init__(self, limit: int = LINE_MAX) -> None:
         self.limit = limit
-        self.partial = b""  # the unfinished last line, at most ``limit`` bytes
-        self.after_cr = False  # the data so far ended with \r: a \n now ends nothing
+        # The unfinished last line (at most ``limit`` bytes), with its \r if the data so
+        # far ended with one: a \n may follow in the next read (\r\n is one line end).
+        self.partial = b""
 
     def feed(self, data: bytes) -> list[bytes]:
-        if self.after_cr and data.startswith(b"\n"):
-            data = data[1:]
-        if not data:
-            return []
-        self.after_cr = data.endswith(b"\r")
         data = self.partial + data
         if b"\r" in data:
             pieces = data.splitlines(keepends=True)  # bytes: only \n, \r\n and \r
-            self.partial = pieces.pop() if not pieces[-1].endswith((b"\n", b"\r")) else b""
+            self.partial = b"" if pieces[-1].endswith(b"\n") else pieces.pop()
             # A bare \r (a redraw starting on a fresh line) is no line of its own.
             lines = [p.rstrip(b"\r\n") for p in pieces if p != b"\r"]
         else:
@@ -64,14 +60,16 @@ class LineSplitter:
             self.partial = data[end:]
         if any(len(line) > self.limit for line in lines):
             lines = [piece for line in lines for piece in cut(line, self.limit)]
-        if len(self.partial) > self.limit:
-            *full, self.partial = cut(self.partial, self.limit)
+        cr = self.partial.endswith(b"\r")
+        if len(self.partial) - cr > self.limit:
+            *full, rest = cut(self.partial[: len(self.partial) - cr], self.limit)
             lines.extend(full)
+            self.partial = rest + b"\r" * cr
         return lines
 
     def close(self) -> list[bytes]:
         """The unfinished last line, once the output has ended."""
-        rest, self.partial = self.partial, b""
+        rest, self.partial = self.partial.removesuffix(b"\r"), b""
         return [rest] if rest else []
 
 

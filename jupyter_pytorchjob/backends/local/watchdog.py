@@ -98,14 +98,18 @@ def record_loss(jobdir: JobDir, supervisor: int, status: int, exits: dict[int, i
     stopped = []
     for name, record in replicas.items():
         identity = ProcessIdentity.from_wire(record.get("process"))
-        if record.get("phase") != "Running" or identity is None or identity.pid not in exits:
+        if record.get("phase") != "Running" or identity is None:
             continue
-        wait_status = exits[identity.pid]
-        code = (
-            128 + os.WTERMSIG(wait_status)
-            if os.WIFSIGNALED(wait_status)
-            else os.WEXITSTATUS(wait_status)
-        )
+        wait_status = exits.get(identity.pid)
+        if wait_status is None:
+            # Reaped by the dying supervisor itself (its threads die one by one, a node
+            # killed by PR_SET_PDEATHSIG when the first one goes may be waited for by
+            # another): SIGKILL is what ended it.
+            code = 128 + signal.SIGKILL
+        elif os.WIFSIGNALED(wait_status):
+            code = 128 + os.WTERMSIG(wait_status)
+        else:
+            code = os.WEXITSTATUS(wait_status)
         record.update(
             phase="Failed",
             exit_code=code,
