@@ -21,10 +21,12 @@ async def submit(jp_fetch: Any, body: dict[str, Any]) -> None:
 
 
 async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[str, Any]:
+    """The job once it and every replica are done (a worker may end after the master)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job: dict[str, Any] = json.loads((await jp_fetch(*API, "jobs", name)).body)
-        if job["state"] in ("Succeeded", "Failed"):
+        done = all(r["phase"] not in ("Pending", "Running") for r in job["replicas"])
+        if job["state"] in ("Succeeded", "Failed") and done:
             return job
         await asyncio.sleep(0.1)
     raise AssertionError(f"{name} did not finish within {timeout} s")
@@ -32,10 +34,12 @@ async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[s
 
 @pytest.fixture
 def finished_job(jp_fetch: Any, jp_asyncio_loop: Any) -> str:
-    """A finished 2-node job that printed ``line 0`` .. ``line 4`` on each node."""
+    """A finished 2-node job that printed ``line 0`` .. ``line 4`` on each node (clean pod
+    policy None: the worker is not stopped when the master is done first)."""
 
     async def run() -> None:
-        await submit(jp_fetch, {"name": "lines", "nodes": 2, "shm": "off", "script": LINES})
+        body = {"name": "lines", "nodes": 2, "shm": "off", "cleanPodPolicy": "None"}
+        await submit(jp_fetch, {**body, "script": LINES})
         await wait_finished(jp_fetch, "lines")
 
     jp_asyncio_loop.run_until_complete(run())
