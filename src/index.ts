@@ -20,9 +20,10 @@ import { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { PyTorchJobClient } from './api';
 import { CommandIDs } from './commandids';
 // The commands are registered at activation: the palette, the launcher and
-// the layout restorer need them at once.
+// the layout restorer need them at once. (`/index`: a lib/commands.js left by
+// a build from before the split would win over the folder.)
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { addCommands, ITrackers } from './commands';
+import { addCommands, ITrackers } from './commands/index';
 import { JobsModel } from './model';
 import { JobsPanel } from './panel';
 import { DEFAULT_SETTINGS, IPluginSettings, readSettings } from './settings';

@@ -279,7 +279,7 @@ def test_python_known_exceptions_still_exist() -> None:
 def test_ts_graph_is_read() -> None:
     graph = ts_graph()
     assert "tokens" in graph["api"]
-    assert "commands/index" in graph["index"]  # `from './commands'`: a directory
+    assert "commands/index" in graph["index"]
     assert "commandids" in graph["panel"]  # a multi-line import would do too
     assert set(TS_LEAVES) <= set(graph)
 
