@@ -12,7 +12,7 @@ import { Poll } from '@lumino/polling';
 import * as React from 'react';
 
 import { PyTorchJobClient } from './api';
-import { CommandIDs } from './commands';
+import { CommandIDs } from './commandids';
 import {
   formatAge,
   formatDuration,

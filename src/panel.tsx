@@ -15,7 +15,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
-import { CommandIDs } from './commands';
+import { CommandIDs } from './commandids';
 import {
   formatAge,
   formatDuration,

@@ -7,7 +7,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs } from '../commands';
+import { CommandIDs } from '../commandids';
 import { JobsModel } from '../model';
 import { JobsPanel } from '../panel';
 import { IJob } from '../tokens';

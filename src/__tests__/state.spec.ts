@@ -2,7 +2,8 @@
  * Tests of the form state and its conversion to and from the job body.
  */
 
-import { bodyForFile, DEFAULT_SETTINGS, formDefaults } from '../commands';
+import { bodyForFile, formDefaults } from '../form/defaults';
+import { DEFAULT_SETTINGS } from '../settings';
 import {
   bodyToState,
   defaultFormState,

@@ -9,7 +9,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { IDisposable } from '@lumino/disposable';
 
-import { CommandIDs } from '../commands';
+import { CommandIDs } from '../commandids';
 import { pytorchIcon } from '../icons';
 import { boardLabel, TensorBoardsModel } from './model';
 

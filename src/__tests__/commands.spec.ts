@@ -1,0 +1,219 @@
+/**
+ * Tests of the commands in a real JupyterLab shell: a job, its logs and a
+ * TensorBoard open once each and are revealed when asked for again; the form
+ * opens with the server's defaults; a stopped TensorBoard closes its tabs.
+ */
+
+import {
+  JupyterFrontEnd,
+  LabShell,
+  LayoutRestorer
+} from '@jupyterlab/application';
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import { StateDB } from '@jupyterlab/statedb';
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Widget } from '@lumino/widgets';
+
+import { PyTorchJobClient } from '../api';
+import { CommandIDs } from '../commandids';
+import { JobForm } from '../form/form';
+import { addCommands, ITrackers } from '../commands/index';
+import { JobsModel } from '../model';
+import { DEFAULT_SETTINGS } from '../settings';
+import { TensorBoardsModel } from '../tensorboard/model';
+import { IConfig, IJob, ITensorBoard } from '../tokens';
+
+const trans = nullTranslator.load('jupyter_pytorchjob');
+
+const JOB: IJob = {
+  name: 'ddp',
+  state: 'Running',
+  replicas: [
+    { name: 'master-0', phase: 'Running', restarts: 0 },
+    { name: 'worker-0', phase: 'Running', restarts: 0 }
+  ],
+  nodes: 2,
+  gpus: 0,
+  created: 0
+};
+
+const BOARD: ITensorBoard = {
+  id: 'tb1',
+  logdir: '/runs',
+  started: '2024-01-01T00:00:00Z'
+} as ITensorBoard;
+
+const CONFIG = {
+  backend: 'local',
+  defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' }
+} as unknown as IConfig;
+
+/**
+ * A WebSocket that never connects: the log viewer's stream waits on it.
+ */
+class IdleSocket {
+  constructor(readonly url: string) {}
+  close(): void {
+    // Nothing to close.
+  }
+  send(): void {
+    // Nothing to send.
+  }
+  onopen: unknown = null;
+  onmessage: unknown = null;
+  onclose: unknown = null;
+  onerror: unknown = null;
+  readyState = 0;
+}
+
+/**
+ * The REST client's answers, without a server (the REST client has its own
+ * tests against request handlers; these are about the shell).
+ */
+function fakeClient() {
+  return {
+    serverSettings: { WebSocket: IdleSocket },
+    getJob: jest.fn().mockResolvedValue(JOB),
+    events: jest.fn().mockResolvedValue([]),
+    logsUrl: jest.fn().mockReturnValue('ws://nowhere/logs'),
+    volumes: jest.fn().mockResolvedValue([]),
+    render: jest.fn().mockReturnValue(new Promise(() => undefined)),
+    startTensorBoard: jest.fn().mockResolvedValue(BOARD),
+    isTensorBoardRunning: jest.fn().mockResolvedValue(true),
+    tensorBoardUrl: jest.fn().mockReturnValue('about:blank'),
+    listTensorBoards: jest.fn().mockResolvedValue([BOARD]),
+    stopTensorBoard: jest.fn().mockResolvedValue(undefined)
+  };
+}
+
+describe('the commands', () => {
+  let shell: LabShell;
+  let commands: CommandRegistry;
+  let client: ReturnType<typeof fakeClient>;
+  let trackers: ITrackers;
+  let tensorboards: TensorBoardsModel;
+
+  const mainIds = () => Array.from(shell.widgets('main')).map(w => w.id);
+
+  /**
+   * The tab in front (jsdom has no focus to say which widget is current).
+   */
+  const shown = () =>
+    Array.from(shell.widgets('main')).filter(w => w.isVisible);
+
+  beforeEach(async () => {
+    shell = new LabShell();
+    Widget.attach(shell, document.body);
+    commands = new CommandRegistry();
+    // The shell adds widgets once its layout is restored (here: an empty one).
+    await shell.restoreLayout(
+      'multiple-document',
+      new LayoutRestorer({
+        connector: new StateDB(),
+        first: Promise.resolve(),
+        registry: commands
+      })
+    );
+    client = fakeClient();
+    const model = new JobsModel({
+      fetchJobs: () => Promise.resolve([JOB]),
+      refreshInterval: 3600
+    });
+    tensorboards = new TensorBoardsModel({
+      list: () => client.listTensorBoards(),
+      stop: id => client.stopTensorBoard(id),
+      refreshInterval: 3600
+    });
+    trackers = addCommands({
+      app: { commands, shell } as unknown as JupyterFrontEnd,
+      client: client as unknown as PyTorchJobClient,
+      model,
+      trans,
+      settings: () => DEFAULT_SETTINGS,
+      config: () => Promise.resolve(CONFIG),
+      fileBrowser: null,
+      docManager: null,
+      tensorboards,
+      panelId: 'panel'
+    });
+  });
+
+  afterEach(() => {
+    // Detached first: a widget disposed in place resizes its neighbours'
+    // toolbars, whose throttlers may already be gone.
+    Widget.detach(shell);
+    for (const widget of Array.from(shell.widgets('main'))) {
+      widget.dispose();
+    }
+    shell.dispose();
+  });
+
+  it('open a job once, and reveal it when asked again', async () => {
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    await commands.execute(CommandIDs.openLogs, { name: 'ddp' });
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    expect(mainIds()).toEqual(['pytorchjob-job-ddp', 'pytorchjob-logs-ddp']);
+    const [job] = shown();
+    expect(shown()).toHaveLength(1);
+    expect(job.id).toBe('pytorchjob-job-ddp');
+    expect(job.title.label).toBe('ddp');
+    expect(job.title.caption).toBe('PyTorch job ddp');
+    expect(trackers.jobs.size).toBe(1);
+  });
+
+  it('open logs once per job, on the replica asked for', async () => {
+    await commands.execute(CommandIDs.openLogs, { name: 'ddp' });
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    await commands.execute(CommandIDs.openLogs, {
+      name: 'ddp',
+      replica: 'worker-0'
+    });
+    expect(trackers.logs.size).toBe(1);
+    const logs = trackers.logs.find(() => true)!;
+    expect(shown()).toEqual([logs]);
+    expect(logs.title.label).toBe('Logs: ddp');
+    expect(logs.content.lines.replica).toBe('worker-0');
+  });
+
+  it('open one TensorBoard tab per target', async () => {
+    await commands.execute(CommandIDs.openTensorBoard, { logdir: '/runs' });
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    await commands.execute(CommandIDs.openTensorBoard, { logdir: '/runs' });
+    expect(client.startTensorBoard).toHaveBeenCalledTimes(1);
+    expect(trackers.tensorboards.size).toBe(1);
+    expect(shown()).toEqual([trackers.tensorboards.find(() => true)]);
+  });
+
+  it('close the tabs of a TensorBoard once it is stopped', async () => {
+    await commands.execute(CommandIDs.openTensorBoard, { logdir: '/runs' });
+    const tab = trackers.tensorboards.find(() => true)!;
+    expect(tab.board?.id).toBe('tb1');
+    await commands.execute(CommandIDs.stopTensorBoard, { id: 'tb1' });
+    expect(client.stopTensorBoard).toHaveBeenCalledWith('tb1');
+    expect(tab.isDisposed).toBe(true);
+  });
+
+  it('open a new form each time, with the server defaults', async () => {
+    await commands.execute(CommandIDs.newJob, {
+      command: ['python', 'train.py']
+    });
+    await commands.execute(CommandIDs.newJob, {});
+    const forms = Array.from(shell.widgets('main'));
+    expect(forms).toHaveLength(2);
+    expect(forms.map(w => w.title.label)).toEqual([
+      'New PyTorch job',
+      'New PyTorch job'
+    ]);
+    expect(forms[0].id).toMatch(/^pytorchjob-form-/);
+    expect(forms[0].id).not.toBe(forms[1].id);
+    const models = forms.map(
+      w => (w as MainAreaWidget<JobForm>).content.model.state
+    );
+    expect(models[0]).toMatchObject({
+      image: 'img',
+      command: 'python train.py'
+    });
+    expect(models[1]).toMatchObject({ image: 'img', command: '' });
+  });
+});

@@ -1,0 +1,189 @@
+/**
+ * Tests of the job form's view: every field with its label, help and
+ * errors; edits reach the model; sections open and close.
+ */
+
+import { nullTranslator } from '@jupyterlab/translation';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { JobForm } from '../form/form';
+import { FormClient, JobFormModel } from '../form/model';
+import { formTexts } from '../form/texts';
+
+const trans = nullTranslator.load('jupyter_pytorchjob');
+
+function fakeClient(): FormClient {
+  return {
+    // Validation never answers: the test sets the errors itself.
+    render: jest.fn().mockReturnValue(new Promise(() => undefined)),
+    renderYaml: jest.fn(),
+    submit: jest.fn(),
+    volumes: jest.fn().mockResolvedValue([
+      {
+        name: 'data',
+        capacity: '10Gi',
+        access_modes: ['ReadWriteMany'],
+        phase: 'Bound'
+      }
+    ])
+  } as unknown as FormClient;
+}
+
+async function rendered(form: JobForm): Promise<void> {
+  MessageLoop.sendMessage(form, Widget.Msg.UpdateRequest);
+  await form.renderPromise;
+  await new Promise(resolve => setTimeout(resolve, 0));
+}
+
+/**
+ * Type into a control as React sees it.
+ */
+function type(
+  control: HTMLInputElement | HTMLSelectElement,
+  value: string
+): void {
+  const setter = Object.getOwnPropertyDescriptor(
+    Object.getPrototypeOf(control),
+    'value'
+  )!.set!;
+  setter.call(control, value);
+  control.dispatchEvent(
+    new Event(control instanceof HTMLSelectElement ? 'change' : 'input', {
+      bubbles: true
+    })
+  );
+}
+
+describe('JobForm', () => {
+  let model: JobFormModel;
+  let form: JobForm;
+  const texts = formTexts(trans).fields;
+  const control = <T extends Element = HTMLInputElement>(selector: string) =>
+    form.node.querySelector(selector) as T;
+
+  beforeEach(async () => {
+    model = new JobFormModel({
+      client: fakeClient(),
+      defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' },
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    form = new JobForm({ model, trans, onSubmitted: () => undefined });
+    form.id = 'form';
+    Widget.attach(form, document.body);
+    await model.loadVolumes();
+    await rendered(form);
+  });
+
+  afterEach(() => {
+    Widget.detach(form);
+    form.dispose();
+  });
+
+  it('labels each open field once, with its help and placeholder', () => {
+    for (const name of ['name', 'image', 'command', 'nodes', 'logdir']) {
+      const field = control(`[data-field="${name}"]`);
+      expect(field.querySelector('label')!.textContent).toBe(
+        texts[name as keyof typeof texts].label
+      );
+    }
+    expect(control('#form-f-command').placeholder).toBe(
+      texts.command.placeholder
+    );
+    expect(control('#form-f-name-hint').textContent).toBe(texts.name.hint);
+    expect(control('#form-f-nodes-hint').textContent).toBe('1 node = 1 master');
+    // Advanced starts closed.
+    expect(control('[data-field="queue"]')).toBeNull();
+  });
+
+  it('opens and closes a section', async () => {
+    const advanced = control<HTMLButtonElement>(
+      '[data-section="advanced"] h3 button'
+    );
+    expect(advanced.getAttribute('aria-expanded')).toBe('false');
+    advanced.click();
+    await rendered(form);
+    expect(advanced.getAttribute('aria-expanded')).toBe('true');
+    expect(control('[data-field="queue"] label').textContent).toBe(
+      texts.queue.label
+    );
+    advanced.click();
+    await rendered(form);
+    expect(control('[data-field="queue"]')).toBeNull();
+  });
+
+  it('hands edits of every kind of control to the model', async () => {
+    control<HTMLButtonElement>('[data-section="advanced"] h3 button').click();
+    await rendered(form);
+    type(control('#form-f-name'), 'typed');
+    type(control('#form-f-nodes'), '3');
+    type(control<HTMLSelectElement>('#form-f-restartPolicy'), 'Never');
+    control<HTMLButtonElement>(
+      '[data-field="env"] .jp-PyTorchJobForm-add'
+    ).click();
+    await rendered(form);
+    type(control('[aria-label="Environment variables: key 1"]'), 'SEED');
+    control<HTMLButtonElement>(
+      '[data-field="tolerations"] .jp-PyTorchJobForm-add'
+    ).click();
+    await rendered(form);
+    type(
+      control<HTMLSelectElement>('[aria-label="Operator of toleration 1"]'),
+      'Exists'
+    );
+    control<HTMLButtonElement>(
+      '[data-field="pvc"] .jp-PyTorchJobForm-add'
+    ).click();
+    await rendered(form);
+    type(control('[aria-label="Claim of volume 1"]'), 'data');
+    control('[aria-label="Mount a memory-backed /dev/shm"]').click();
+    control<HTMLInputElement>('input[type="radio"]:not(:checked)').click();
+    await rendered(form);
+
+    expect(model.state).toMatchObject({
+      name: 'typed',
+      nodes: '3',
+      restartPolicy: 'Never',
+      env: [{ key: 'SEED', value: '' }],
+      tolerations: [{ key: '', operator: 'Exists', value: '', effect: '' }],
+      pvc: [{ claim: 'data', mountPath: '', subPath: '', readOnly: false }],
+      shmEnabled: false,
+      mode: 'script'
+    });
+    // The claim's details from the namespace, the script field in place of
+    // the command, the value of an `Exists` toleration disabled.
+    expect(control('[data-row="0"] .jp-PyTorchJobForm-hint').textContent).toBe(
+      '10Gi · ReadWriteMany · Bound'
+    );
+    expect(control('#form-f-script')).not.toBeNull();
+    expect(control('#form-f-command')).toBeNull();
+    expect(control('[aria-label="Value of toleration 1"]').disabled).toBe(true);
+    expect(control('#form-f-shm-hint').textContent).toBe(texts.shm.hintOff);
+  });
+
+  it('shows the errors under their fields and opens their section', async () => {
+    const internals = model as unknown as {
+      _errors: Map<string, string[]>;
+      _attempted: boolean;
+    };
+    internals._errors = new Map([
+      ['name', ['must be a DNS-1035 label']],
+      ['tolerations[0].key', ['is required']]
+    ]);
+    internals._attempted = true;
+    await rendered(form);
+    const name = control('[data-field="name"]');
+    expect(name.classList).toContain('jp-mod-invalid');
+    expect(control('#form-f-name').getAttribute('aria-invalid')).toBe('true');
+    expect(control('#form-f-name-error').textContent).toBe(
+      'must be a DNS-1035 label'
+    );
+    expect(
+      control('[data-section="advanced"] .jp-PyTorchJobForm-sectionError')
+    ).not.toBeNull();
+    expect(
+      control('[data-field="tolerations"] .jp-PyTorchJobForm-error').textContent
+    ).toBe('tolerations[0].key: is required');
+  });
+});

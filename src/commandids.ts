@@ -1,0 +1,67 @@
+/**
+ * The command IDs of the extension: a leaf module, so that every view can
+ * name a command without importing the commands themselves.
+ *
+ * @packageDocumentation
+ */
+
+/**
+ * The command IDs of the extension.
+ */
+export namespace CommandIDs {
+  /**
+   * Reveal the "PyTorch Jobs" side panel.
+   */
+  export const openPanel = 'pytorchjob:open-panel';
+
+  /**
+   * Open the job form (args: `command`, `workdir`, `spec`).
+   */
+  export const newJob = 'pytorchjob:new-job';
+
+  /**
+   * Open the job form for the `.py` file selected in the file browser.
+   */
+  export const runFile = 'pytorchjob:run-file';
+
+  /**
+   * Open a job's view (args: `name`).
+   */
+  export const openJob = 'pytorchjob:open-job';
+
+  /**
+   * Open a job's logs (args: `name`, `replica`).
+   */
+  export const openLogs = 'pytorchjob:open-logs';
+
+  /**
+   * Delete a job after confirmation (args: `name`).
+   */
+  export const deleteJob = 'pytorchjob:delete-job';
+
+  /**
+   * Open the form pre-filled with a job (args: `name`).
+   */
+  export const cloneJob = 'pytorchjob:clone-job';
+
+  /**
+   * Open TensorBoard in a tab (args: `name`, a job, or `logdir`, a directory
+   * relative to the server root or absolute; neither: pick a directory).
+   */
+  export const openTensorBoard = 'pytorchjob:open-tensorboard';
+
+  /**
+   * Open TensorBoard on the directory selected in the file browser.
+   */
+  export const openTensorBoardHere = 'pytorchjob:open-tensorboard-here';
+
+  /**
+   * Stop a running TensorBoard and close its tabs (args: `id`).
+   */
+  export const stopTensorBoard = 'pytorchjob:stop-tensorboard';
+
+  /**
+   * Refresh the job list.
+   */
+  export const refresh = 'pytorchjob:refresh';
+}

@@ -1,0 +1,33 @@
+/**
+ * Every command of the extension, registered by area: jobs (form, view,
+ * delete, clone), logs, TensorBoard, the side panel.
+ *
+ * @packageDocumentation
+ */
+
+import { WidgetTracker } from '@jupyterlab/apputils';
+
+import { ICommandContext, ITrackers } from './context';
+import { addJobCommands } from './jobs';
+import { addLogCommands } from './logs';
+import { addPanelCommands } from './panel';
+import { addTensorBoardCommands } from './tensorboard';
+
+export { ICommandContext, ITrackers } from './context';
+
+/**
+ * Add every command; the trackers of the main-area widgets come back for the
+ * layout restorer.
+ */
+export function addCommands(context: ICommandContext): ITrackers {
+  const trackers: ITrackers = {
+    jobs: new WidgetTracker({ namespace: 'pytorchjob-job' }),
+    logs: new WidgetTracker({ namespace: 'pytorchjob-logs' }),
+    tensorboards: new WidgetTracker({ namespace: 'pytorchjob-tensorboard' })
+  };
+  addPanelCommands(context);
+  addJobCommands(context, trackers);
+  addLogCommands(context, trackers);
+  addTensorBoardCommands(context, trackers);
+  return trackers;
+}

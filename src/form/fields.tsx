@@ -1,0 +1,306 @@
+/**
+ * The form's field components, one per kind of control: text, number,
+ * select, choice, code, and the frame every field shares (label, help,
+ * errors). Their texts come from `texts.ts`.
+ *
+ * @packageDocumentation
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { addIcon, closeIcon } from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { errorsUnder, IFormState } from './state';
+import { FieldName, FormTexts } from './texts';
+
+/**
+ * What every field of a form works with.
+ */
+export interface IFormContext {
+  /**
+   * The form's fields as typed.
+   */
+  state: IFormState;
+
+  /**
+   * Change some fields.
+   */
+  set: (patch: Partial<IFormState>) => void;
+
+  /**
+   * The messages to show, by field.
+   */
+  errors: Map<string, string[]>;
+
+  /**
+   * The translation bundle.
+   */
+  trans: TranslationBundle;
+
+  /**
+   * The texts of the fields.
+   */
+  texts: FormTexts;
+
+  /**
+   * The prefix of the element ids of this form (its widget's id).
+   */
+  idPrefix: string;
+}
+
+/**
+ * The props of a field component.
+ */
+export interface IFieldProps<N extends FieldName = FieldName> {
+  /**
+   * The form.
+   */
+  form: IFormContext;
+
+  /**
+   * The setting the field edits.
+   */
+  name: N;
+}
+
+/**
+ * The settings typed as one line of text.
+ */
+export type TextSetting = {
+  [K in keyof IFormState]: IFormState[K] extends string ? K : never;
+}[keyof IFormState] &
+  FieldName;
+
+/**
+ * Set a text setting.
+ */
+function setText(form: IFormContext, name: TextSetting, value: string): void {
+  form.set({ [name]: value } as Partial<IFormState>);
+}
+
+/**
+ * The frame of a field: its label, the control, its help and its errors.
+ */
+export function Field(props: {
+  form: IFormContext;
+  name: FieldName;
+  hint?: React.ReactNode;
+  control: (id: string, describedBy: string) => React.ReactNode;
+}): JSX.Element {
+  const { form, name } = props;
+  const id = `${form.idPrefix}-f-${name}`;
+  const hint = props.hint ?? form.texts.fields[name].hint;
+  const invalid = errorsUnder(form.errors, name).length > 0;
+  return (
+    <div
+      className={'jp-PyTorchJobForm-field' + (invalid ? ' jp-mod-invalid' : '')}
+      data-field={name}
+    >
+      <label htmlFor={id}>{form.texts.fields[name].label}</label>
+      {props.control(id, `${id}-hint ${id}-error`)}
+      {hint && (
+        <div className="jp-PyTorchJobForm-hint" id={`${id}-hint`}>
+          {hint}
+        </div>
+      )}
+      <FieldErrors errors={form.errors} field={name} id={`${id}-error`} />
+    </div>
+  );
+}
+
+/**
+ * A one-line text field.
+ */
+export function TextField(props: IFieldProps<TextSetting>): JSX.Element {
+  const { form, name } = props;
+  return (
+    <Field
+      form={form}
+      name={name}
+      control={(id, describedBy) => (
+        <input
+          id={id}
+          className="jp-mod-styled"
+          type="text"
+          spellCheck={false}
+          value={form.state[name]}
+          placeholder={form.texts.fields[name].placeholder}
+          aria-invalid={form.errors.has(name)}
+          aria-describedby={describedBy}
+          onChange={e => setText(form, name, e.currentTarget.value)}
+        />
+      )}
+    />
+  );
+}
+
+/**
+ * A number field (kept as typed: the server validates it).
+ */
+export function NumberField(
+  props: IFieldProps<TextSetting> & { min: number; hint?: React.ReactNode }
+): JSX.Element {
+  const { form, name } = props;
+  return (
+    <Field
+      form={form}
+      name={name}
+      hint={props.hint}
+      control={(id, describedBy) => (
+        <input
+          id={id}
+          className="jp-mod-styled"
+          type="number"
+          min={props.min}
+          value={form.state[name]}
+          aria-describedby={describedBy}
+          onChange={e => setText(form, name, e.currentTarget.value)}
+        />
+      )}
+    />
+  );
+}
+
+/**
+ * A choice among API values, shown as they are.
+ */
+export function SelectField(
+  props: IFieldProps<TextSetting> & { choices: readonly string[] }
+): JSX.Element {
+  const { form, name } = props;
+  return (
+    <Field
+      form={form}
+      name={name}
+      control={(id, describedBy) => (
+        <select
+          id={id}
+          className="jp-mod-styled"
+          value={form.state[name]}
+          aria-describedby={describedBy}
+          onChange={e => setText(form, name, e.currentTarget.value)}
+        >
+          {props.choices.map(choice => (
+            <option key={choice} value={choice}>
+              {choice}
+            </option>
+          ))}
+        </select>
+      )}
+    />
+  );
+}
+
+/**
+ * A multi-line code field.
+ */
+export function CodeField(
+  props: IFieldProps<TextSetting> & { rows: number }
+): JSX.Element {
+  const { form, name } = props;
+  return (
+    <Field
+      form={form}
+      name={name}
+      control={(id, describedBy) => (
+        <textarea
+          id={id}
+          className="jp-PyTorchJobForm-code"
+          rows={props.rows}
+          spellCheck={false}
+          value={form.state[name]}
+          aria-describedby={describedBy}
+          onChange={e => setText(form, name, e.currentTarget.value)}
+        />
+      )}
+    />
+  );
+}
+
+/**
+ * A choice among the labelled values of a setting, as radio buttons.
+ */
+export function RadioField(props: IFieldProps<TextSetting>): JSX.Element {
+  const { form, name } = props;
+  const text = form.texts.fields[name];
+  return (
+    <div
+      className="jp-PyTorchJobForm-field"
+      role="radiogroup"
+      aria-label={text.ariaLabel}
+    >
+      <span className="jp-PyTorchJobForm-label">{text.label}</span>
+      {Object.entries(text.choices ?? {}).map(([value, label]) => (
+        <label className="jp-PyTorchJobForm-inline" key={value}>
+          <input
+            type="radio"
+            name={`${form.idPrefix}-${name}`}
+            checked={form.state[name] === value}
+            onChange={() => setText(form, name, value)}
+          />
+          {label}
+        </label>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The error lines of a field and its children.
+ */
+export function FieldErrors(props: {
+  errors: Map<string, string[]>;
+  field: string;
+  id?: string;
+}): JSX.Element | null {
+  const messages = errorsUnder(props.errors, props.field);
+  if (messages.length === 0) {
+    return null;
+  }
+  return (
+    <div className="jp-PyTorchJobForm-error" id={props.id} role="alert">
+      {messages.map((m, i) => (
+        <div key={i}>{m}</div>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * A small "add a row" button.
+ */
+export function AddButton(props: {
+  label: string;
+  onClick: () => void;
+}): JSX.Element {
+  return (
+    <button
+      type="button"
+      className="jp-PyTorchJobForm-add"
+      onClick={props.onClick}
+    >
+      <addIcon.react tag="span" elementSize="normal" />
+      {props.label}
+    </button>
+  );
+}
+
+/**
+ * A small "remove this row" button.
+ */
+export function RemoveButton(props: {
+  label: string;
+  onClick: () => void;
+}): JSX.Element {
+  return (
+    <button
+      type="button"
+      className="jp-PyTorchJobForm-remove"
+      title={props.label}
+      aria-label={props.label}
+      onClick={props.onClick}
+    >
+      <closeIcon.react tag="span" elementSize="normal" />
+    </button>
+  );
+}
