@@ -10,16 +10,16 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.job import JobSpec
 from jupyter_pytorchjob.processes import pid_alive
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from .local_jobs import EXAMPLES, collect_logs
+from .local_jobs import make_spec as spec
+
 pytestmark = pytest.mark.slow
 
 
@@ -28,17 +28,6 @@ def backend(tmp_path: Path) -> LocalBackend:
     return LocalBackend(
         root=tmp_path / "home", volume_root=tmp_path / "volumes", default_workdir=EXAMPLES
     )
-
-
-def spec(**body: Any) -> JobSpec:
-    return JobSpec.from_wire({"shm": "off", **body})
-
-
-async def collect_logs(backend: LocalBackend, name: str, **kwargs: Any) -> dict[str, str]:
-    text: dict[str, str] = {}
-    async for chunk in backend.logs(name, **kwargs):
-        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
-    return text
 
 
 async def test_two_node_ddp_with_tensorboard_on_the_pvc(
