@@ -17,6 +17,7 @@ from typing import Any
 
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
+from ..kinds import DEFAULT_KIND, JobKind
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -205,6 +206,11 @@ class Backend(ABC):
         silently (a cluster prunes what its CRD schema does not declare). The local
         backend has no schema and keeps every field: nothing."""
         return []
+
+    async def job_kinds(self) -> list[JobKind]:
+        """The job kinds this backend can run, preferred first. Locally every job runs
+        by the Training Operator v1's rules: a PyTorchJob."""
+        return [DEFAULT_KIND]
 
     async def form_defaults(self) -> dict[str, Any]:
         """Defaults for a new job that depend on where the server runs (in a cluster:

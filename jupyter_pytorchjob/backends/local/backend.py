@@ -17,8 +17,8 @@ from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
-from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
+from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity
 from ..base import (
     Backend,
@@ -75,6 +75,8 @@ class LocalBackend(Backend):
         self._finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
         self.max_nodes_configured = bool(max_nodes)
         self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
+        # Local nodes follow the Training Operator v1's rules: every local job is a PyTorchJob.
+        self.kind = PYTORCHJOB
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -121,7 +123,7 @@ class LocalBackend(Backend):
         )
 
     def _create(self, spec: JobSpec) -> JobInfo:
-        manifest = build_manifest(spec)
+        manifest = self.kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
         jobdir = JobDir(self.jobs_dir / spec.name)
         plans = plan_nodes(
@@ -317,7 +319,7 @@ class LocalBackend(Backend):
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
         jobdir = self._jobdir(name)
-        spec = parse_manifest(read_json(jobdir.manifest))
+        spec = self.kind.parse(read_json(jobdir.manifest))
         if not spec.logdir:
             raise BackendError(
                 f"job {name!r} has no TensorBoard log directory; submit it with --logdir "
