@@ -15,7 +15,16 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
-from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume, dropped_warning
+from ..base import (
+    Backend,
+    BackendError,
+    Event,
+    JobInfo,
+    LogChunk,
+    Volume,
+    dropped_warning,
+    finished_error,
+)
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
@@ -325,6 +334,37 @@ class KubernetesBackend(Backend):
             ),
             name=name,
         )
+
+    async def suspend(self, name: str) -> JobInfo:
+        return await self._set_suspend(name, True)
+
+    async def resume(self, name: str) -> JobInfo:
+        return await self._set_suspend(name, False)
+
+    async def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
+        """A merge patch of ``spec.runPolicy.suspend`` (what Kueue and ``kubectl patch``
+        do); the operator deletes or recreates the pods (common/job.go:146-173)."""
+        current = await self.get_job(name)
+        if current.state.finished:
+            raise finished_error(name, current.state, "suspended" if suspend else "resumed")
+        custom = await self.custom()
+        # The client would pick json-patch+json for a dict body: say merge patch (its
+        # typed signature lacks the generic ``_content_type`` option, hence the dict).
+        merge: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+        patched = await self._call(
+            f"patch pytorchjob {name!r}",
+            custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                self.namespace,
+                PLURAL,
+                name,
+                {"spec": {"runPolicy": {"suspend": suspend}}},
+                **merge,
+            ),
+            name=name,
+        )
+        return job_info(patched, await self._pods(job_selector(name)), with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
         await self._job(name)
