@@ -122,6 +122,15 @@ class LogChunk:
         return "".join(tag + line for line in self.text.splitlines(keepends=True))
 
 
+def finished_error(name: str, state: JobState, action: str) -> BackendError:
+    """The 409 of ``suspend``/``resume`` on a job that has already ended."""
+    return BackendError(
+        f"job {name!r} is {state.value}: a finished job cannot be {action}; "
+        "clone it to run it again",
+        status=409,
+    )
+
+
 def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
     return (
         f"the API server dropped {len(paths)} field(s) its {kind} schema does not declare, so "
@@ -151,6 +160,18 @@ class Backend(ABC):
     @abstractmethod
     async def delete_job(self, name: str) -> None:
         """Stop every replica and remove the job; ``JobNotFound`` if absent."""
+
+    @abstractmethod
+    async def suspend(self, name: str) -> JobInfo:
+        """Pause the job as ``runPolicy.suspend: true`` does: its replicas are stopped
+        (pods deleted), the job stays, state Suspended. ``JobNotFound``; ``BackendError``
+        (409) when the job is finished."""
+
+    @abstractmethod
+    async def resume(self, name: str) -> JobInfo:
+        """Continue a suspended job as ``runPolicy.suspend: false`` does: its replicas
+        start again from scratch and the start time is reset. ``JobNotFound``;
+        ``BackendError`` (409) when the job is finished."""
 
     @abstractmethod
     async def events(self, name: str) -> list[Event]:

@@ -73,6 +73,10 @@ class JobKind(ABC):
         """The admission rules the CRD schema lacks (the controller's webhook)."""
 
     @abstractmethod
+    def suspend_patch(self, suspend: bool) -> dict[str, Any]:
+        """The merge patch that suspends (True) or resumes (False) a job of this kind."""
+
+    @abstractmethod
     def max_name_length(self, spec: JobSpec) -> int:
         """The longest job name whose pods and Services the cluster can still create."""
 

@@ -32,6 +32,7 @@ from ..base import (
     LogChunk,
     ReplicaInfo,
     Volume,
+    finished_error,
 )
 from .plan import Mounts, free_port, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
@@ -306,6 +307,25 @@ class LocalBackend(Backend):
         if watchdog is not None:
             wait_gone(watchdog, STOP_TIMEOUT)
         stop_nodes(read_json(jobdir.replicas, {}))  # left by a supervisor killed earlier
+
+    async def suspend(self, name: str) -> JobInfo:
+        return await asyncio.to_thread(self._set_suspend, name, True)
+
+    async def resume(self, name: str) -> JobInfo:
+        return await asyncio.to_thread(self._set_suspend, name, False)
+
+    def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
+        """``runPolicy.suspend`` changed in the job's spec (``manifest.json``, which only
+        the backend writes), as a patch in a cluster; the supervisor sees the change and
+        stops or restarts the nodes as the operator does."""
+        jobdir = self._jobdir(name)
+        info = self._info(jobdir)
+        if info.state.finished:
+            raise finished_error(name, info.state, "suspended" if suspend else "resumed")
+        manifest = read_json(jobdir.manifest)
+        manifest["spec"].setdefault("runPolicy", {})["suspend"] = suspend
+        write_json(jobdir.manifest, manifest)
+        return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
         jobdir = self._jobdir(name)

@@ -37,6 +37,9 @@ class PyTorchJobKind(JobKind):
     def check(self, manifest: Mapping[str, Any]) -> list[FieldError]:
         return check_manifest(manifest)
 
+    def suspend_patch(self, suspend: bool) -> dict[str, Any]:
+        return {"spec": {"runPolicy": {"suspend": suspend}}}
+
     def max_name_length(self, spec: JobSpec) -> int:
         return max_name_length(spec.nodes, master=spec.master)
 
