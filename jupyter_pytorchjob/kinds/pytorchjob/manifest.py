@@ -19,20 +19,32 @@ wrote is dropped.
 from __future__ import annotations
 
 import copy
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...job import k8s_rules as rules
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.shape import manifest_shape_errors
-from ...job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
+from ...job.spec import SHM_MOUNT, JobSpec
+from ..manifests import (
+    NOTHING,
+    SHM_VOLUME,
+    clean_metadata,
+    gpu_count,
+    gpu_key,
+    merge,
+    patch,
+    pvc_volume_name,
+    quantity_text,
+    read_mounts,
+    resources,
+    toleration,
+    volumes_and_mounts,
+)
 from .webhook import CONTAINER_NAME, check_manifest
 
 API_VERSION = "kubeflow.org/v1"
 KIND = "PyTorchJob"
-SHM_VOLUME = "dshm"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ISTIO_INJECT = "sidecar.istio.io/inject"
 LOGDIR_ANNOTATION = "pytorchjob.jupyter.org/logdir"
@@ -51,23 +63,6 @@ BOOTSTRAP = (
     "os.execv(sys.executable,[sys.executable,*l,p,*a[i+1:]])"
 )
 BOOTSTRAP_COMMAND = ("python3", "-c", BOOTSTRAP)
-
-# Set by the API server; a manifest read back for cloning must not carry them.
-_SERVER_METADATA = (
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "generation",
-    "managedFields",
-    "selfLink",
-    "namespace",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "ownerReferences",
-)
-_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-_NOTHING: Any = object()  # _patch: nothing to add
-
 
 # -- building ---------------------------------------------------------------------
 
@@ -125,7 +120,7 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     for rtype in list(extra_replicas):
         if rtype not in replica_specs:  # e.g. fewer nodes now: no Worker to extend
             del extra_replicas[rtype]
-    _merge(manifest, extras)
+    merge(manifest, extras)
     problems = check_manifest(manifest)
     if problems:
         raise JobSpecInvalid([FieldError("extras", str(p)) for p in problems])
@@ -152,28 +147,11 @@ def _pod_template(spec: JobSpec) -> dict[str, Any]:
         env.append({"name": SCRIPT_ENV, "value": spec.script})
     if env:
         container["env"] = env
-    resources = _resources(spec)
-    if resources:
-        container["resources"] = resources
+    needs = resources(spec)
+    if needs:
+        container["resources"] = needs
 
-    volumes: list[dict[str, Any]] = []
-    mounts: list[dict[str, Any]] = []
-    for claim in dict.fromkeys(m.claim for m in spec.pvc):
-        volumes.append(
-            {"name": pvc_volume_name(claim), "persistentVolumeClaim": {"claimName": claim}}
-        )
-    for pvc in spec.pvc:
-        mount: dict[str, Any] = {"name": pvc_volume_name(pvc.claim), "mountPath": pvc.mount_path}
-        if pvc.sub_path:
-            mount["subPath"] = pvc.sub_path
-        if pvc.read_only:
-            mount["readOnly"] = True
-        mounts.append(mount)
-    if spec.shm:
-        volumes.append(
-            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": spec.shm}}
-        )
-        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+    volumes, mounts = volumes_and_mounts(spec)
     if mounts:
         container["volumeMounts"] = mounts
 
@@ -183,53 +161,11 @@ def _pod_template(spec: JobSpec) -> dict[str, Any]:
     if spec.node_selector:
         pod_spec["nodeSelector"] = dict(spec.node_selector)
     if spec.tolerations:
-        pod_spec["tolerations"] = [_toleration(t) for t in spec.tolerations]
+        pod_spec["tolerations"] = [toleration(t) for t in spec.tolerations]
     template_meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
     if spec.labels:
         template_meta["labels"] = dict(spec.labels)
     return {"metadata": template_meta, "spec": pod_spec}
-
-
-def _resources(spec: JobSpec) -> dict[str, Any]:
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
-    for key, value in (("cpu", spec.cpu), ("memory", spec.memory)):
-        if value:
-            requests[key] = limits[key] = value
-    if spec.gpus:
-        limits[spec.gpu_resource] = spec.gpus
-    resources: dict[str, Any] = {}
-    if requests:
-        resources["requests"] = requests
-    if limits:
-        resources["limits"] = limits
-    return resources
-
-
-def _toleration(t: Toleration) -> dict[str, Any]:
-    out: dict[str, Any] = {"operator": t.operator}
-    if t.key:
-        out["key"] = t.key
-    if t.value:
-        out["value"] = t.value
-    if t.effect:
-        out["effect"] = t.effect
-    if t.seconds is not None:
-        out["tolerationSeconds"] = t.seconds
-    return out
-
-
-def pvc_volume_name(claim: str) -> str:
-    """A DNS-1123 label naming the volume of ``claim`` (claims may be longer, dotted)."""
-    name = f"pvc-{claim}"
-    if len(name) <= rules.LABEL_MAX and rules.DNS1123_LABEL.match(name):
-        return name
-    digest = hashlib.sha256(claim.encode()).hexdigest()[:8]
-    stem = re.sub(r"[^a-z0-9-]", "-", claim)[:50].strip("-")
-    return f"pvc-{stem}-{digest}"
-
-
-# -- YAML ---------------------------------------------------------------------------
 
 
 # -- parsing ------------------------------------------------------------------------
@@ -262,19 +198,11 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
                 )
             ]
         )
-    m.pop("status", None)
-    meta = dict(m.get("metadata") or {})
-    for key in _SERVER_METADATA:
-        meta.pop(key, None)
-    annotations = dict(meta.get("annotations") or {})
-    annotations.pop(_LAST_APPLIED, None)
-    meta["annotations"] = annotations
-    _drop_if_empty(meta, "annotations")
-    m["metadata"] = meta
+    clean_metadata(m)
     wire = _form_fields(m, gpu_resource)
     base = JobSpec.from_wire(wire)
-    extras = _patch(_builder_volume_names(m, base), build_manifest(base))
-    if extras is _NOTHING:
+    extras = patch(_builder_volume_names(m, base), build_manifest(base))
+    if extras is NOTHING:
         return base
     # An absent backoffLimit stays absent (null): the operator's default, unlimited.
     return JobSpec.from_wire({**wire, "extras": extras})
@@ -327,10 +255,10 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
 
     limits = dict((container.get("resources") or {}).get("limits") or {})
     requests = dict((container.get("resources") or {}).get("requests") or {})
-    gpu_key = _gpu_key(limits, gpu_resource)
-    gpus = _gpu_count(limits[gpu_key], gpu_key) if gpu_key else 0
+    gpu_name = gpu_key(limits, gpu_resource)
+    gpus = gpu_count(limits[gpu_name], gpu_name) if gpu_name else 0
     volumes = {v.get("name"): v for v in pod.get("volumes") or []}
-    pvc, shm = _read_mounts(container, volumes)
+    pvc, shm = read_mounts(container, volumes)
     nproc_text = str(spec.get("nprocPerNode", "") or "")
     legacy_nproc = (spec.get("elasticPolicy") or {}).get("nProcPerNode")
     # 'auto'/'gpu'/'cpu' cannot be shown in the form: they mean one process per GPU
@@ -351,9 +279,9 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "nodes": 1 + workers if isinstance(master, Mapping) else workers,
         "master": isinstance(master, Mapping),
         "gpus": gpus,
-        "gpuResource": gpu_key or gpu_resource,
-        "cpu": _quantity_text(limits.get("cpu", requests.get("cpu"))),
-        "memory": _quantity_text(limits.get("memory", requests.get("memory"))),
+        "gpuResource": gpu_name or gpu_resource,
+        "cpu": quantity_text(limits.get("cpu", requests.get("cpu"))),
+        "memory": quantity_text(limits.get("memory", requests.get("memory"))),
         "shm": shm,
         "nprocPerNode": nproc,
         "pvc": [p.to_wire() for p in pvc],
@@ -371,54 +299,6 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "queue": queue,
         "logdir": logdir or env_logdir,
     }
-
-
-def _gpu_key(limits: Mapping[str, Any], hint: str | None) -> str | None:
-    if hint and hint in limits:
-        return hint
-    for key in limits:
-        if key.lower().endswith("/gpu"):
-            return key
-    return None
-
-
-def _gpu_count(value: Any, key: str) -> int:
-    """A GPU limit: a whole number (Kubernetes refuses fractions of extended resources)."""
-    text = str(value)
-    if isinstance(value, bool) or not re.fullmatch("[0-9]{1,9}", text):
-        raise JobSpecInvalid(
-            [
-                FieldError(
-                    "gpus", f"the container's {key} limit must be a whole number, got {text!r}"
-                )
-            ]
-        )
-    return int(text)
-
-
-def _quantity_text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _read_mounts(
-    container: Mapping[str, Any], volumes: Mapping[str, Any]
-) -> tuple[list[PvcMount], str | None]:
-    pvc: list[PvcMount] = []
-    shm: str | None = None
-    for mount in container.get("volumeMounts") or []:
-        volume = volumes.get(mount.get("name")) or {}
-        empty_dir = volume.get("emptyDir")
-        if mount.get("mountPath") == SHM_MOUNT and isinstance(empty_dir, Mapping):
-            if empty_dir.get("medium") == "Memory":
-                shm = str(empty_dir.get("sizeLimit") or "") or None
-            continue
-        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
-        if claim and set(mount) <= {"name", "mountPath", "subPath", "readOnly"}:
-            read_only = bool(mount.get("readOnly")) or bool(
-                volume["persistentVolumeClaim"].get("readOnly")
-            )
-            pvc.append(PvcMount(claim, mount["mountPath"], mount.get("subPath") or "", read_only))
-    return pvc, shm
 
 
 def _builder_volume_names(m: Mapping[str, Any], spec: JobSpec) -> dict[str, Any]:
@@ -459,66 +339,3 @@ def _builder_volume_names(m: Mapping[str, Any], spec: JobSpec) -> dict[str, Any]
             for mount in c.get("volumeMounts") or []:
                 mount["name"] = renames.get(mount.get("name"), mount.get("name"))
     return out
-
-
-def _patch(actual: Any, built: Any) -> Any:
-    """What ``_merge(built, patch)`` needs to keep every field of ``actual``: its values
-    where they differ, compared key by key and named lists item by item (by name);
-    ``_NOTHING`` when ``built`` already has all of it."""
-    if actual == built:
-        return _NOTHING
-    if isinstance(actual, Mapping) and isinstance(built, Mapping):
-        out: dict[str, Any] = {}
-        for key, value in actual.items():
-            sub = _patch(value, built[key]) if key in built else copy.deepcopy(value)
-            if sub is not _NOTHING:
-                out[key] = sub
-        return out or _NOTHING
-    if isinstance(actual, list) and isinstance(built, list):
-        mine, theirs = _by_name(actual), _by_name(built)
-        if mine is None or theirs is None:
-            return copy.deepcopy(actual)
-        # In the order _merge gives them (the built ones, then the new), so that a patch
-        # read back from its own result is the same patch.
-        items = []
-        for name, item in theirs.items():
-            sub = _patch(mine[name], item) if name in mine else _NOTHING
-            if sub is not _NOTHING:
-                items.append({"name": name, **sub})
-        items += [copy.deepcopy(item) for name, item in mine.items() if name not in theirs]
-        return items or _NOTHING
-    return copy.deepcopy(actual)
-
-
-def _by_name(items: list[Any]) -> dict[str, Any] | None:
-    """The items by ``name`` if every item is an object with a unique string name."""
-    if not all(isinstance(i, Mapping) and isinstance(i.get("name"), str) for i in items):
-        return None
-    by_name = {i["name"]: i for i in items}
-    return by_name if len(by_name) == len(items) else None
-
-
-def _drop_if_empty(parent: dict[str, Any], *keys: str) -> None:
-    for key in keys:
-        if key in parent and parent[key] in ({}, [], None):
-            del parent[key]
-
-
-def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    """Deep-merge ``extra`` into ``base``; lists of uniquely named objects merge by ``name``."""
-    for key, value in extra.items():
-        current = base.get(key)
-        if isinstance(current, dict) and isinstance(value, Mapping):
-            _merge(current, value)
-        elif isinstance(current, list) and isinstance(value, list):
-            by_name, added = _by_name(current), _by_name(value)
-            if by_name is None or added is None:
-                base[key] = copy.deepcopy(value)
-                continue
-            for name, item in added.items():
-                if name in by_name:
-                    _merge(by_name[name], item)
-                else:
-                    current.append(copy.deepcopy(item))
-        else:
-            base[key] = copy.deepcopy(value)
