@@ -13,12 +13,8 @@ from hypothesis import strategies as st
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from jupyter_pytorchjob.job.spec import max_name_length
-from jupyter_pytorchjob.kinds.manifests import pvc_volume_name
-from jupyter_pytorchjob.kinds.pytorchjob.manifest import (
-    BOOTSTRAP_COMMAND,
-    build_manifest,
-    parse_manifest,
-)
+from jupyter_pytorchjob.kinds.manifests import BOOTSTRAP_COMMAND, pvc_volume_name
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest, parse_manifest
 from jupyter_pytorchjob.kinds.pytorchjob.webhook import check_manifest
 
 from .crd import manifest_errors, model_errors, schema_errors

@@ -16,6 +16,24 @@ from ..job.errors import FieldError, JobSpecInvalid
 from ..job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
 
 SHM_VOLUME = "dshm"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ISTIO_INJECT = "sidecar.istio.io/inject"
+LOGDIR_ANNOTATION = "pytorchjob.jupyter.org/logdir"
+SCRIPT_ENV = "PTJOB_SCRIPT"
+LOGDIR_ENV = "PTJOB_LOGDIR"
+
+# The script travels in the PTJOB_SCRIPT env var; this bootstrap writes it to a
+# file and execs the launcher on it, so no shell ever sees user text. ``args`` are
+# ``[launcher, "--", *script_args]`` with launcher ``python`` or ``torchrun``.
+BOOTSTRAP = (
+    "import os,sys,tempfile;"
+    "d=tempfile.mkdtemp(prefix='ptjob-');p=os.path.join(d,'main.py');"
+    "f=open(p,'w');f.write(os.environ.pop('PTJOB_SCRIPT'));f.close();"
+    "a=sys.argv[1:];i=a.index('--');"
+    "l={'python':['-u'],'torchrun':['-m','torch.distributed.run']}[a[0]];"
+    "os.execv(sys.executable,[sys.executable,*l,p,*a[i+1:]])"
+)
+BOOTSTRAP_COMMAND = ("python3", "-c", BOOTSTRAP)
 
 # Set by the API server; a manifest read back for cloning must not carry them.
 SERVER_METADATA = (
@@ -34,6 +52,13 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NOTHING: Any = object()  # patch: nothing to add
 
 
+def require_kind(manifest: Mapping[str, Any], api_version: str, kind: str) -> None:
+    """``JobSpecInvalid`` naming ``kind`` unless the manifest is a ``kind`` of ``api_version``."""
+    if manifest.get("apiVersion") != api_version or manifest.get("kind") != kind:
+        got = f"{manifest.get('kind')!r} of {manifest.get('apiVersion')!r}"
+        raise JobSpecInvalid([FieldError("kind", f"must be a {kind} of {api_version}, got {got}")])
+
+
 def clean_metadata(manifest: dict[str, Any]) -> None:
     """Drop ``status`` and what the API server sets (uid, resourceVersion, kubectl's
     last-applied copy...) from a manifest read back, so it can be submitted again."""
@@ -46,6 +71,76 @@ def clean_metadata(manifest: dict[str, Any]) -> None:
     meta["annotations"] = annotations
     drop_if_empty(meta, "annotations")
     manifest["metadata"] = meta
+
+
+def job_metadata(spec: JobSpec, namespace: str | None) -> dict[str, Any]:
+    """The job object's metadata: name, namespace, labels with the Kueue queue,
+    annotations with the TensorBoard log directory."""
+    metadata: dict[str, Any] = {"name": spec.name}
+    if namespace:
+        metadata["namespace"] = namespace
+    labels = dict(spec.labels)
+    if spec.queue:
+        labels[QUEUE_LABEL] = spec.queue
+    if labels:
+        metadata["labels"] = labels
+    annotations = dict(spec.annotations)
+    if spec.logdir:
+        annotations[LOGDIR_ANNOTATION] = spec.logdir
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
+
+
+def read_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``job_metadata`` read back: the job body's labels, queue, annotations, logdir."""
+    labels = dict(meta.get("labels") or {})
+    queue = labels.pop(QUEUE_LABEL, None)
+    annotations = dict(meta.get("annotations") or {})
+    logdir = annotations.pop(LOGDIR_ANNOTATION, None)
+    return {"labels": labels, "queue": queue, "annotations": annotations, "logdir": logdir}
+
+
+def entrypoint(spec: JobSpec, launcher: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The main container's ``command``/``args`` (a script goes through the bootstrap,
+    started by ``launcher``: ``python`` or ``torchrun``) and its env list (the user's,
+    then the log directory and the script)."""
+    run: dict[str, Any] = {}
+    if spec.script is not None:
+        run["command"] = list(BOOTSTRAP_COMMAND)
+        run["args"] = [launcher, "--", *spec.args]
+    else:
+        if spec.command:
+            run["command"] = list(spec.command)
+        if spec.args:
+            run["args"] = list(spec.args)
+    env = [{"name": k, "value": v} for k, v in spec.env.items()]
+    if spec.logdir:
+        env.append({"name": LOGDIR_ENV, "value": spec.logdir})
+    if spec.script is not None:
+        env.append({"name": SCRIPT_ENV, "value": spec.script})
+    return run, env
+
+
+def read_entrypoint(container: Mapping[str, Any]) -> dict[str, Any]:
+    """``entrypoint`` read back from a container (or a TrainJob's ``trainer``): the job
+    body's command, args, script, plain env and the log directory the env names."""
+    plain_env = {
+        e["name"]: e["value"]
+        for e in container.get("env") or []
+        if isinstance(e, Mapping)
+        and set(e) == {"name", "value"}
+        and isinstance(e.get("value"), str)
+    }
+    script = plain_env.pop(SCRIPT_ENV, None)
+    logdir = plain_env.pop(LOGDIR_ENV, None)
+    command: list[str] = list(container.get("command") or [])
+    args: list[str] = list(container.get("args") or [])
+    if script is not None and tuple(command) == BOOTSTRAP_COMMAND and "--" in args:
+        command, args = [], args[args.index("--") + 1 :]
+    else:
+        script = None
+    return {"command": command, "args": args, "script": script, "env": plain_env, "logdir": logdir}
 
 
 def resources(spec: JobSpec) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""What every kind reads from its pods: a replica's phase, restarts, exit code and why
-it is not running, from a Pod as the API returns it (a plain dict). Pure, so the rules
+"""What every kind reads from the objects the API returns (plain dicts): conditions, and
+from a Pod a replica's phase, restarts, exit code and why it is not running. Pure, so the rules
 are tested without a cluster; each kind names the replica and its main container."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..job.status import ReplicaInfo
+from ..job.status import Condition, ReplicaInfo
 
 
 def epoch(value: Any) -> float | None:
@@ -18,6 +18,20 @@ def epoch(value: Any) -> float | None:
     if isinstance(value, datetime):
         return value.timestamp()
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+def read_conditions(status: Mapping[str, Any]) -> list[Condition]:
+    """An object's ``status.conditions`` (any kind's), oldest first as the API keeps them."""
+    return [
+        Condition(
+            type=c.get("type", ""),
+            status=c.get("status", ""),
+            reason=c.get("reason", ""),
+            message=c.get("message", ""),
+            last_transition=epoch(c.get("lastTransitionTime")) or 0.0,
+        )
+        for c in status.get("conditions") or []
+    ]
 
 
 def pod_replica(pod: Mapping[str, Any], *, name: str, container: str) -> ReplicaInfo:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ...job.spec import OPERATOR_ENV, JobSpec
+from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.pytorchjob.environment import node_replica, replica_env
-from ...kinds.pytorchjob.manifest import LOGDIR_ENV
 from ..base import BackendError
 
 # Inherited from the server's own environment, these would confuse a job (a server

@@ -27,16 +27,22 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.shape import manifest_shape_errors
 from ...job.spec import SHM_MOUNT, JobSpec
 from ..manifests import (
+    ISTIO_INJECT,
     NOTHING,
     SHM_VOLUME,
     clean_metadata,
+    entrypoint,
     gpu_count,
     gpu_key,
+    job_metadata,
     merge,
     patch,
     pvc_volume_name,
     quantity_text,
+    read_entrypoint,
+    read_metadata,
     read_mounts,
+    require_kind,
     resources,
     toleration,
     volumes_and_mounts,
@@ -45,24 +51,6 @@ from .webhook import CONTAINER_NAME, check_manifest
 
 API_VERSION = "kubeflow.org/v1"
 KIND = "PyTorchJob"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-ISTIO_INJECT = "sidecar.istio.io/inject"
-LOGDIR_ANNOTATION = "pytorchjob.jupyter.org/logdir"
-SCRIPT_ENV = "PTJOB_SCRIPT"
-LOGDIR_ENV = "PTJOB_LOGDIR"
-
-# The script travels in the PTJOB_SCRIPT env var; this bootstrap writes it to a
-# file and execs the launcher on it, so no shell ever sees user text. ``args`` are
-# ``[launcher, "--", *script_args]`` with launcher ``python`` or ``torchrun``.
-BOOTSTRAP = (
-    "import os,sys,tempfile;"
-    "d=tempfile.mkdtemp(prefix='ptjob-');p=os.path.join(d,'main.py');"
-    "f=open(p,'w');f.write(os.environ.pop('PTJOB_SCRIPT'));f.close();"
-    "a=sys.argv[1:];i=a.index('--');"
-    "l={'python':['-u'],'torchrun':['-m','torch.distributed.run']}[a[0]];"
-    "os.execv(sys.executable,[sys.executable,*l,p,*a[i+1:]])"
-)
-BOOTSTRAP_COMMAND = ("python3", "-c", BOOTSTRAP)
 
 # -- building ---------------------------------------------------------------------
 
@@ -70,20 +58,7 @@ BOOTSTRAP_COMMAND = ("python3", "-c", BOOTSTRAP)
 def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
     """The PyTorchJob for ``spec``; raises ``JobSpecInvalid`` if the result would be
     refused by the operator's webhook (possible only through ``extras``)."""
-    metadata: dict[str, Any] = {"name": spec.name}
-    if namespace:
-        metadata["namespace"] = namespace
-    labels = dict(spec.labels)
-    if spec.queue:
-        labels[QUEUE_LABEL] = spec.queue
-    if labels:
-        metadata["labels"] = labels
-    annotations = dict(spec.annotations)
-    if spec.logdir:
-        annotations[LOGDIR_ANNOTATION] = spec.logdir
-    if annotations:
-        metadata["annotations"] = annotations
-
+    metadata = job_metadata(spec, namespace)
     run_policy: dict[str, Any] = {"cleanPodPolicy": spec.clean_pod_policy}
     if spec.backoff_limit is not None:
         run_policy["backoffLimit"] = spec.backoff_limit
@@ -128,23 +103,11 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
 
 
 def _pod_template(spec: JobSpec) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": CONTAINER_NAME, "image": spec.image}
-    if spec.script is not None:
-        launcher = "torchrun" if spec.nproc_per_node > 1 else "python"
-        container["command"] = list(BOOTSTRAP_COMMAND)
-        container["args"] = [launcher, "--", *spec.args]
-    else:
-        if spec.command:
-            container["command"] = list(spec.command)
-        if spec.args:
-            container["args"] = list(spec.args)
+    launcher = "torchrun" if spec.nproc_per_node > 1 else "python"
+    run, env = entrypoint(spec, launcher)
+    container: dict[str, Any] = {"name": CONTAINER_NAME, "image": spec.image, **run}
     if spec.workdir:
         container["workingDir"] = spec.workdir
-    env = [{"name": k, "value": v} for k, v in spec.env.items()]
-    if spec.logdir:
-        env.append({"name": LOGDIR_ENV, "value": spec.logdir})
-    if spec.script is not None:
-        env.append({"name": SCRIPT_ENV, "value": spec.script})
     if env:
         container["env"] = env
     needs = resources(spec)
@@ -188,16 +151,7 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     if shape_errors:
         raise JobSpecInvalid(shape_errors)
     m = copy.deepcopy(dict(manifest))
-    if m.get("apiVersion") != API_VERSION or m.get("kind") != KIND:
-        raise JobSpecInvalid(
-            [
-                FieldError(
-                    "kind",
-                    f"must be a {KIND} of {API_VERSION}, got "
-                    f"{m.get('kind')!r} of {m.get('apiVersion')!r}",
-                )
-            ]
-        )
+    require_kind(m, API_VERSION, KIND)
     clean_metadata(m)
     wire = _form_fields(m, gpu_resource)
     base = JobSpec.from_wire(wire)
@@ -211,10 +165,7 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
 def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, Any]:
     """The form's fields (the wire form of ``JobSpec``) read from the primary replica."""
     meta = m["metadata"]
-    labels = dict(meta.get("labels") or {})
-    queue = labels.pop(QUEUE_LABEL, None)
-    annotations = dict(meta.get("annotations") or {})
-    logdir = annotations.pop(LOGDIR_ANNOTATION, None)
+    read = read_metadata(meta)
     spec: Mapping[str, Any] = m.get("spec") or {}
     replica_specs: Mapping[str, Any] = spec.get("pytorchReplicaSpecs") or {}
     master = replica_specs.get("Master")
@@ -238,20 +189,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         raise JobSpecInvalid(
             [FieldError(f"{where}.template.spec.containers", "must include a container 'pytorch'")]
         )
-    env_list = container.get("env") or []
-    plain_env = {
-        e["name"]: e["value"]
-        for e in env_list
-        if set(e) == {"name", "value"} and isinstance(e.get("value"), str)
-    }
-    script = plain_env.pop(SCRIPT_ENV, None)
-    env_logdir = plain_env.pop(LOGDIR_ENV, None)
-    command: list[str] = list(container.get("command") or [])
-    args: list[str] = list(container.get("args") or [])
-    if script is not None and tuple(command) == BOOTSTRAP_COMMAND and "--" in args:
-        command, args = [], args[args.index("--") + 1 :]
-    else:
-        script = None
+    run = read_entrypoint(container)
 
     limits = dict((container.get("resources") or {}).get("limits") or {})
     requests = dict((container.get("resources") or {}).get("requests") or {})
@@ -272,9 +210,9 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     return {
         "name": meta.get("name"),
         "image": container.get("image"),
-        "command": command,
-        "args": args,
-        "script": script,
+        "command": run["command"],
+        "args": run["args"],
+        "script": run["script"],
         "workdir": container.get("workingDir"),
         "nodes": 1 + workers if isinstance(master, Mapping) else workers,
         "master": isinstance(master, Mapping),
@@ -285,7 +223,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "shm": shm,
         "nprocPerNode": nproc,
         "pvc": [p.to_wire() for p in pvc],
-        "env": plain_env,
+        "env": run["env"],
         "restartPolicy": primary.get("restartPolicy"),
         "backoffLimit": run_policy.get("backoffLimit"),
         "deadline": run_policy.get("activeDeadlineSeconds"),
@@ -294,10 +232,8 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "cleanPodPolicy": run_policy.get("cleanPodPolicy") or "None",
         "nodeSelector": dict(pod.get("nodeSelector") or {}),
         "tolerations": [dict(t) for t in pod.get("tolerations") or []],
-        "labels": labels,
-        "annotations": annotations,
-        "queue": queue,
-        "logdir": logdir or env_logdir,
+        **read,
+        "logdir": read["logdir"] or run["logdir"],
     }
 
 

@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...job.status import Condition, JobInfo, JobState, ReplicaInfo
-from ..pods import epoch, init_running, pod_replica, unschedulable
+from ...job.status import JobInfo, JobState, ReplicaInfo
+from ..pods import epoch, init_running, pod_replica, read_conditions, unschedulable
 
 GROUP = "kubeflow.org"
 VERSION = "v1"
@@ -125,16 +125,7 @@ def job_info(
     by_name = {replica_name(p): replica_info(p) for p in pods}
     replicas = [by_name.pop(n) if n in by_name else missing_replica(job, n) for n in expected]
     replicas += list(by_name.values())
-    conditions = [
-        Condition(
-            type=c.get("type", ""),
-            status=c.get("status", ""),
-            reason=c.get("reason", ""),
-            message=c.get("message", ""),
-            last_transition=epoch(c.get("lastTransitionTime")) or 0.0,
-        )
-        for c in status.get("conditions") or []
-    ]
+    conditions = read_conditions(status)
     state = job_state(job)
     created = epoch(meta.get("creationTimestamp")) or 0.0
     return JobInfo(
