@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +17,10 @@ from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.status import JobState
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
 from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length
+from jupyter_pytorchjob.kinds.trainjob.runtimes import available_runtimes, runtime_of
 
 from . import crd_trainjob
+from .crd import CRDS_DIR, require_crds
 from .strategies import job_bodies
 
 UNSUPPORTED = ("restartPolicy", "cleanPodPolicy", "backoffLimit", "ttl", "workdir")
@@ -275,3 +278,40 @@ def test_pods_are_found_by_jobsets_labels() -> None:
     assert TRAINJOB.job_of_pod(pod(1, "Running")) == "demo"
     assert TRAINJOB.replica_of_pod(pod(1, "Running")) == "node-1"
     assert TRAINJOB.suspend_patch(True) == {"spec": {"suspend": True}}
+
+
+# -- runtimes ---------------------------------------------------------------------------
+
+
+def shipped_runtime(file: str) -> dict[str, Any]:
+    """A runtime as Kubeflow Trainer v2.3.0 ships it (../shared/runtimes)."""
+    require_crds()
+    path = CRDS_DIR.parent / "runtimes" / file
+    return yaml.safe_load(path.read_text())  # type: ignore[no-any-return]
+
+
+def test_the_shipped_runtimes_as_the_picker_shows_them() -> None:
+    torch = runtime_of(shipped_runtime("torch_distributed.yaml"))
+    assert (torch.name, torch.kind, torch.framework, torch.policy) == (
+        "torch-distributed",
+        "ClusterTrainingRuntime",
+        "torch",
+        "torch",
+    )
+    assert torch.nodes == 1 and torch.image == "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+    assert torch.replicated_jobs == ["node"] and torch.initializers == []
+    assert torch.usable is None
+    deepspeed = runtime_of(shipped_runtime("deepspeed_distributed.yaml"))
+    assert deepspeed.policy == "mpi" and "launcher" in deepspeed.replicated_jobs
+    assert deepspeed.usable is not None and "mpi" in deepspeed.usable
+
+
+def test_a_namespaced_runtime_hides_the_cluster_one_of_its_name() -> None:
+    cluster = shipped_runtime("torch_distributed.yaml")
+    mine = copy.deepcopy(cluster)
+    mine["kind"] = "TrainingRuntime"
+    mine["metadata"]["labels"]["trainer.kubeflow.org/support"] = "deprecated"
+    mine["spec"]["mlPolicy"]["numNodes"] = 4
+    (only,) = available_runtimes([cluster], [mine])
+    assert (only.kind, only.nodes, only.deprecated) == ("TrainingRuntime", 4, True)
+    assert only.to_wire()["replicatedJobs"] == ["node"]
