@@ -257,6 +257,18 @@ class VolumesHandler(PyTorchJobHandler):
         self.write_json({"volumes": [v.__dict__ for v in volumes]})
 
 
+class RuntimesHandler(PyTorchJobHandler):
+    """``GET runtimes``: the Kubeflow Trainer runtimes a TrainJob can run on here."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        """Answer ``{runtimes: [...]}`` (empty where TrainJobs are not served)."""
+        runtimes = await self.backend.runtimes()
+        self.write_json({"runtimes": [r.to_wire() for r in runtimes]})
+
+
 _FLAGS = {"": False, "0": False, "false": False, "no": False, "1": True, "true": True, "yes": True}
 _INT64_MAX = 2**63 - 1
 
@@ -468,5 +480,6 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
+        (rf"/{API}/runtimes", RuntimesHandler),
         *TENSORBOARD_ROUTES,
     ]

@@ -88,3 +88,17 @@ async def test_the_cluster_says_which_kinds_it_serves(fake_kube: Any) -> None:
             await fresh.close()
     finally:
         await backend.close()
+
+
+async def test_runtimes_are_empty_where_no_trainjob_runs(jp_fetch: Any) -> None:
+    """The local backend runs PyTorchJobs only: no Trainer runtime to pick."""
+    response = await jp_fetch(*API, "runtimes")
+    assert json.loads(response.body) == {"runtimes": []}
+
+
+async def test_a_pytorchjob_only_cluster_has_no_runtimes(fake_kube: Any) -> None:
+    backend = KubernetesBackend(namespace="team-a")
+    try:
+        assert await backend.runtimes() == []
+    finally:
+        await backend.close()

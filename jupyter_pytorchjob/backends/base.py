@@ -18,6 +18,7 @@ from typing import Any
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..kinds import DEFAULT_KIND, JobKind
+from ..kinds.trainjob.runtimes import Runtime
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -232,6 +233,11 @@ class Backend(ABC):
         """The job kinds this backend can run, preferred first. Locally every job runs
         by the Training Operator v1's rules: a PyTorchJob."""
         return [DEFAULT_KIND]
+
+    async def runtimes(self) -> list[Runtime]:
+        """The Kubeflow Trainer runtimes a TrainJob can name here (none where TrainJobs
+        are not run)."""
+        return []
 
     async def form_defaults(self) -> dict[str, Any]:
         """Defaults for a new job that depend on where the server runs (in a cluster:

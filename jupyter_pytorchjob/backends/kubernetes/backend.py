@@ -21,6 +21,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ...job.spec import JobSpec
 from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
 from ...kinds.pods import epoch
+from ...kinds.trainjob import TRAINJOB
+from ...kinds.trainjob.runtimes import Runtime, available_runtimes
 from ..base import (
     Backend,
     BackendError,
@@ -225,6 +227,29 @@ class KubernetesBackend(Backend):
         except Exception as err:
             raise self._translate(err, what=what) from err
         return kind.plural in [r.name for r in (resources.resources or [])]
+
+    async def runtimes(self) -> list[Runtime]:
+        """ClusterTrainingRuntimes, overridden by the namespace's TrainingRuntimes of the
+        same name (which a user may not be allowed to list: then only the cluster's)."""
+        api = await self.api()
+        if not await self._serves(api, TRAINJOB):
+            return []
+        custom = client.CustomObjectsApi(api)
+        group, version = TRAINJOB.group, TRAINJOB.version
+        cluster = await self._call(
+            "list clustertrainingruntimes",
+            custom.list_cluster_custom_object(group, version, "clustertrainingruntimes"),
+            kind=TRAINJOB,
+        )
+        try:
+            namespaced = await custom.list_namespaced_custom_object(
+                group, version, self.namespace, "trainingruntimes"
+            )
+        except ApiException as err:
+            if err.status not in (403, 404):
+                raise self._translate(err, what="list trainingruntimes", kind=TRAINJOB) from err
+            namespaced = {"items": []}
+        return available_runtimes(cluster.get("items", []), namespaced.get("items", []))
 
     async def _kind(self, kind: JobKind) -> JobKind:
         """``kind`` if the cluster serves it; ``CrdMissing`` saying so otherwise."""
