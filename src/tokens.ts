@@ -34,9 +34,41 @@ export interface IJobDefaults {
   pvc?: IPvcMount[];
 
   /**
-   * Working directory of a new job, if the server suggests one.
+   * Working directory of a new job, if the server suggests one (the local
+   * backend: where a job without one starts).
    */
   workdir?: string | null;
+
+  /**
+   * The Kubernetes namespace new jobs go to (kubernetes backend).
+   */
+  namespace?: string;
+}
+
+/**
+ * One field of the job body as `GET config` describes it: the server's field
+ * table, so the form keeps no copy of choices and defaults.
+ */
+export interface IFieldInfo {
+  /**
+   * The form section it belongs to.
+   */
+  section: string;
+
+  /**
+   * The value the server uses when the field is absent (`null`: none).
+   */
+  default: unknown;
+
+  /**
+   * The values it may take, if it is a choice.
+   */
+  choices?: string[];
+
+  /**
+   * The choices of its items' properties (tolerations' `operator`, `effect`).
+   */
+  itemChoices?: Record<string, string[]>;
 }
 
 /**
@@ -62,6 +94,11 @@ export interface IConfig {
    * Absolute path of the Jupyter server's root directory, if the server says.
    */
   rootDir?: string;
+
+  /**
+   * Every field of the job body, by its name.
+   */
+  fields: Record<string, IFieldInfo>;
 }
 
 /**

@@ -23,6 +23,7 @@ import { JobsModel } from '../model';
 import { DEFAULT_SETTINGS } from '../settings';
 import { TensorBoardsModel } from '../tensorboard/model';
 import { IConfig, IJob, ITensorBoard } from '../tokens';
+import FIELDS from './fields.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -46,7 +47,8 @@ const BOARD: ITensorBoard = {
 
 const CONFIG = {
   backend: 'local',
-  defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' }
+  defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' },
+  fields: FIELDS
 } as unknown as IConfig;
 
 /**

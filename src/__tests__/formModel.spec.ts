@@ -5,8 +5,14 @@
 import { FormClient, JobFormModel } from '../form/model';
 import { PyTorchJobAPIError } from '../request';
 import { IJobBody, IRenderResult } from '../tokens';
+import FIELDS from './fields.json';
 
-const defaults = { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' };
+const defaults = {
+  image: 'img',
+  shm: '2Gi',
+  gpuResource: 'nvidia.com/gpu',
+  fields: FIELDS
+};
 
 function invalid(errors: Array<[string, string]>): PyTorchJobAPIError {
   return new PyTorchJobAPIError(

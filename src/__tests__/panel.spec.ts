@@ -11,6 +11,7 @@ import { CommandIDs } from '../commandids';
 import { JobsModel } from '../model';
 import { JobsPanel } from '../panel';
 import { IJob } from '../tokens';
+import FIELDS from './fields.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -130,7 +131,8 @@ describe('JobsPanel', () => {
     panel.config = {
       version: '0.1.0',
       backend: 'local',
-      defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' }
+      defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' },
+      fields: FIELDS
     };
     await rendered(panel);
     expect(

@@ -18,11 +18,13 @@ import {
   usesDataLoaderWorkers
 } from '../form/state';
 import { IConfig, IJobBody } from '../tokens';
+import FIELDS from './fields.json';
 
 const defaults = {
   image: 'pytorch/pytorch:latest',
   shm: '2Gi',
-  gpuResource: 'nvidia.com/gpu'
+  gpuResource: 'nvidia.com/gpu',
+  fields: FIELDS
 };
 
 function form(patch: Partial<IFormState> = {}): IFormState {
@@ -305,10 +307,10 @@ describe('errors', () => {
   });
 
   it('knows the section of each field', () => {
-    expect(sectionOf('name')).toBe('basics');
-    expect(sectionOf('nprocPerNode')).toBe('resources');
-    expect(sectionOf('pvc[1].claim')).toBe('storage');
-    expect(sectionOf('tolerations[0].key')).toBe('advanced');
+    expect(sectionOf('name', FIELDS)).toBe('basics');
+    expect(sectionOf('nprocPerNode', FIELDS)).toBe('resources');
+    expect(sectionOf('pvc[1].claim', FIELDS)).toBe('storage');
+    expect(sectionOf('tolerations[0].key', FIELDS)).toBe('advanced');
   });
 });
 
@@ -333,7 +335,8 @@ describe('formDefaults', () => {
   const config: IConfig = {
     version: '0.1.0',
     backend: 'local',
-    defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' }
+    defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' },
+    fields: FIELDS
   };
 
   it("takes the server's defaults when the settings are empty", () => {
@@ -342,7 +345,8 @@ describe('formDefaults', () => {
       shm: '1Gi',
       gpuResource: 'amd.com/gpu',
       pvc: [],
-      workdir: null
+      workdir: null,
+      fields: FIELDS
     });
   });
 

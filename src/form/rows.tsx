@@ -9,7 +9,7 @@ import * as React from 'react';
 
 import { IVolume } from '../tokens';
 import { AddButton, FieldErrors, IFormContext, RemoveButton } from './fields';
-import { IFormState, IKeyValue, IPvcRow, TOLERATION_EFFECTS } from './state';
+import { choicesOf, IFormState, IKeyValue, IPvcRow } from './state';
 import { FieldName } from './texts';
 
 /**
@@ -209,7 +209,7 @@ export function TolerationEditor(props: { form: IFormContext }): JSX.Element {
           <Private.Choice
             label={trans.__('Operator of toleration %1', i + 1)}
             value={row.operator}
-            choices={Private.OPERATORS}
+            choices={choicesOf(form.fields, 'tolerations', 'operator')}
             onChange={operator => rows.update(i, { operator })}
           />
           <RowInput
@@ -222,7 +222,7 @@ export function TolerationEditor(props: { form: IFormContext }): JSX.Element {
           <Private.Choice
             label={trans.__('Effect of toleration %1', i + 1)}
             value={row.effect}
-            choices={TOLERATION_EFFECTS}
+            choices={choicesOf(form.fields, 'tolerations', 'effect')}
             labels={effects}
             onChange={effect => rows.update(i, { effect })}
           />
@@ -292,11 +292,6 @@ function RowsFieldset(props: {
  * Module-private helpers.
  */
 namespace Private {
-  /**
-   * The toleration operators of the Kubernetes API.
-   */
-  export const OPERATORS = ['Equal', 'Exists'];
-
   /**
    * The edits of a list of rows, each handing the new list over.
    */

@@ -180,7 +180,6 @@ function advancedTexts(trans: TranslationBundle) {
     restartPolicy: { label: trans.__('Restart policy') },
     backoffLimit: {
       label: trans.__('Backoff limit'),
-      placeholder: '3',
       hint: trans.__('Restarts before the job fails.')
     },
     deadline: {
