@@ -336,6 +336,11 @@ export interface IJobBody {
   queue?: string | null;
 
   /**
+   * PriorityClass of every pod (preemption; Kueue's workload priority).
+   */
+  priorityClassName?: string | null;
+
+  /**
    * TensorBoard log directory the job writes to.
    */
   logdir?: string | null;

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import nbformat
 import pytest
+import yaml
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
@@ -513,6 +514,15 @@ def test_help_comes_from_the_shared_parser(shell: InteractiveShell, fake: FakeBa
         assert word in doc
     with pytest.raises(UsageError, match="cell"):
         shell.run_cell_magic("ptjob", "list", "print(1)\n")
+
+
+def test_cell_magic_renders_a_priority_class(
+    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell_magic("ptjob", "render --name p --priority-class high", "print(1)\n")
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert master["priorityClassName"] == "high"
 
 
 def test_dash_h_prints_the_subcommand_help(

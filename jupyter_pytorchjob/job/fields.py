@@ -306,6 +306,15 @@ FIELDS: tuple[JobField, ...] = (
         metavar="Q",
     ),
     JobField(
+        "priorityClassName",
+        "priority_class",
+        "advanced",
+        "PriorityClass of every pod (preemption; Kueue's workload priority)",
+        nullable=True,
+        flag="--priority-class",
+        metavar="NAME",
+    ),
+    JobField(
         "logdir",
         "path",
         "storage",
@@ -343,6 +352,7 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "memory": {"type": "string"},
     "shm": {"type": "string"},
     "queue": {"type": "string"},
+    "priority_class": {"type": "string"},
     "count": {"type": ["integer", "string"]},
     "nproc": {"type": ["integer", "string"]},
     "optional_count": {"type": ["integer", "string"]},

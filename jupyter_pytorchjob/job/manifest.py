@@ -187,6 +187,8 @@ def _pod_template(spec: JobSpec) -> dict[str, Any]:
         pod_spec["nodeSelector"] = dict(spec.node_selector)
     if spec.tolerations:
         pod_spec["tolerations"] = [_toleration(t) for t in spec.tolerations]
+    if spec.priority_class_name:
+        pod_spec["priorityClassName"] = spec.priority_class_name
     template_meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
     if spec.labels:
         template_meta["labels"] = dict(spec.labels)
@@ -415,6 +417,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "labels": labels,
         "annotations": annotations,
         "queue": queue,
+        "priorityClassName": pod.get("priorityClassName"),
         "logdir": logdir or env_logdir,
     }
 

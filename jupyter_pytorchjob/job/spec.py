@@ -146,6 +146,7 @@ class JobSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     queue: str | None = None
+    priority_class_name: str | None = None
     logdir: str | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
 
@@ -339,6 +340,13 @@ class _WireReader:
 
     def read_queue(self, f: JobField) -> str | None:
         return self.queue()
+
+    def read_priority_class(self, f: JobField) -> str | None:
+        value = self.text(f.wire, default=None)
+        problem = rules.check_dns1123_subdomain(value) if value else None
+        if problem:
+            self.fail(f.wire, f"is the name of a PriorityClass and {problem}")
+        return value or None
 
     def read_extras(self, f: JobField) -> dict[str, Any]:
         return self.extras()

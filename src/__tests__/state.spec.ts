@@ -244,6 +244,14 @@ describe('bodyToState', () => {
     expect(stateToBody(bodyToState(server, form())).master).toBeUndefined();
   });
 
+  it('keeps the priority class through a clone, and leaves it out when empty', () => {
+    const clone: IJobBody = { ...server, priorityClassName: 'high' };
+    const state = bodyToState(clone, form());
+    expect(state.priorityClassName).toBe('high');
+    expect(stateToBody(state).priorityClassName).toBe('high');
+    expect(stateToBody(form()).priorityClassName).toBeUndefined();
+  });
+
   it('switches to script mode for a script', () => {
     const state = bodyToState({ script: 'print(1)' }, form());
     expect(state.mode).toBe('script');

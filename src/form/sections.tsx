@@ -171,6 +171,7 @@ function AdvancedFields(props: { form: IFormContext }): JSX.Element {
       <KeyValueEditor form={form} name="labels" />
       <KeyValueEditor form={form} name="annotations" />
       <TextField form={form} name="queue" />
+      <TextField form={form} name="priorityClassName" />
       <ExtrasField form={form} />
     </>
   );

@@ -237,6 +237,11 @@ export interface IFormState {
   queue: string;
 
   /**
+   * PriorityClass of every pod.
+   */
+  priorityClassName: string;
+
+  /**
    * TensorBoard log directory.
    */
   logdir: string;
@@ -340,6 +345,7 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     labels: [],
     annotations: [],
     queue: '',
+    priorityClassName: '',
     logdir: '',
     extras: {}
   };
@@ -424,6 +430,7 @@ export function stateToBody(state: IFormState): IJobBody {
   setMap(body, 'labels', state.labels);
   setMap(body, 'annotations', state.annotations);
   setText(body, 'queue', state.queue);
+  setText(body, 'priorityClassName', state.priorityClassName);
   setText(body, 'logdir', state.logdir);
   if (Object.keys(state.extras).length > 0) {
     body.extras = state.extras;
@@ -477,6 +484,7 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     labels: rows(body.labels),
     annotations: rows(body.annotations),
     queue: body.queue ?? '',
+    priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
     extras: { ...(body.extras ?? {}) }
   };

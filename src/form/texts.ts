@@ -207,6 +207,12 @@ function advancedTexts(trans: TranslationBundle) {
       label: trans.__('Kueue queue'),
       hint: trans.__('LocalQueue name (kueue.x-k8s.io/queue-name).')
     },
+    priorityClassName: {
+      label: trans.__('Priority class'),
+      hint: trans.__(
+        'PriorityClass of every pod: lets the job preempt, or be preempted by, others.'
+      )
+    },
     extras: { label: trans.__('Other manifest fields') }
   } satisfies Record<string, IFieldText>;
 }
