@@ -41,18 +41,16 @@ MAY_IMPORT: dict[str, set[str]] = {
     "tensorboard": {"job"},
     "handlers": {"job", "backends", "tensorboard"},
     "app": {"job", "backends", "handlers", "tensorboard"},
-    "cli": {"job", "backends", "arguments", "processes", "tensorboard"},
-    "magics": {"job", "backends", "arguments"},
+    # What the CLI and the magic share (server client, formatting, backend choice).
+    "frontends": {"job", "backends", "processes"},
+    "cli": {"job", "backends", "arguments", "frontends", "tensorboard"},
+    "magics": {"job", "backends", "arguments", "frontends"},
     "": {"_version", "app", "magics"},
 }
 
 # The imports that break the rules today, each with what removes it. They are exempt from
 # the direction and cycle checks; the test fails once one is gone, so the list only shrinks.
 KNOWN_PYTHON_EXCEPTIONS: dict[Edge, str] = {
-    (f"{PACKAGE}.magics", f"{PACKAGE}.cli"): (
-        "TODO(issue 14, item 4): the magic imports the CLI for the server client, the "
-        "formatting and the backend choice; shared front-end helpers remove it"
-    ),
     (f"{PACKAGE}.tensorboard.handlers", f"{PACKAGE}.handlers"): (
         "TODO(issue 14): a cycle - handlers.py imports tensorboard.handlers for its routes, "
         "which imports job_name_problem/read_json_body back; they belong in a module both "

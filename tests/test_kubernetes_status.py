@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jupyter_pytorchjob.backends.kubernetes.status import job_info
-from jupyter_pytorchjob.cli import format_status
+from jupyter_pytorchjob.frontends.formatting import format_status
 
 LABEL = "training.kubeflow.org/"
 

@@ -26,7 +26,7 @@ from IPython.utils.capture import capture_output
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from jupyter_pytorchjob import cli, magics
+from jupyter_pytorchjob import magics
 from jupyter_pytorchjob.backends import (
     Backend,
     BackendError,
@@ -39,6 +39,7 @@ from jupyter_pytorchjob.backends import (
     Volume,
 )
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.frontends import backend_choice, server
 from jupyter_pytorchjob.job.spec import JobSpec
 
 DDP_CELL = """\
@@ -414,7 +415,8 @@ def shell() -> Iterator[InteractiveShell]:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, shell: InteractiveShell) -> FakeBackend:
     backend = FakeBackend()
-    monkeypatch.setattr(magics, "backend_for", lambda invocation: backend)
+    # The magic picks its backend through backend_choice; this one answers from memory.
+    monkeypatch.setattr(backend_choice, "open_backend", lambda name, namespace=None: backend)
     shell.run_line_magic("load_ext", "jupyter_pytorchjob")
     return backend
 
@@ -583,7 +585,7 @@ def jupyter_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 def test_tensorboard_inline_through_the_server(
     shell: InteractiveShell, fake: FakeBackend, jupyter_server: dict[str, Any]
 ) -> None:
-    assert cli.running_server() == jupyter_server
+    assert server.running_server() == jupyter_server
     fake.logdir = "/runs/demo"
     _FakeServer.known_jobs = True
     with capture_output() as captured:
