@@ -219,7 +219,7 @@ class PyTorchJobApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         """Expose the effective configuration and the backend to the handlers."""
-        from .handlers import MAX_BODY_SETTING
+        from .rest import MAX_BODY_SETTING
 
         self.settings["pytorchjob_config"] = self.config_model()
         self.settings[MAX_BODY_SETTING] = self.api_max_body_size

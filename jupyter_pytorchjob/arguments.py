@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .backends import BACKENDS
 from .job.errors import JobSpecInvalid
 from .job.fields import FIELDS, JobField
 from .job.spec import suggest_name
 
-BACKENDS = ("local", "kubernetes")
 # Subcommands that take job flags and build a job body.
 JOB_COMMANDS = ("render", "submit")
 

@@ -1,7 +1,7 @@
 """``JobSpec`` -> ``kubeflow.org/v1`` PyTorchJob manifest, and the way back.
 
-The builder follows the rules of PRODUCT.md (see ``notes/operator.md``): node 0
-is the Master with ``replicas: 1`` written out, nodes - 1 Workers (none for one
+The builder writes what the Training Operator v1.9.4 needs, nothing left to its
+defaults: node 0 is the Master with ``replicas: 1`` written out, nodes - 1 Workers (none for one
 node; a Worker-only job has ``nodes`` Workers and no Master), a container named
 ``pytorch`` with the GPUs as limits, the PVCs and a memory-backed ``/dev/shm`` in
 every replica, ``nprocPerNode`` as a string, every run-policy value explicit, and

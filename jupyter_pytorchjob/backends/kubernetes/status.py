@@ -1,4 +1,6 @@
-"""Job state and per-replica detail, derived as in notes/operator.md section 8.
+"""Job state and per-replica detail, from the operator's conditions (kubeflow/trainer
+v1.9.4 ``pkg/util/status.go``: Failed and Succeeded are final, Suspended next, else the
+newest of Restarting, Running and Created) and from the replicas' pods.
 
 Pure functions over the PyTorchJob and Pod dicts the API returns, so the rules are
 tested without a cluster.

@@ -19,7 +19,7 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
-from ...processes import ProcessIdentity
+from ...processes import ProcessIdentity, free_port
 from ..base import (
     Backend,
     BackendError,
@@ -33,7 +33,7 @@ from ..base import (
     ReplicaInfo,
     Volume,
 )
-from .plan import Mounts, free_port, plan_nodes, plans_to_wire
+from .plan import Mounts, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 from .watchdog import LOST_REASON
 

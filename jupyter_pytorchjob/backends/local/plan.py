@@ -13,7 +13,6 @@ hard-coded inside a script is not rewritten.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -66,13 +65,6 @@ class Mounts:
             option, _, value = word.partition("=")
             return f"{option}={self.rewrite_path(value)}"
         return self.rewrite_path(word)
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the job binds it moments later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def local_argv(command: list[str]) -> list[str]:
