@@ -198,7 +198,7 @@ class EventsHandler(PyTorchJobHandler):
     async def get(self, name: str) -> None:
         """Answer ``{events: [...]}``, oldest first."""
         events = await self.backend.events(name)
-        self.write_json({"events": [e.__dict__ for e in events]})
+        self.write_json({"events": [e.to_wire() for e in events]})
 
 
 class VolumesHandler(PyTorchJobHandler):
@@ -210,7 +210,7 @@ class VolumesHandler(PyTorchJobHandler):
     async def get(self) -> None:
         """Answer ``{volumes: [...]}``."""
         volumes = await self.backend.volumes()
-        self.write_json({"volumes": [v.__dict__ for v in volumes]})
+        self.write_json({"volumes": [v.to_wire() for v in volumes]})
 
 
 _FLAGS = {"": False, "0": False, "false": False, "no": False, "1": True, "true": True, "yes": True}
@@ -346,7 +346,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         error: dict[str, Any] | None = None
         try:
             async for chunk in self._chunks(name):
-                await self.write_message(json.dumps(chunk.__dict__))
+                await self.write_message(json.dumps(chunk.to_wire()))
             await self.write_message(json.dumps({"end": True}))
         except WebSocketClosedError:
             return

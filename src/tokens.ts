@@ -1,9 +1,9 @@
 /**
  * Wire types of the `pytorchjob/api` REST endpoints.
  *
- * The job body names its fields after the `ptjob` CLI's long flags, in
- * camelCase; the job models (`JobInfo.to_wire` on the server) use the
- * server's snake_case names.
+ * One convention for everything (the server's `job/wire.py`): camelCase keys
+ * (the job body's are the `ptjob` CLI's long flags), times in seconds since
+ * the epoch.
  *
  * @packageDocumentation
  */
@@ -416,7 +416,7 @@ export interface ICondition {
   /**
    * When the condition changed, in seconds since the epoch.
    */
-  last_transition: number;
+  lastTransition: number;
 }
 
 /**
@@ -441,7 +441,7 @@ export interface IReplica {
   /**
    * Exit code of the last finished container.
    */
-  exit_code?: number | null;
+  exitCode?: number | null;
 
   /**
    * Why it is not running, e.g. `Unschedulable` or `ImagePullBackOff`.
@@ -603,12 +603,12 @@ export interface IVolume {
   /**
    * Access modes, e.g. `ReadWriteMany`.
    */
-  access_modes: string[];
+  accessModes: string[];
 
   /**
    * Local backend: the directory the claim maps to.
    */
-  local_path?: string | null;
+  localPath?: string | null;
 }
 
 /**
@@ -712,12 +712,13 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
-   * When it started (ISO 8601).
+   * When it started, in seconds since the epoch.
    */
-  started?: string;
+  started?: number;
 
   /**
-   * When its page was last requested (ISO 8601); idle ones are stopped.
+   * When its page was last requested, in seconds since the epoch; idle ones
+   * are stopped.
    */
-  last_access?: string;
+  lastAccess?: number;
 }

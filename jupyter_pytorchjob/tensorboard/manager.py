@@ -81,6 +81,7 @@ class TensorBoardError(Exception):
 
 
 def _iso(epoch: float) -> str:
+    """A time in messages and logs (the REST API sends epoch seconds)."""
     return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
@@ -125,8 +126,9 @@ class TensorBoardInstance:
             "jobs": sorted(self.jobs),
             "pid": self.pid,
             "port": self.port,
-            "started": _iso(self.started),
-            "last_access": _iso(self.last_access),
+            # The API's wire convention (job/wire.py): seconds since the epoch.
+            "started": self.started,
+            "lastAccess": self.last_access,
         }
 
 

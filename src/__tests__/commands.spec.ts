@@ -42,7 +42,7 @@ const JOB: IJob = {
 const BOARD: ITensorBoard = {
   id: 'tb1',
   logdir: '/runs',
-  started: '2024-01-01T00:00:00Z'
+  started: 1704067200
 } as ITensorBoard;
 
 const CONFIG = {

@@ -24,7 +24,7 @@ function fakeClient(): FormClient {
       {
         name: 'data',
         capacity: '10Gi',
-        access_modes: ['ReadWriteMany'],
+        accessModes: ['ReadWriteMany'],
         phase: 'Bound'
       }
     ])

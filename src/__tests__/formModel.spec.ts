@@ -236,7 +236,7 @@ describe('JobFormModel', () => {
   it('loads the volumes, and survives without them', async () => {
     const client = fakeClient();
     client.volumes.mockResolvedValueOnce([
-      { name: 'data', phase: 'Bound', capacity: '10Gi', access_modes: ['RWX'] }
+      { name: 'data', phase: 'Bound', capacity: '10Gi', accessModes: ['RWX'] }
     ]);
     const model = new JobFormModel({ client, defaults });
     await model.loadVolumes();

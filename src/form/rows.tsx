@@ -90,7 +90,7 @@ export function PvcEditor(props: {
       <datalist id={listId}>
         {volumes.map(v => (
           <option key={v.name} value={v.name}>
-            {[v.capacity, v.access_modes.join(', '), v.phase]
+            {[v.capacity, v.accessModes.join(', '), v.phase]
               .filter(Boolean)
               .join(' · ')}
           </option>
@@ -166,9 +166,9 @@ function PvcRow(props: {
         <div className="jp-PyTorchJobForm-hint">
           {[
             volume.capacity,
-            volume.access_modes.join(', '),
+            volume.accessModes.join(', '),
             volume.phase,
-            volume.local_path
+            volume.localPath
           ]
             .filter(Boolean)
             .join(' · ')}
