@@ -388,6 +388,8 @@ async def test_name_too_long_for_jobset_leaves_an_empty_status_and_warnings(
     assert event.type == "Warning" and event.reason == "TrainJobResourcesCreationFailed"
     assert event.involved_object.kind == "TrainJob"
     assert event.message.startswith("TrainJob resources reconciliation failed: ")
+    # events.k8s.io recorder: an eventTime, no firstTimestamp (trainjob.md §7)
+    assert event.first_timestamp is None and event.event_time is not None
     assert "pod names generated for this JobSet will exceed 63 characters" in event.message
     assert fake_kube.get("jobsets", NS, "b" * 48) is not None
 
@@ -576,6 +578,10 @@ async def test_the_kubeflow_sdk_trainer_client_against_the_fake(fake_kube: FakeK
     assert {s.device for s in job.steps} == {"cpu"} and {s.device_count for s in job.steps} == {"2"}
     listed = await asyncio.to_thread(trainer.list_jobs)
     assert [j.name for j in listed] == [name]
+    events = await asyncio.to_thread(trainer.get_job_events, name)
+    seen = {(e.involved_object_kind, e.involved_object_name, e.reason) for e in events}
+    assert ("Pod", master, "Started") in seen and ("Pod", master, "Scheduled") in seen
+    assert not any(kind == "Job" for kind, _, _ in seen)  # the SDK never names the Job
     logs = await asyncio.to_thread(lambda: list(trainer.get_job_logs(name)))
     assert logs == ["hello from the SDK", "second line"]
 
@@ -660,3 +666,16 @@ async def test_patches_merge_onto_a_namespaced_runtime(fake_kube: FakeKube) -> N
     (node,) = spec["containers"]
     assert node["image"] == "img:1"
     assert [m["mountPath"] for m in node["volumeMounts"]] == ["/cache", "/data"]
+
+
+async def test_the_sdk_never_says_running_after_a_resume(fake_kube: FakeKube) -> None:
+    """§7: a non-empty ``conditions`` keeps the SDK's state at Created."""
+    async with apis() as (custom, _):
+        await create(custom, trainjob("ours"))
+        await patch(custom, "ours", {"spec": {"suspend": True}})
+        await patch(custom, "ours", {"spec": {"suspend": False}})
+    fake_kube.trainer.run(NS, "ours")
+    trainer = await asyncio.to_thread(sdk_client, fake_kube)
+    job = await asyncio.to_thread(trainer.get_job, "ours")
+    assert [s.status for s in job.steps] == ["Running"]
+    assert job.status == "Created"

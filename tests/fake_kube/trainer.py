@@ -527,10 +527,22 @@ class Trainer:
     ) -> None:  # fmt: skip
         meta = obj["metadata"]
         key = (meta["uid"], reason, message)
-        if key not in self._events:
-            self._events.add(key)
-            self.fake.add_event(meta["namespace"], kind, meta["name"], reason, message, etype,
-                                component=component)  # fmt: skip
+        if key in self._events:
+            return
+        self._events.add(key)
+        event = self.fake.add_event(
+            meta["namespace"], kind, meta["name"], reason, message, etype, component=component
+        )
+        if component == "trainjob-controller":
+            # The Trainer records through the events.k8s.io recorder: read as core/v1 such an
+            # event has eventTime but no firstTimestamp/lastTimestamp/source (§7: the SDK's
+            # get_job_events drops it).
+            old = copy.deepcopy(event)
+            event.update(firstTimestamp=None, lastTimestamp=None, count=None, source={})
+            event.update(eventTime=rfc3339(nano=True)[:-4] + "Z", action="Reconcile")
+            event["reportingComponent"] = "trainer.kubeflow.org/trainjob-controller"
+            event["reportingInstance"] = "kubeflow-trainer-controller-manager"
+            self.fake._emit("events", "MODIFIED", event, old)
 
     @staticmethod
     def _owner(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -955,7 +967,12 @@ class Trainer:
             "spec": spec,
             "status": {"phase": "Pending"},
         }  # fmt: skip
-        return self.fake._stored("pods", pod)
+        stored = self.fake._stored("pods", pod)
+        self._event("Pod", stored, "Normal", "Scheduled",
+                    f"Successfully assigned {stored['metadata']['namespace']}/"
+                    f"{stored['metadata']['name']} to {spec['nodeName']}",
+                    "default-scheduler")  # fmt: skip
+        return stored
 
     # -- the kubelet and the clock: test hooks ---------------------------------------------------
 
@@ -968,6 +985,8 @@ class Trainer:
                 entry = self.fake._status_entry(pod, container["name"])
                 if entry is not None and "running" not in (entry.get("state") or {}):
                     self.fake._set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
+                    self._event("Pod", pod, "Normal", "Started",
+                                f"Started container {container['name']}", "kubelet")  # fmt: skip
         self.reconcile(ns, name)
 
     def succeed(self, ns: str, name: str, index: int | None = None) -> None:
