@@ -679,3 +679,17 @@ async def test_the_sdk_never_says_running_after_a_resume(fake_kube: FakeKube) ->
     job = await asyncio.to_thread(trainer.get_job, "ours")
     assert [s.status for s in job.steps] == ["Running"]
     assert job.status == "Created"
+
+
+async def test_a_deleted_runtime_blocks_updates_not_the_running_job(fake_kube: FakeKube) -> None:
+    """Pitfall 9: no runtime finalizers; the job runs on, webhook-checked updates fail."""
+    async with apis() as (custom, _):
+        await create(custom, trainjob())
+        fake_kube.delete("clustertrainingruntimes", "", "torch-distributed")
+        body = await expect_status(
+            patch(custom, "tj1", {"spec": {"suspend": True}}), 403, "Forbidden"
+        )
+        assert "must be created before the TrainJob is created" in body["message"]
+    fake_kube.trainer.run(NS, "tj1")
+    fake_kube.trainer.succeed(NS, "tj1")
+    assert [c[0] for c in conditions(fake_kube)] == ["Complete"]

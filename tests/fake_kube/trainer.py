@@ -716,12 +716,12 @@ class Trainer:
                     self.fake._delete("jobsets", jobset)
                 self._set_condition(status, *CONDITIONS["deadline"])
                 return self._save("trainjobs", trainjob, status)
-        runtime = self.runtime(trainjob)
-        if runtime is None:
-            return self._save("trainjobs", trainjob, status)
         jobset = self.fake.get("jobsets", ns, name)
         changed = False
         if jobset is None:
+            runtime = self.runtime(trainjob)  # later edits or deletion don't touch a built job
+            if runtime is None:
+                return self._save("trainjobs", trainjob, status)
             built = self.build_jobset(trainjob, runtime)
             problems = self.jobset_name_errors(built)
             if problems:
