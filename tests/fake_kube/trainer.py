@@ -159,10 +159,8 @@ def _cel(rule: str) -> Callable[[Any, Any], bool] | None:
 
 
 def _schema_type(schema: Mapping[str, Any], value: Any) -> str:
-    return str(
-        schema.get("type")
-        or {dict: "object", list: "array", str: "string"}.get(type(value), "object")
-    )
+    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return str(schema.get("type") or names.get(type(value), "object"))
 
 
 def cel_errors(schema: Mapping[str, Any], obj: Any, old: Any = None) -> list[tuple[str, str]]:
@@ -358,8 +356,9 @@ def _go(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _pod_template(rjob: Mapping[str, Any]) -> dict[str, Any]:
-    return rjob.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
+def _pod_template(rjob: dict[str, Any]) -> dict[str, Any]:
+    template: dict[str, Any] = rjob.setdefault("template", {}).setdefault("spec", {})
+    return template.setdefault("template", {})  # type: ignore[no-any-return]
 
 
 # -- the simulation -----------------------------------------------------------------------
@@ -845,7 +844,7 @@ class Trainer:
             f"{JS}job-group-index": str(index),
         }  # fmt: skip
         tmeta = template.get("metadata") or {}
-        job = {
+        job: dict[str, Any] = {
             "apiVersion": "batch/v1",
             "kind": "Job",
             "metadata": {
