@@ -13,7 +13,7 @@ import copy
 import enum
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -36,6 +36,21 @@ class JobState(str, enum.Enum):
     @property
     def finished(self) -> bool:
         return self in (JobState.SUCCEEDED, JobState.FAILED)
+
+
+def state_of(conditions: Sequence[Mapping[str, Any]]) -> JobState:
+    """The state a list of operator conditions says: Failed and Succeeded win; then
+    Suspended; then the newest True of Restarting, Running, Created; no conditions at
+    all is Submitted (no operator has reconciled the job yet)."""
+    true = [c for c in conditions if c.get("status") == "True"]
+    types = {c.get("type") for c in true}
+    for final in ("Failed", "Succeeded", "Suspended"):
+        if final in types:
+            return JobState(final)
+    for c in reversed(true):
+        if c.get("type") in ("Restarting", "Running", "Created"):
+            return JobState(c["type"])
+    return JobState.CREATED if conditions else JobState.SUBMITTED
 
 
 class BackendError(Exception):

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..base import Condition, JobInfo, JobState, ReplicaInfo
+from ..base import Condition, JobInfo, JobState, ReplicaInfo, state_of
 
 GROUP = "kubeflow.org"
 VERSION = "v1"
@@ -37,19 +37,8 @@ OPERATOR_GRACE = 30.0
 
 
 def job_state(job: Mapping[str, Any]) -> JobState:
-    """Failed and Succeeded win; then Suspended; then the newest of Restarting,
-    Running, Created; no conditions at all is Submitted (no operator has reconciled
-    it yet - the operator's first pass sets Created)."""
-    conditions = (job.get("status") or {}).get("conditions") or []
-    true = [c for c in conditions if c.get("status") == "True"]
-    types = {c.get("type") for c in true}
-    for final in ("Failed", "Succeeded", "Suspended"):
-        if final in types:
-            return JobState(final)
-    for c in reversed(true):
-        if c.get("type") in ("Restarting", "Running", "Created"):
-            return JobState(c["type"])
-    return JobState.CREATED if conditions else JobState.SUBMITTED
+    """The state the job's conditions say (``base.state_of``)."""
+    return state_of((job.get("status") or {}).get("conditions") or [])
 
 
 def waiting_message(state: JobState, created: float, now: float) -> str | None:
