@@ -533,3 +533,48 @@ async def test_submitted_suspended_does_not_start(cluster: Local | Kube) -> None
     with pytest.raises(BackendError) as err:
         await cluster.backend.suspend("demo")
     assert err.value.status == 409
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [("Created", "True", "PyTorchJobCreated"), ("Running", "True", "PyTorchJobRunning")],
+        [
+            ("Running", "True", "PyTorchJobRunning"),
+            ("Restarting", "True", "PyTorchJobRestarting"),
+            ("Running", "True", "PyTorchJobRunning"),
+            ("Running", "True", "PyTorchJobRunning"),
+            ("Succeeded", "True", "PyTorchJobSucceeded"),
+        ],
+        [
+            ("Created", "True", "PyTorchJobCreated"),
+            ("Running", "True", "PyTorchJobRunning"),
+            ("Running", "False", "PyTorchJobSuspended"),
+            ("Suspended", "True", "PyTorchJobSuspended"),
+            ("Suspended", "False", "PyTorchJobResumed"),
+            ("Running", "True", "PyTorchJobRunning"),
+            ("Failed", "True", "PyTorchJobFailed"),
+            ("Running", "True", "PyTorchJobRunning"),
+        ],
+    ],
+    ids=["created-running", "restart-succeed", "suspend-resume-fail"],
+)
+def test_conditions_list_shaped_as_set_condition(calls: list[tuple[str, str, str]]) -> None:
+    """The local conditions list changes as the operator's (util/status.go:100-149, the
+    fake's ``_set_condition``): Running and Restarting remove each other, Succeeded and
+    Failed turn Running False, a repeat keeps its first message, nothing after Failed
+    (item 7)."""
+    from jupyter_pytorchjob.backends.local.supervisor import set_condition
+
+    from .fake_kube.operator import Operator
+
+    ours: list[dict[str, Any]] = []
+    theirs: dict[str, Any] = {}
+    for step, (ctype, status, reason) in enumerate(calls):
+        message = f"call {step}"
+        set_condition(ours, ctype, status, reason, message, float(step))
+        Operator._set_condition(theirs, ctype, status, reason, message)
+    shape = [(c["type"], c["status"], c["reason"], c["message"]) for c in ours]
+    assert shape == [
+        (c["type"], c["status"], c["reason"], c["message"]) for c in theirs["conditions"]
+    ]

@@ -31,6 +31,14 @@ DEFAULT_CLEAN_POD_POLICY = "Running"
 
 RESTART_POLICIES = ("OnFailure", "Never", "Always", "ExitCode")
 CLEAN_POD_POLICIES = ("Running", "All", "None")
+# What to tell a user who picks Always (shown by the form and the CLI): the operator
+# passes it to the pod, so the kubelet restarts a node even after it exits 0.
+ALWAYS_RESTART_WARNING = (
+    "restart policy Always restarts a node even after it exits 0: the Master never "
+    "succeeds, and the job ends Failed once the restarts reach the backoff limit (the "
+    "Training Operator does this in a cluster, the local backend likewise); use OnFailure "
+    "to restart only failed nodes"
+)
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 

@@ -199,34 +199,10 @@ class Supervisor:
         return True
 
     def set_condition(self, type_: str, status: str, reason: str, message: str) -> None:
-        """setCondition, util/status.go:100-149: nothing once Failed; a repeat of the same
-        type, status and reason changes nothing (the old message and time stay); else
-        the condition replaces its type, Running and Restarting remove each other, and
-        Succeeded/Failed turn Running False."""
         conditions = self.job.setdefault("conditions", [])
-        if any(c["type"] == "Failed" and c["status"] == "True" for c in conditions):
-            return
-        current = next((c for c in conditions if c["type"] == type_), None)
-        if current is not None and (current["status"], current["reason"]) == (status, reason):
-            return
         now = time.time()
-        kept = []
-        for c in conditions:
-            if c["type"] == type_ or {type_, c["type"]} == {"Running", "Restarting"}:
-                continue
-            if type_ in ("Succeeded", "Failed") and c["type"] == "Running":
-                c = {**c, "status": "False"}
-            kept.append(c)
-        kept.append(
-            {
-                "type": type_,
-                "status": status,
-                "reason": reason,
-                "message": message,
-                "last_transition": now,
-            }
-        )
-        conditions[:] = kept
+        if not set_condition(conditions, type_, status, reason, message, now):
+            return
         self.job["state"] = state_of(conditions).value
         if status == "True" and type_ in ("Succeeded", "Failed"):
             self.job.setdefault("finished", now)  # completionTime
@@ -630,6 +606,33 @@ class Supervisor:
         self.stopping = True
         # All at once, as pods are deleted: one grace period, not one per node.
         await asyncio.gather(*(self.stop_replica(r, "Deleted") for r in self.replicas.values()))
+
+
+def set_condition(
+    conditions: list[dict[str, Any]], type_: str, status: str, reason: str, message: str, now: float
+) -> bool:
+    """setCondition, util/status.go:100-149, on ``conditions`` in place; whether it changed
+    them. Nothing once Failed; a repeat of the same type, status and reason changes
+    nothing (the old message and time stay); else the condition replaces its type (the
+    transition time kept when only the reason changed),
+    Running and Restarting remove each other, and Succeeded/Failed turn Running False."""
+    if any(c["type"] == "Failed" and c["status"] == "True" for c in conditions):
+        return False
+    current = next((c for c in conditions if c["type"] == type_), None)
+    if current is not None and (current["status"], current["reason"]) == (status, reason):
+        return False
+    if current is not None and current["status"] == status:
+        now = current["last_transition"]  # :116-119: the status did not change
+    kept = []
+    for c in conditions:
+        if c["type"] == type_ or {type_, c["type"]} == {"Running", "Restarting"}:
+            continue
+        if type_ in ("Succeeded", "Failed") and c["type"] == "Running":
+            c = {**c, "status": "False"}
+        kept.append(c)
+    new = {"type": type_, "status": status, "reason": reason, "message": message}
+    conditions[:] = [*kept, {**new, "last_transition": now}]
+    return True
 
 
 def settle(replica: Replica, code: int) -> None:
