@@ -305,31 +305,33 @@ async def test_exit_code_recreates_the_pod(
         assert await collect_logs(cluster.backend, "demo", previous=True) == {}
 
 
-async def test_restarting_condition_while_recreated(tmp_path: Path) -> None:
-    """While an ExitCode pod is created again the job says Restarting with the text of
-    common/pod.go:362 (it turns back into Running once the new node runs)."""
+async def test_restarting_while_recreated(tmp_path: Path) -> None:
+    """While an ExitCode node is created again the job is Restarting, with the text of
+    common/pod.go:362 (recorded as the operator's Warning event); it is Running again as
+    soon as the new node runs, and the conditions list keeps one of the two."""
     local = Local(tmp_path)
     await local.submit(
         {"nodes": 2, "restartPolicy": "ExitCode", "backoffLimit": 1},
         {"master-0": [None], "worker-0": [137, None]},
     )
     try:
-        events: list[tuple[str, str]] = []
-
-        async def recreated() -> bool:
-            job = await local.backend.get_job("demo")
-            events.extend((c.type, c.message) for c in job.conditions)
-            return (local.dir / "worker-0.count").exists() and (
-                local.dir / "worker-0.count"
-            ).read_text() == "2"
-
-        assert await eventually(recreated)
+        count = local.dir / "worker-0.count"
+        assert await eventually(lambda: count.exists() and count.read_text() == "2")
         job = await local.backend.get_job("demo")
         assert job.state is JobState.RUNNING
         assert [c.type for c in job.conditions] == ["Created", "Running"]
         assert job.replicas[1].restarts == 0
-        recorded = (local.backend.jobs_dir / "demo" / "events.jsonl").read_text()
-        assert "Deleted pod: demo-worker-0" in recorded
+        events = [(e.type, e.reason, e.message) for e in await local.backend.events("demo")]
+        assert (
+            "Warning",
+            "PyTorchJobRestarting",
+            "job demo is restarting because Worker replica(s) failed.",
+        ) in events
+        assert (
+            "Normal",
+            "SuccessfulDeletePod",
+            "Deleted pod: demo-worker-0",
+        ) in events
     finally:
         await local.backend.delete_job("demo")
 

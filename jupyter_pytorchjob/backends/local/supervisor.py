@@ -351,12 +351,9 @@ class Supervisor:
             if exit_code < 128:  # not retryable, util/train/train_util.go:24-26
                 self.fail(self.text(FAILING, rtype=failed.rtype))
                 return
-            self.set_condition(
-                "Restarting",
-                "True",
-                "PyTorchJobRestarting",
-                self.text(RECREATING, rtype=failed.rtype),
-            )
+            message = self.text(RECREATING, rtype=failed.rtype)
+            self.jobdir.add_event("Warning", "PyTorchJobRestarting", message, self.name)
+            self.set_condition("Restarting", "True", "PyTorchJobRestarting", message)
             self.recreate = failed
             return
         self.update_status()
