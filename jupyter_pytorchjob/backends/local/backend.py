@@ -172,7 +172,6 @@ class LocalBackend(Backend):
                             "last_transition": now,
                         }
                     ],
-                    "restart_policy": spec.restart_policy,
                     "run_policy": manifest["spec"]["runPolicy"],
                     "nodes": spec.nodes,
                     "gpus": spec.gpus,
