@@ -54,6 +54,15 @@ __all__ = [
     "Toleration",
 ]
 
+# What to tell a user who picks Always (shown by the form and the CLI): the operator
+# passes it to the pod, so the kubelet restarts a node even after it exits 0.
+ALWAYS_RESTART_WARNING = (
+    "restart policy Always restarts a node even after it exits 0: the Master never "
+    "succeeds, and the job ends Failed once the restarts reach the backoff limit (the "
+    "Training Operator does this in a cluster, the local backend likewise); use OnFailure "
+    "to restart only failed nodes"
+)
+
 # The operator appends these to every container, so a user value would be silently
 # overridden; ours carry the script and the log directory.
 OPERATOR_ENV = ("PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
