@@ -271,3 +271,15 @@ def test_a_reader_going_away_is_no_traceback(tmp_path: Path) -> None:
         assert process.wait(timeout=60) == 141, (args, stderr)
         assert stderr == "", (args, stderr)
     subprocess.run([str(PTJOB), "delete", "many"], env=env, check=True, capture_output=True)
+
+
+def test_restart_policy_always_is_matched_and_warned_about() -> None:
+    """The operator passes Always to the pods, so the kubelet restarts a Master that
+    exited 0 until the backoff limit fails the job: we build it as asked, and say so."""
+    result = ptjob("render", "--name", "a", "--restart-policy", "Always", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
+    assert master["restartPolicy"] == "Always"
+    assert "warning" in result.stderr and "never succeeds" in result.stderr
+    quiet = ptjob("render", "--name", "a", "--", "python", "t.py")
+    assert "warning" not in quiet.stderr

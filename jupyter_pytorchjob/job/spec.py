@@ -169,6 +169,12 @@ class JobSpec:
         """Worker replicas: every node but the Master (every node without one)."""
         return self.nodes - 1 if self.master else self.nodes
 
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know about this job as it stands (traps a cluster will
+        spring the same way): shown by the form, the CLI and the magic."""
+        return [ALWAYS_RESTART_WARNING] if self.restart_policy == "Always" else []
+
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
         masters = ["master-0"] if self.master else []

@@ -116,7 +116,9 @@ class LocalBackend(Backend):
             )
         self._check_nodes(spec)
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
-        return await asyncio.to_thread(self._create, spec)
+        info = await asyncio.to_thread(self._create, spec)
+        info.warnings[:0] = spec.warnings
+        return info
 
     def _check_nodes(self, spec: JobSpec) -> None:
         """Refuse more nodes than this machine runs, before anything is planned."""

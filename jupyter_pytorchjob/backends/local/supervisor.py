@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ...kinds.pytorchjob.status import state_of
+from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
 from .logpump import pump
