@@ -29,6 +29,7 @@ import yaml
 
 from . import k8s_rules as rules
 from .errors import FieldError, JobSpecInvalid
+from .fields import DEFAULT_RDZV_BACKEND
 from .shape import manifest_shape_errors, plain_problem
 from .spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
 from .webhook import CONTAINER_NAME, check_manifest
@@ -123,6 +124,8 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
             "pytorchReplicaSpecs": replica_specs,
         },
     }
+    if spec.elastic:
+        manifest["spec"]["elasticPolicy"] = _elastic_policy(spec)
     extras = copy.deepcopy(dict(spec.extras))
     extra_replicas = (extras.get("spec") or {}).get("pytorchReplicaSpecs") or {}
     for rtype in list(extra_replicas):
@@ -133,6 +136,20 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if problems:
         raise JobSpecInvalid([FieldError("extras", str(p)) for p in problems])
     return manifest
+
+
+def _elastic_policy(spec: JobSpec) -> dict[str, Any]:
+    """What the form sets of ``elasticPolicy``; unset bounds are the operator's (both
+    the Worker count)."""
+    policy: dict[str, Any] = {"rdzvBackend": spec.rdzv_backend}
+    for key, value in (
+        ("minReplicas", spec.min_nodes),
+        ("maxReplicas", spec.max_nodes),
+        ("maxRestarts", spec.max_restarts),
+    ):
+        if value is not None:
+            policy[key] = value
+    return policy
 
 
 def _pod_template(spec: JobSpec) -> dict[str, Any]:
@@ -389,6 +406,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         nproc = legacy_nproc
     else:
         nproc = max(gpus, 1)
+    elastic: Mapping[str, Any] = spec.get("elasticPolicy") or {}
     return {
         "name": meta.get("name"),
         "image": container.get("image"),
@@ -419,6 +437,11 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "queue": queue,
         "priorityClassName": pod.get("priorityClassName"),
         "logdir": logdir or env_logdir,
+        "minNodes": elastic.get("minReplicas"),
+        "maxNodes": elastic.get("maxReplicas"),
+        "maxRestarts": elastic.get("maxRestarts"),
+        # An elasticPolicy without a backend is c10d, the operator's default.
+        "rdzvBackend": (elastic.get("rdzvBackend") or DEFAULT_RDZV_BACKEND) if elastic else None,
     }
 
 
