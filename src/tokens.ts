@@ -382,6 +382,27 @@ export interface IJobBody {
   logdir?: string | null;
 
   /**
+   * Elastic: fewest Worker nodes (`elasticPolicy.minReplicas`).
+   */
+  minNodes?: number | string | null;
+
+  /**
+   * Elastic: most Worker nodes (`elasticPolicy.maxReplicas`).
+   */
+  maxNodes?: number | string | null;
+
+  /**
+   * Elastic: restarts of the worker group before the job fails.
+   */
+  maxRestarts?: number | string | null;
+
+  /**
+   * Elastic: torchrun's rendezvous backend (`c10d` once any elastic field is
+   * set); any elastic field makes the job elastic.
+   */
+  rdzvBackend?: string | null;
+
+  /**
    * Parts of a manifest the form does not know, kept across a YAML round trip.
    */
   extras?: Record<string, unknown>;

@@ -90,8 +90,9 @@ def tolerations(draw: st.DrawFn) -> dict[str, Any]:
 def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
     nodes = draw(st.integers(1, 130))
     gpus = draw(st.integers(0, 8))
+    elastic = draw(st.booleans())  # then Worker-only, as the upstream elastic examples
     body: dict[str, Any] = {
-        "name": draw(dns1035(max_name_length(nodes))),
+        "name": draw(dns1035(max_name_length(nodes, master=not elastic))),
         "image": draw(
             st.sampled_from(
                 ["pytorch/pytorch:2.13.0", "registry.local:5000/a/b@sha256:" + "a" * 64]
@@ -125,6 +126,16 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
     for key, strategy in optional.items():
         if draw(st.booleans()):
             body[key] = draw(strategy)
+    if elastic:  # the Workers within [min, max]
+        body["master"] = False
+        policy = {
+            "minNodes": st.integers(1, nodes),
+            "maxNodes": st.integers(nodes, nodes + 4),
+            "maxRestarts": st.integers(0, 100),
+            "rdzvBackend": st.sampled_from(["c10d", "etcd", "etcd-v2"]),
+        }
+        for key in draw(st.lists(st.sampled_from(list(policy)), min_size=1, unique=True)):
+            body[key] = draw(policy[key])
     if draw(st.booleans()):
         body["script"] = draw(st.text(exec_chars, min_size=1, max_size=200).filter(str.strip))
         body["args"] = draw(st.lists(free_text, max_size=3))

@@ -80,6 +80,20 @@ def test_render_a_trainjob() -> None:
     assert refused.returncode == 2 and "--restart-policy" in refused.stderr
 
 
+def test_render_an_elastic_job() -> None:
+    args = ["--name", "e", "--no-master", "--nodes", "2", "--min-nodes", "1", "--max-nodes", "3"]
+    result = ptjob("render", *args, "--max-restarts", "10", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["spec"]["elasticPolicy"] == {
+        "rdzvBackend": "c10d",
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "maxRestarts": 10,
+    }
+    bad = ptjob("render", *args, "--rdzv-backend", "zk", "--", "python", "t.py")
+    assert bad.returncode == 2 and "--rdzv-backend" in bad.stderr
+
+
 def test_render_a_worker_only_job() -> None:
     result = ptjob("render", "--name", "w", "--nodes", "2", "--no-master", "--", "python", "t.py")
     assert result.returncode == 0, result.stderr

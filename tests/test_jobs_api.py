@@ -171,11 +171,10 @@ async def test_render_reads_edited_yaml_back(jp_fetch: Any) -> None:
     assert back["job"]["restartPolicy"] == "Never"
     # Only the Master was edited: the Worker keeps its own policy (issue #12).
     assert back["job"]["extras"] == {
-        "spec": {
-            "elasticPolicy": {"rdzvBackend": "c10d"},
-            "pytorchReplicaSpecs": {"Worker": {"restartPolicy": "OnFailure"}},
-        }
+        "spec": {"pytorchReplicaSpecs": {"Worker": {"restartPolicy": "OnFailure"}}}
     }
+    # The elasticPolicy is the form's Elastic section now, not extras.
+    assert back["job"]["rdzvBackend"] == "c10d"
     assert back["manifest"]["spec"]["elasticPolicy"] == {"rdzvBackend": "c10d"}
     restart = {
         k: v["restartPolicy"] for k, v in back["manifest"]["spec"]["pytorchReplicaSpecs"].items()

@@ -41,10 +41,13 @@ def test_every_manifest_is_valid_for_crd_and_webhook(body: dict[str, Any]) -> No
     assert check_manifest(manifest) == []
     # The product's rules, each visible in the manifest:
     specs = replicas(manifest)
-    assert specs["Master"]["replicas"] == 1
-    assert ("Worker" in specs) == (spec.nodes > 1)
-    if spec.nodes > 1:
-        assert specs["Worker"]["replicas"] == spec.nodes - 1
+    assert ("Master" in specs) == spec.master
+    if spec.master:
+        assert specs["Master"]["replicas"] == 1
+    assert ("Worker" in specs) == (spec.workers > 0)
+    if spec.workers:
+        assert specs["Worker"]["replicas"] == spec.workers
+    assert ("elasticPolicy" in manifest["spec"]) == spec.elastic
     assert manifest["spec"]["nprocPerNode"] == str(spec.nproc_per_node)
     assert manifest["spec"]["runPolicy"]["cleanPodPolicy"] == spec.clean_pod_policy
     for replica in specs.values():
@@ -57,8 +60,7 @@ def test_every_manifest_is_valid_for_crd_and_webhook(body: dict[str, Any]) -> No
         assert ("/dev/shm" in mounts) == bool(spec.shm)
         limits = container.get("resources", {}).get("limits", {})
         assert limits.get(spec.gpu_resource, 0) == spec.gpus
-    last_pod = f"{spec.name}-worker-{spec.nodes - 2}" if spec.nodes > 1 else f"{spec.name}-master-0"
-    assert len(last_pod) <= 63
+    assert all(len(f"{spec.name}-{replica}") <= 63 for replica in spec.replica_names())
 
 
 @SETTINGS
@@ -378,15 +380,21 @@ def test_extra_fields_are_kept() -> None:
 
 def test_extras_do_not_resurrect_a_removed_worker() -> None:
     spec = parse_manifest(EXTRA_FIELDS_MANIFEST)
-    # One node now: the elasticPolicy (which needs a Worker) makes it invalid - said so.
+    # One node now: the elastic fields (an elasticPolicy needs a Worker) make it
+    # invalid - said so, naming the first elastic field.
     with pytest.raises(JobSpecInvalid) as info:
         build_manifest(spec.with_changes(nodes=1))
-    assert info.value.field == "extras"
-    assert "Worker" in str(info.value)
+    assert info.value.field == "minNodes"
+    assert "Workers" in str(info.value)
+    not_elastic = {"min_nodes": None, "max_nodes": None, "rdzv_backend": None}
+    one = build_manifest(spec.with_changes(nodes=1, **not_elastic))
+    assert "Worker" not in replicas(one) and "elasticPolicy" not in one["spec"]
+    # An elasticPolicy left in extras is still refused, as the webhook would.
     extras = copy.deepcopy(dict(spec.extras))
-    del extras["spec"]["elasticPolicy"]
-    one = build_manifest(spec.with_changes(nodes=1, extras=extras))
-    assert "Worker" not in replicas(one)
+    extras["spec"]["elasticPolicy"] = {"rdzvBackend": "c10d"}
+    with pytest.raises(JobSpecInvalid) as info:
+        build_manifest(spec.with_changes(nodes=1, extras=extras, **not_elastic))
+    assert info.value.field == "extras" and "Worker" in str(info.value)
 
 
 def test_edited_yaml_changes_form_fields() -> None:
@@ -518,6 +526,51 @@ def test_a_worker_only_elastic_job_round_trips() -> None:
     assert parse_manifest(rebuilt) == spec
     # ... and through the wire form, as a clone travels.
     assert JobSpec.from_wire(spec.to_wire()) == spec
+
+
+def test_elastic_fields_are_read_from_the_upstream_example() -> None:
+    spec = parse_manifest(IMAGENET)
+    assert (spec.min_nodes, spec.max_nodes, spec.max_restarts) == (1, 3, 100)
+    assert spec.rdzv_backend == "c10d"
+    # What the form does not show stays in extras.
+    assert set(spec.extras["spec"]["elasticPolicy"]) == {"metrics"}
+
+
+def test_elastic_fields_become_the_elastic_policy() -> None:
+    body = {"name": "e", "command": ["x"], "master": False, "nodes": 2}
+    spec = JobSpec.from_wire({**body, "minNodes": 1, "maxNodes": 4})
+    manifest = build_manifest(spec)
+    assert manifest["spec"]["elasticPolicy"] == {
+        "rdzvBackend": "c10d",
+        "minReplicas": 1,
+        "maxReplicas": 4,
+    }
+    assert manifest_errors(manifest) == [] and check_manifest(manifest) == []
+    assert parse_manifest(manifest) == spec
+    with_restarts = JobSpec.from_wire({**body, "maxRestarts": 5, "rdzvBackend": "etcd-v2"})
+    assert build_manifest(with_restarts)["spec"]["elasticPolicy"] == {
+        "rdzvBackend": "etcd-v2",
+        "maxRestarts": 5,
+    }
+    assert "elasticPolicy" not in build_manifest(JobSpec.from_wire(body))["spec"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"minNodes": 3}, "minNodes"),  # more than the 2 Workers it starts with
+        ({"maxNodes": 1}, "maxNodes"),
+        ({"minNodes": 2, "maxNodes": 1, "nodes": 2}, "maxNodes"),
+        ({"rdzvBackend": "zookeeper"}, "rdzvBackend"),
+        ({"maxRestarts": -1}, "maxRestarts"),
+        ({"master": True, "nodes": 1, "minNodes": 1}, "minNodes"),  # no Worker at all
+    ],
+)
+def test_invalid_elastic_fields_name_the_field(changes: dict[str, Any], field: str) -> None:
+    body = {"name": "e", "command": ["x"], "master": False, "nodes": 2, **changes}
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire(body)
+    assert info.value.field == field, info.value.errors
 
 
 def test_worker_only_name_length_counts_workers_from_zero() -> None:

@@ -35,7 +35,8 @@ UNSUPPORTED = (
 
 @st.composite
 def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
-    body = {k: v for k, v in draw(job_bodies()).items() if k not in UNSUPPORTED}
+    supported = set(TRAINJOB.supported_fields())
+    body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
     body["kind"] = "TrainJob"
     body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
     return body

@@ -28,13 +28,17 @@ RESTART_POLICIES = ("OnFailure", "Never", "Always", "ExitCode")
 CLEAN_POD_POLICIES = ("Running", "All", "None")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# torchrun's rendezvous backends the operator passes on (PET_RDZV_BACKEND); c10d needs
+# nothing but the job itself.
+RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2")
+DEFAULT_RDZV_BACKEND = "c10d"
 
 # The job kinds (jupyter_pytorchjob.kinds registers one for each; tests/test_kinds.py
 # holds the two lists together).
 KINDS = ("PyTorchJob", "TrainJob")
 
 #: The form's sections, in order.
-SECTIONS = ("basics", "resources", "storage", "advanced")
+SECTIONS = ("basics", "resources", "storage", "elastic", "advanced")
 
 
 @dataclass(frozen=True)
@@ -347,6 +351,46 @@ FIELDS: tuple[JobField, ...] = (
         flag="--logdir",
         metavar="DIR",
     ),
+    # Elastic (spec.elasticPolicy): set any of them and the job is elastic.
+    JobField(
+        "minNodes",
+        "optional_count",
+        "elastic",
+        "elastic: fewest Worker nodes the job runs with (elasticPolicy.minReplicas)",
+        minimum=1,
+        nullable=True,
+        flag="--min-nodes",
+        metavar="N",
+    ),
+    JobField(
+        "maxNodes",
+        "optional_count",
+        "elastic",
+        "elastic: most Worker nodes (elasticPolicy.maxReplicas)",
+        minimum=1,
+        nullable=True,
+        flag="--max-nodes",
+        metavar="N",
+    ),
+    JobField(
+        "maxRestarts",
+        "optional_count",
+        "elastic",
+        "elastic: times torchrun restarts the worker group before failing (maxRestarts)",
+        nullable=True,
+        flag="--max-restarts",
+        metavar="N",
+    ),
+    JobField(
+        "rdzvBackend",
+        "choice",
+        "elastic",
+        f"elastic: torchrun's rendezvous backend ({DEFAULT_RDZV_BACKEND} when elastic)",
+        choices=RDZV_BACKENDS,
+        nullable=True,
+        flag="--rdzv-backend",
+        metavar="B",
+    ),
     JobField(
         "extras",
         "extras",
@@ -397,7 +441,7 @@ def json_schema(field: JobField) -> dict[str, Any]:
     """The JSON Schema of ``field`` in the REST job body (no descriptions)."""
     schema = dict(_SCHEMA_OF_READER[field.read])
     if field.choices:
-        schema["enum"] = list(field.choices)
+        schema["enum"] = [*field.choices, *([None] if field.nullable else [])]
     if field.nullable:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         schema["type"] = [*kinds, "null"]

@@ -24,6 +24,7 @@ from .fields import (
     DEFAULT_CLEAN_POD_POLICY,
     DEFAULT_GPU_RESOURCE,
     DEFAULT_IMAGE,
+    DEFAULT_RDZV_BACKEND,
     DEFAULT_RESTART_POLICY,
     DEFAULT_SHM,
     FIELD,
@@ -162,6 +163,10 @@ class JobSpec:
     queue: str | None = None
     priority_class_name: str | None = None
     logdir: str | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    max_restarts: int | None = None
+    rdzv_backend: str | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -174,6 +179,11 @@ class JobSpec:
         """What the user should know about this job as it stands (traps a cluster will
         spring the same way): shown by the form, the CLI and the magic."""
         return [ALWAYS_RESTART_WARNING] if self.restart_policy == "Always" else []
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the job has an ``elasticPolicy`` (any elastic field set)."""
+        return self.rdzv_backend is not None
 
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
@@ -272,6 +282,7 @@ class _WireReader:
         if values["name"] is not None:
             self.check_name_length(values["name"], values["nodes"], master=values["master"])
         self.check_entrypoint(values["command"], values["args"], values["script"])
+        self.check_elastic(values)
         logdir, shm = values["logdir"], values["shm"]
         if logdir and shm and logdir.startswith(SHM_MOUNT + "/"):
             self.fail("logdir", "must not be under /dev/shm, which vanishes with the pod")
@@ -354,8 +365,10 @@ class _WireReader:
     def read_flag(self, f: JobField) -> bool:
         return self.boolean(f.wire, default=f.default)
 
-    def read_choice(self, f: JobField) -> str:
-        return self.choice(f.wire, f.choices, f.default)
+    def read_choice(self, f: JobField) -> str | None:
+        """One of the choices; the default (None for a nullable one) when absent."""
+        value: str | None = self.choice(f.wire, f.choices, f.default)
+        return value
 
     def read_quantity(self, f: JobField) -> str | None:
         return self.quantity(f.wire, default=f.default, memory=False)
@@ -446,7 +459,7 @@ class _WireReader:
             return default
         return value
 
-    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+    def choice(self, name: str, allowed: tuple[str, ...], default: str | None) -> str | None:
         value = self.body.get(name)
         if value is None or value == "":
             return default
@@ -523,6 +536,31 @@ class _WireReader:
             if problem:
                 self.fail(f"{name}[{index}]", problem)
         return tuple(value)
+
+    def check_elastic(self, values: dict[str, Any]) -> None:
+        """Elastic: the rendezvous backend defaults to c10d once any elastic field is
+        set; the Worker count must lie within [minNodes, maxNodes], or torchrun waits
+        for Workers that never come (or turns extra ones away)."""
+        elastic = ("min_nodes", "max_nodes", "max_restarts", "rdzv_backend")
+        if all(values[k] is None for k in elastic):
+            return
+        if values["rdzv_backend"] is None:
+            values["rdzv_backend"] = DEFAULT_RDZV_BACKEND
+        workers = values["nodes"] - 1 if values["master"] else values["nodes"]
+        low, high = values["min_nodes"], values["max_nodes"]
+        if workers < 1:
+            first = next(FIELD[f.wire] for f in FIELDS if f.attr in elastic and values[f.attr])
+            self.fail(
+                first.wire,
+                "an elastic job needs Workers: give more nodes, or no Master (--no-master)",
+            )
+        elif low is not None and low > workers:
+            self.fail("minNodes", f"must be at most the {workers} Worker(s) the job starts with")
+        elif high is not None and high < max(workers, low or 1):
+            self.fail(
+                "maxNodes",
+                f"must be at least the {workers} Worker(s) the job starts with and minNodes",
+            )
 
     def check_entrypoint(
         self, command: tuple[str, ...], args: tuple[str, ...], script: str | None

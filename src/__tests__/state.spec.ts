@@ -252,6 +252,30 @@ describe('bodyToState', () => {
     expect(stateToBody(form()).priorityClassName).toBeUndefined();
   });
 
+  it('keeps the elastic fields through a clone; a new job is not elastic', () => {
+    const clone: IJobBody = {
+      ...server,
+      master: false,
+      minNodes: 1,
+      maxNodes: 4,
+      maxRestarts: 10,
+      rdzvBackend: 'c10d'
+    };
+    const body = stateToBody(bodyToState(clone, form()));
+    expect([body.minNodes, body.maxNodes, body.maxRestarts]).toEqual([
+      1, 4, 10
+    ]);
+    expect(body.rdzvBackend).toBe('c10d');
+    const fresh = stateToBody(form());
+    expect([
+      fresh.minNodes,
+      fresh.maxNodes,
+      fresh.maxRestarts,
+      fresh.rdzvBackend
+    ]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(sectionOf('minNodes', FIELDS)).toBe('elastic');
+  });
+
   it('switches to script mode for a script', () => {
     const state = bodyToState({ script: 'print(1)' }, form());
     expect(state.mode).toBe('script');

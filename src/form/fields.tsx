@@ -191,7 +191,7 @@ export function SelectField(
         >
           {props.choices.map(choice => (
             <option key={choice} value={choice}>
-              {choice}
+              {form.texts.fields[name].choices?.[choice] ?? choice}
             </option>
           ))}
         </select>

@@ -78,6 +78,7 @@ export const SECTION_FIELDS: Record<
   basics: BasicsFields,
   resources: ResourcesFields,
   storage: StorageFields,
+  elastic: ElasticFields,
   advanced: AdvancedFields
 };
 
@@ -141,6 +142,25 @@ function StorageFields(props: {
       <PvcEditor form={form} volumes={props.volumes} />
       <ShmField form={form} />
       <TextField form={form} name="logdir" />
+    </>
+  );
+}
+
+/**
+ * Elastic: the bounds and restarts of an elastic (torchrun rendezvous) job.
+ */
+function ElasticFields(props: { form: IFormContext }): JSX.Element {
+  const { form } = props;
+  return (
+    <>
+      <TextField form={form} name="minNodes" />
+      <TextField form={form} name="maxNodes" />
+      <TextField form={form} name="maxRestarts" />
+      <SelectField
+        form={form}
+        name="rdzvBackend"
+        choices={['', ...choicesOf(form.fields, 'rdzvBackend')]}
+      />
     </>
   );
 }

@@ -247,6 +247,26 @@ export interface IFormState {
   logdir: string;
 
   /**
+   * Elastic: fewest Worker nodes; empty for the operator's (the Workers).
+   */
+  minNodes: string;
+
+  /**
+   * Elastic: most Worker nodes.
+   */
+  maxNodes: string;
+
+  /**
+   * Elastic: restarts of the worker group before the job fails.
+   */
+  maxRestarts: string;
+
+  /**
+   * Elastic: torchrun's rendezvous backend; empty for the server's default.
+   */
+  rdzvBackend: string;
+
+  /**
    * What the form does not know, passed through.
    */
   extras: Record<string, unknown>;
@@ -347,6 +367,10 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     queue: '',
     priorityClassName: '',
     logdir: '',
+    minNodes: '',
+    maxNodes: '',
+    maxRestarts: '',
+    rdzvBackend: '',
     extras: {}
   };
 }
@@ -432,6 +456,10 @@ export function stateToBody(state: IFormState): IJobBody {
   setText(body, 'queue', state.queue);
   setText(body, 'priorityClassName', state.priorityClassName);
   setText(body, 'logdir', state.logdir);
+  setNumber(body, 'minNodes', state.minNodes);
+  setNumber(body, 'maxNodes', state.maxNodes);
+  setNumber(body, 'maxRestarts', state.maxRestarts);
+  setText(body, 'rdzvBackend', state.rdzvBackend);
   if (Object.keys(state.extras).length > 0) {
     body.extras = state.extras;
   }
@@ -486,6 +514,10 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     queue: body.queue ?? '',
     priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
+    minNodes: text(body.minNodes, ''),
+    maxNodes: text(body.maxNodes, ''),
+    maxRestarts: text(body.maxRestarts, ''),
+    rdzvBackend: body.rdzvBackend ?? '',
     extras: { ...(body.extras ?? {}) }
   };
 }
@@ -597,7 +629,8 @@ export function sectionOf(
 /**
  * The sections of the form.
  */
-export type FormSection = 'basics' | 'resources' | 'storage' | 'advanced';
+export type FormSection =
+  'basics' | 'resources' | 'storage' | 'elastic' | 'advanced';
 
 /**
  * The sections, in the form's order.
@@ -606,6 +639,7 @@ export const FORM_SECTIONS: readonly FormSection[] = [
   'basics',
   'resources',
   'storage',
+  'elastic',
   'advanced'
 ];
 

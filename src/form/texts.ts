@@ -62,12 +62,14 @@ export function formTexts(trans: TranslationBundle) {
     basics: trans.__('Basics'),
     resources: trans.__('Resources'),
     storage: trans.__('Storage'),
+    elastic: trans.__('Elastic'),
     advanced: trans.__('Advanced')
   };
   const fields = {
     ...basicsTexts(trans),
     ...resourcesTexts(trans),
     ...storageTexts(trans),
+    ...elasticTexts(trans),
     ...advancedTexts(trans)
   };
   // Every entry is an IFieldText; the keys are the settings the form shows.
@@ -167,6 +169,29 @@ function storageTexts(trans: TranslationBundle) {
       hint: trans.__(
         'The job finds it in $PTJOB_LOGDIR; put it on a PVC so that TensorBoard can read it.'
       )
+    }
+  } satisfies Record<string, IFieldText>;
+}
+
+/**
+ * The texts of the Elastic section.
+ */
+function elasticTexts(trans: TranslationBundle) {
+  return {
+    minNodes: {
+      label: trans.__('Minimum nodes'),
+      hint: trans.__(
+        'Any value in this section makes the job elastic: torchrun waits for at least this many Workers and carries on when some leave.'
+      )
+    },
+    maxNodes: { label: trans.__('Maximum nodes') },
+    maxRestarts: {
+      label: trans.__('Maximum restarts'),
+      hint: trans.__('Restarts of the worker group before the job fails.')
+    },
+    rdzvBackend: {
+      label: trans.__('Rendezvous backend'),
+      choices: { '': trans.__('default (c10d)') }
     }
   } satisfies Record<string, IFieldText>;
 }

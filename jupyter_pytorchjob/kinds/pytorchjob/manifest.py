@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.fields import DEFAULT_RDZV_BACKEND
 from ...job.shape import manifest_shape_errors
 from ...job.spec import SHM_MOUNT, JobSpec
 from ..manifests import (
@@ -95,6 +96,8 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
             "pytorchReplicaSpecs": replica_specs,
         },
     }
+    if spec.elastic:
+        manifest["spec"]["elasticPolicy"] = _elastic_policy(spec)
     extras = copy.deepcopy(dict(spec.extras))
     extra_replicas = (extras.get("spec") or {}).get("pytorchReplicaSpecs") or {}
     for rtype in list(extra_replicas):
@@ -105,6 +108,20 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if problems:
         raise JobSpecInvalid([FieldError("extras", str(p)) for p in problems])
     return manifest
+
+
+def _elastic_policy(spec: JobSpec) -> dict[str, Any]:
+    """What the form sets of ``elasticPolicy``; unset bounds are the operator's (both
+    the Worker count)."""
+    policy: dict[str, Any] = {"rdzvBackend": spec.rdzv_backend}
+    for key, value in (
+        ("minReplicas", spec.min_nodes),
+        ("maxReplicas", spec.max_nodes),
+        ("maxRestarts", spec.max_restarts),
+    ):
+        if value is not None:
+            policy[key] = value
+    return policy
 
 
 def _pod_template(spec: JobSpec) -> dict[str, Any]:
@@ -214,6 +231,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         nproc = legacy_nproc
     else:
         nproc = max(gpus, 1)
+    elastic: Mapping[str, Any] = spec.get("elasticPolicy") or {}
     return {
         "name": meta.get("name"),
         "image": container.get("image"),
@@ -242,6 +260,11 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         **read,
         "priorityClassName": pod.get("priorityClassName"),
         "logdir": read["logdir"] or run["logdir"],
+        "minNodes": elastic.get("minReplicas"),
+        "maxNodes": elastic.get("maxReplicas"),
+        "maxRestarts": elastic.get("maxRestarts"),
+        # An elasticPolicy without a backend is c10d, the operator's default.
+        "rdzvBackend": (elastic.get("rdzvBackend") or DEFAULT_RDZV_BACKEND) if elastic else None,
     }
 
 

@@ -100,6 +100,10 @@ UNSUPPORTED: dict[str, tuple[str, Any, str]] = {
         "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
         "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
     ),
+    "min_nodes": ("minNodes", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
+    "max_nodes": ("maxNodes", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
+    "max_restarts": ("maxRestarts", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
+    "rdzv_backend": ("rdzvBackend", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
     "workdir": (
         "workdir",
         None,
