@@ -78,6 +78,28 @@ async def test_torchrun_two_nodes_two_processes_each(backend: LocalBackend) -> N
     assert "sum_of_ranks 6" in text
 
 
+async def test_an_elastic_worker_only_job_rendezvous_through_c10d(backend: LocalBackend) -> None:
+    """Worker-only with elasticPolicy (the upstream imagenet example's shape): no Master,
+    torchrun meets through the c10d rendezvous the operator's PET_RDZV_* set up - on this
+    machine, 127.0.0.1 and a port of its own."""
+    await backend.submit(
+        spec(
+            name="el",
+            nodes=2,
+            master=False,
+            minNodes=2,
+            maxNodes=2,
+            nprocPerNode=1,
+            command=["torchrun", "train_torchrun.py"],
+        )
+    )
+    done = await backend.wait("el", timeout=120)
+    logs = await collect_logs(backend, "el")
+    assert done.state is JobState.SUCCEEDED, logs
+    text = logs["worker-0"] + logs["worker-1"]
+    assert text.count("world_size 2") == 2 and "sum_of_ranks 1" in text
+
+
 async def test_script_shipped_in_the_job(backend: LocalBackend) -> None:
     script = "import os, sys\nprint('script rank', os.environ['RANK'], 'args', sys.argv[1:])\n"
     # cleanPodPolicy None: the worker may still be starting when the master succeeds.
