@@ -182,7 +182,7 @@ class JobsHandler(PyTorchJobHandler):
     async def get(self) -> None:
         """Answer ``{jobs: [...]}``, newest first."""
         jobs = await self.backend.list_jobs()
-        self.write_json({"jobs": [j.to_wire() for j in jobs]})
+        self.finish('{"jobs": [' + ", ".join(job.list_json() for job in jobs) + "]}")
 
     @web.authenticated
     @authorized
