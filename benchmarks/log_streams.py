@@ -70,7 +70,8 @@ async def seed(fake: str, kubeconfig: Path, streams: int, lines: int) -> list[st
     api = client.ApiClient()
     custom = client.CustomObjectsApi(api)
     sys.path.insert(0, str(REPO))
-    from jupyter_pytorchjob.job import JobSpec, build_manifest
+    from jupyter_pytorchjob.job import JobSpec
+    from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
     names = [f"bench-{i}" for i in range(streams)]
     async with aiohttp.ClientSession() as session:

@@ -22,8 +22,9 @@ from typing import Any
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError, JobInfo, create_backend
 from .job.errors import JobSpecInvalid
-from .job.manifest import build_manifest, manifest_to_yaml
+from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import JobSpec
+from .kinds import DEFAULT_KIND
 from .processes import pid_alive
 
 EXIT_INVALID = 2
@@ -86,7 +87,7 @@ async def _run(invocation: Invocation) -> int:
     options = invocation.options
     if invocation.command == "render":
         spec = JobSpec.from_wire(invocation.job)
-        manifest = build_manifest(spec, namespace=options.namespace)
+        manifest = DEFAULT_KIND.build(spec, namespace=options.namespace)
         if options.output == "json":
             print(json.dumps(manifest, indent=2))
         else:

@@ -28,9 +28,10 @@ from .backends import Backend, BackendError, LogChunk
 from .backends.base import dropped_warning
 from .job import k8s_rules
 from .job.errors import FieldError, JobSpecInvalid
-from .job.manifest import build_manifest, manifest_from_yaml, manifest_to_yaml, parse_manifest
+from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from .job.shape import load_json
 from .job.spec import JobSpec
+from .kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
 
 API = "pytorchjob/api"
 # Any path segment: a name no job can have is answered 400 naming the field (below),
@@ -110,6 +111,14 @@ class PyTorchJobHandler(APIHandler):
         """The configured defaults, overridden by what the backend discovers."""
         return {**self.defaults, **await self.backend.form_defaults()}
 
+    async def job_kinds(self) -> list[JobKind]:
+        """The kinds the backend runs; every kind this server can build when the
+        backend cannot tell now (a cluster out of reach: the submit will say why)."""
+        try:
+            return await self.backend.job_kinds()
+        except BackendError:
+            return list(KINDS)
+
     def json_body(self) -> dict[str, Any]:
         body = read_json_body(self)
         if not isinstance(body, dict):
@@ -132,6 +141,7 @@ class ConfigHandler(PyTorchJobHandler):
         """Answer the effective configuration."""
         config = dict(self.settings["pytorchjob_config"])
         config["defaults"] = await self.job_defaults()
+        config["kinds"] = [kind.to_wire() for kind in await self.job_kinds()]
         self.write_json(config)
 
 
@@ -152,17 +162,18 @@ class RenderHandler(PyTorchJobHandler):
         body = self.json_body()
         edited = set(body) == {"yaml"} and isinstance(body["yaml"], str)
         if edited:
-            spec = parse_manifest(
-                manifest_from_yaml(body["yaml"]), gpu_resource=self.defaults["gpuResource"]
-            )
+            edited_manifest = manifest_from_yaml(body["yaml"])
+            kind = kind_of(edited_manifest)
+            spec = kind.parse(edited_manifest, gpu_resource=self.defaults["gpuResource"])
         else:
+            kind = DEFAULT_KIND
             spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
-        manifest = build_manifest(spec)
+        manifest = kind.build(spec)
         warnings = []
         if edited:
             dropped = await self.backend.dropped_fields(manifest)
             if dropped:
-                warnings.append(dropped_warning(dropped))
+                warnings.append(dropped_warning(dropped, kind.kind))
         self.write_json(
             {
                 "job": spec.to_wire(),
@@ -207,7 +218,8 @@ class JobHandler(PyTorchJobHandler):
         wire = job.to_wire(with_manifest=True)
         if job.manifest is not None:
             with contextlib.suppress(JobSpecInvalid):
-                spec = parse_manifest(job.manifest, gpu_resource=self.defaults["gpuResource"])
+                kind = kind_of(job.manifest)
+                spec = kind.parse(job.manifest, gpu_resource=self.defaults["gpuResource"])
                 wire["spec"] = spec.to_wire()
         self.write_json(wire)
 
@@ -243,6 +255,18 @@ class VolumesHandler(PyTorchJobHandler):
         """Answer ``{volumes: [...]}``."""
         volumes = await self.backend.volumes()
         self.write_json({"volumes": [v.__dict__ for v in volumes]})
+
+
+class RuntimesHandler(PyTorchJobHandler):
+    """``GET runtimes``: the Kubeflow Trainer runtimes a TrainJob can run on here."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        """Answer ``{runtimes: [...]}`` (empty where TrainJobs are not served)."""
+        runtimes = await self.backend.runtimes()
+        self.write_json({"runtimes": [r.to_wire() for r in runtimes]})
 
 
 _FLAGS = {"": False, "0": False, "false": False, "no": False, "1": True, "true": True, "yes": True}
@@ -456,5 +480,6 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
+        (rf"/{API}/runtimes", RuntimesHandler),
         *TENSORBOARD_ROUTES,
     ]

@@ -52,8 +52,9 @@ from .cli import (
     server_tensorboard,
 )
 from .job.errors import JobSpecInvalid
-from .job.manifest import build_manifest, manifest_to_yaml
+from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import SCRIPT_MAX_BYTES, JobSpec
+from .kinds import DEFAULT_KIND
 
 __all__ = ["JobHandle", "JobStatus", "JobTable", "PtjobMagics", "Runner"]
 
@@ -546,7 +547,7 @@ class PtjobMagics(Magics):
     def _do_render(self, invocation: Invocation) -> None:
         spec = JobSpec.from_wire(invocation.job)
         sys.stdout.write(
-            manifest_to_yaml(build_manifest(spec, namespace=invocation.options.namespace))
+            manifest_to_yaml(DEFAULT_KIND.build(spec, namespace=invocation.options.namespace))
         )
 
     def _do_submit(self, invocation: Invocation) -> JobHandle:

@@ -42,6 +42,26 @@ export interface IJobDefaults {
 /**
  * The answer of `GET pytorchjob/api/config`.
  */
+/**
+ * A kind of job object the backend can run (e.g. a PyTorchJob).
+ */
+export interface IJobKind {
+  /**
+   * The object's `kind`, e.g. `PyTorchJob`.
+   */
+  kind: string;
+
+  /**
+   * Its `apiVersion`, e.g. `kubeflow.org/v1`.
+   */
+  apiVersion: string;
+
+  /**
+   * The job-body fields (wire names) this kind can express.
+   */
+  fields: string[];
+}
+
 export interface IConfig {
   /**
    * Version of the Python package serving the API.
@@ -57,6 +77,12 @@ export interface IConfig {
    * Defaults for new jobs.
    */
   defaults: IJobDefaults;
+
+  /**
+   * The job kinds the backend runs, preferred first, each with the job-body
+   * fields it can express (the form hides the others).
+   */
+  kinds: IJobKind[];
 
   /**
    * Absolute path of the Jupyter server's root directory, if the server says.

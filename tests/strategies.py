@@ -169,7 +169,7 @@ def _toleration(t: dict[str, Any]) -> dict[str, Any]:
 
 @st.composite
 def _pod_template(draw: st.DrawFn, claims_used: list[str]) -> dict[str, Any]:
-    from jupyter_pytorchjob.job.manifest import pvc_volume_name
+    from jupyter_pytorchjob.kinds.manifests import pvc_volume_name
 
     container: dict[str, Any] = {"name": "pytorch", "image": draw(images)}
     # Always a command: the form cannot show a job that runs the image's entrypoint.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jupyter_pytorchjob.job import parse_manifest
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import parse_manifest
 
 from .crd import manifest_errors
 

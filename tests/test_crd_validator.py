@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_pytorchjob.job import JobSpec, build_manifest
+from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
 from .crd import REPO, manifest_errors, model_errors, schema_errors
 

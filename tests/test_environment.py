@@ -17,8 +17,9 @@ import pytest
 
 from jupyter_pytorchjob.backends import BackendError
 from jupyter_pytorchjob.backends.local.plan import plan_nodes
-from jupyter_pytorchjob.job import JobSpec, build_manifest
-from jupyter_pytorchjob.job.environment import node_env, node_replica, replica_env
+from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds.pytorchjob.environment import node_env, node_replica, replica_env
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
 
 def three_pods(nproc: str | None) -> dict[str, Any]:

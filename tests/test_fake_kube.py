@@ -20,7 +20,8 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.watch import Watch
 
-from jupyter_pytorchjob.job import JobSpec, build_manifest
+from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
 from .fake_kube import FakeKube
 from .fake_kube.logs import rfc3339

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from jupyter_pytorchjob.job.environment import replica_env
+from jupyter_pytorchjob.kinds.pytorchjob.environment import replica_env
 
 from .fake_kube import FakeKube
 from .fake_kube.logs import parse_rfc3339
@@ -166,8 +166,8 @@ async def test_pod_env_is_the_golden_table(fake_kube: FakeKube) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(manifests())
 def test_our_environment_is_the_operators(manifest: dict[str, Any]) -> None:
-    """``job.environment.replica_env`` (what the local backend gives its nodes) against the
-    fake's reading of the Go code, for any admitted manifest."""
+    """``kinds.pytorchjob.environment.replica_env`` (what the local backend gives its
+    nodes) against the fake's reading of the Go code, for any admitted manifest."""
     for rtype, rspec in manifest["spec"]["pytorchReplicaSpecs"].items():
         for index in range(rspec.get("replicas", 1)):
             ours = list(replica_env(manifest, rtype, index).items())

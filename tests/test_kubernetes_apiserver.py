@@ -15,8 +15,8 @@ import yaml
 
 from jupyter_pytorchjob.backends import BackendError, JobState, LogChunk
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
-from jupyter_pytorchjob.backends.kubernetes.status import OPERATOR_GRACE
 from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds.pytorchjob.status import OPERATOR_GRACE
 
 from .fake_kube import FakeKube
 from .fake_kube.logs import rfc3339
@@ -225,7 +225,7 @@ async def test_fields_the_server_drops_are_named_after_submit(
     assert stored is not None and "backofLimit" not in stored["spec"]["runPolicy"]
     # Before submitting (the form's YAML preview): the same through a dry run, even
     # though the name is now taken, and nothing is created.
-    from jupyter_pytorchjob.job import build_manifest
+    from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
     manifest = build_manifest(spec(extras=extras))
     dropped = await backend.dropped_fields(manifest)

@@ -371,3 +371,34 @@ async def test_outside_a_pod_there_is_no_self(backend: KubernetesBackend, fake_k
     with pytest.raises(BackendError) as info:
         await backend.job_logdir("tb")
     assert "notebook pod" in info.value.message
+
+
+async def test_suspend_and_resume_patch_run_policy(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """A merge patch of ``runPolicy.suspend``: the operator deletes the pods and sets
+    Suspended; resuming recreates them and resets the start time; a finished job: 409."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    await backend.suspend("demo")
+    stored = fake_kube.get("pytorchjobs", NS, "demo")
+    assert stored["spec"]["runPolicy"]["suspend"] is True
+    job = await backend.get_job("demo")
+    assert job.state is JobState.SUSPENDED
+    running = next(c for c in job.conditions if c.type == "Running")
+    assert (running.status, running.reason) == ("False", "PyTorchJobSuspended")
+    assert fake_kube.operator.pods(NS, "demo") == []
+    fake_kube.operator.elapse(NS, "demo", 5)  # suspended for a while
+    started = fake_kube.get("pytorchjobs", NS, "demo")["status"]["startTime"]
+    await backend.resume("demo")
+    job = await backend.get_job("demo")
+    assert job.state is not JobState.SUSPENDED
+    assert len(fake_kube.operator.pods(NS, "demo")) == 2
+    assert fake_kube.get("pytorchjobs", NS, "demo")["status"]["startTime"] != started
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.operator.succeed(NS, "demo")
+    with pytest.raises(BackendError) as err:
+        await backend.suspend("demo")
+    assert err.value.status == 409 and "Succeeded" in err.value.message
+    with pytest.raises(JobNotFound):
+        await backend.resume("nothing")

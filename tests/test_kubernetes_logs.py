@@ -22,6 +22,7 @@ from kubernetes_asyncio import client
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.kubernetes.logs import LogMerger
 from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds import PYTORCHJOB
 
 from .waiting import until
 
@@ -83,6 +84,7 @@ async def test_a_1gb_log_streams_with_bounded_memory() -> None:
         api,
         NS,
         "big",
+        kind=PYTORCHJOB,
         list_pods=pods,
         finished=finished,
         replica=None,

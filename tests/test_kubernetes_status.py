@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_pytorchjob.backends.kubernetes.status import job_info
 from jupyter_pytorchjob.cli import format_status
+from jupyter_pytorchjob.kinds.pytorchjob.status import job_info
 
 LABEL = "training.kubeflow.org/"
 

@@ -370,6 +370,12 @@ class FakeBackend(Backend):
     async def delete_job(self, name: str) -> None:
         self._job(name)
 
+    async def suspend(self, name: str) -> JobInfo:
+        return self._job(name)
+
+    async def resume(self, name: str) -> JobInfo:
+        return self._job(name)
+
     async def events(self, name: str) -> list[Event]:
         return []
 

@@ -10,15 +10,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid, build_manifest, parse_manifest
-from jupyter_pytorchjob.job.manifest import (
-    BOOTSTRAP_COMMAND,
-    manifest_from_yaml,
-    manifest_to_yaml,
-    pvc_volume_name,
-)
+from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
+from jupyter_pytorchjob.job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from jupyter_pytorchjob.job.spec import max_name_length
-from jupyter_pytorchjob.job.webhook import check_manifest
+from jupyter_pytorchjob.kinds.manifests import BOOTSTRAP_COMMAND, pvc_volume_name
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest, parse_manifest
+from jupyter_pytorchjob.kinds.pytorchjob.webhook import check_manifest
 
 from .crd import manifest_errors, model_errors, schema_errors
 from .strategies import job_bodies, manifests

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid, build_manifest
+from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.k8s_rules import parse_quantity
 from jupyter_pytorchjob.job.spec import max_name_length, suggest_name
+from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
 BASE: dict[str, Any] = {"name": "demo", "command": ["python", "train.py"]}
 

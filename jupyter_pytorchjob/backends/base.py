@@ -9,34 +9,33 @@ views never know where a job runs.
 from __future__ import annotations
 
 import asyncio
-import copy
-import enum
-import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 from ..job.spec import JobSpec
+from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
+from ..kinds import DEFAULT_KIND, JobKind
+from ..kinds.trainjob.runtimes import Runtime
 
-
-class JobState(str, enum.Enum):
-    """A job's state: the operator's conditions (Failed and Succeeded win, then
-    Suspended, then the newest of Restarting, Running, Created). ``Submitted``: stored,
-    but no operator has reconciled it yet (the operator sets Created on its first pass)."""
-
-    SUBMITTED = "Submitted"
-    CREATED = "Created"
-    RUNNING = "Running"
-    RESTARTING = "Restarting"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    SUSPENDED = "Suspended"
-
-    @property
-    def finished(self) -> bool:
-        return self in (JobState.SUCCEEDED, JobState.FAILED)
+# The status models live with the job model (a job kind reads them from its API object);
+# named here too because every backend answers with them.
+__all__ = [
+    "Backend",
+    "BackendError",
+    "Condition",
+    "Event",
+    "JobExists",
+    "JobInfo",
+    "JobNotFound",
+    "JobState",
+    "LogChunk",
+    "ReplicaInfo",
+    "Volume",
+    "dropped_warning",
+]
 
 
 class BackendError(Exception):
@@ -71,96 +70,6 @@ class JobExists(BackendError):
             f"a job named {name!r} already exists; choose another name or delete it first"
         )
         self.name = name
-
-
-@dataclass
-class Condition:
-    """One entry of ``status.conditions`` (type Created, Running, ...)."""
-
-    type: str
-    status: str
-    reason: str
-    message: str
-    last_transition: float
-
-
-@dataclass
-class ReplicaInfo:
-    """One replica (a pod, or a local process): ``master-0``, ``worker-1`` ..."""
-
-    name: str
-    phase: str  # Pending, Running, Succeeded, Failed, Unknown
-    restarts: int = 0
-    exit_code: int | None = None
-    reason: str | None = None
-    message: str | None = None
-    node: str | None = None
-
-
-@dataclass
-class JobInfo:
-    """A job as the list and the job view show it."""
-
-    name: str
-    state: JobState
-    replicas: list[ReplicaInfo]
-    nodes: int
-    gpus: int
-    created: float
-    started: float | None = None
-    finished: float | None = None
-    conditions: list[Condition] = field(default_factory=list)
-    logdir: str | None = None
-    namespace: str | None = None
-    manifest: Mapping[str, Any] | None = None
-    # Why the job is in its state when no condition says so (e.g. no operator has
-    # picked it up yet).
-    message: str | None = None
-    # What the user should know about the submission (fields the server dropped).
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def topology(self) -> str:
-        """``1 master + 2 workers``, or ``2 workers`` for a Worker-only job."""
-        masters = sum(r.name.startswith("master-") for r in self.replicas)
-        workers = sum(r.name.startswith("worker-") for r in self.replicas)
-        parts = [f"{masters} master"] if masters else []
-        if workers or not masters:
-            parts.append(f"{workers} worker{'' if workers == 1 else 's'}")
-        return " + ".join(parts)
-
-    @property
-    def duration(self) -> float | None:
-        """Seconds from start to finish (or to now while it runs)."""
-        if self.started is None:
-            return None
-        return (self.finished or time.time()) - self.started
-
-    def to_wire(self, *, with_manifest: bool = False) -> dict[str, Any]:
-        # Built field by field: ``asdict`` deep-copies, ~10x slower on a list of 1,000.
-        wire = {f.name: getattr(self, f.name) for f in fields(self)}
-        wire["state"] = self.state.value
-        wire["replicas"] = [dict(vars(r)) for r in self.replicas]
-        wire["conditions"] = [dict(vars(c)) for c in self.conditions]
-        wire["duration"] = self.duration
-        if with_manifest:
-            wire["manifest"] = copy.deepcopy(self.manifest)
-        else:
-            wire.pop("manifest")
-        return wire
-
-    def list_json(self) -> str:
-        """``to_wire()`` as JSON, made once for a finished job: the local backend hands
-        out the same ``JobInfo`` while a finished job's files are unchanged, so a list
-        of 1,000 jobs serialises only the running ones (``GET jobs`` spent most of its
-        time in ``json.dumps``). A running job's duration grows: never kept."""
-        if self.finished is None:
-            return json.dumps(self.to_wire())
-        # Kept beside the fields (not one of them: to_wire and == ignore it).
-        cached: str | None = self.__dict__.get("_list_json")
-        if cached is None:
-            cached = self.__dict__["_list_json"] = json.dumps(self.to_wire())
-        return cached
 
 
 @dataclass
@@ -214,6 +123,15 @@ class LogChunk:
         return "".join(tag + line for line in self.text.splitlines(keepends=True))
 
 
+def finished_error(name: str, state: JobState, action: str) -> BackendError:
+    """The 409 of ``suspend``/``resume`` on a job that has already ended."""
+    return BackendError(
+        f"job {name!r} is {state.value}: a finished job cannot be {action}; "
+        "clone it to run it again",
+        status=409,
+    )
+
+
 def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
     return (
         f"the API server dropped {len(paths)} field(s) its {kind} schema does not declare, so "
@@ -243,6 +161,18 @@ class Backend(ABC):
     @abstractmethod
     async def delete_job(self, name: str) -> None:
         """Stop every replica and remove the job; ``JobNotFound`` if absent."""
+
+    @abstractmethod
+    async def suspend(self, name: str) -> JobInfo:
+        """Pause the job as ``runPolicy.suspend: true`` does: its replicas are stopped
+        (pods deleted), the job stays, state Suspended. ``JobNotFound``; ``BackendError``
+        (409) when the job is finished."""
+
+    @abstractmethod
+    async def resume(self, name: str) -> JobInfo:
+        """Continue a suspended job as ``runPolicy.suspend: false`` does: its replicas
+        start again from scratch and the start time is reset. ``JobNotFound``;
+        ``BackendError`` (409) when the job is finished."""
 
     @abstractmethod
     async def events(self, name: str) -> list[Event]:
@@ -297,6 +227,16 @@ class Backend(ABC):
         """Paths of the fields of ``manifest`` that the place jobs run would drop
         silently (a cluster prunes what its CRD schema does not declare). The local
         backend has no schema and keeps every field: nothing."""
+        return []
+
+    async def job_kinds(self) -> list[JobKind]:
+        """The job kinds this backend can run, preferred first. Locally every job runs
+        by the Training Operator v1's rules: a PyTorchJob."""
+        return [DEFAULT_KIND]
+
+    async def runtimes(self) -> list[Runtime]:
+        """The Kubeflow Trainer runtimes a TrainJob can name here (none where TrainJobs
+        are not run)."""
         return []
 
     async def form_defaults(self) -> dict[str, Any]:

@@ -2,18 +2,18 @@
 
 * ``spec``        - ``JobSpec``: every field of the job form, validated.
 * ``k8s_rules``   - the Kubernetes naming and quantity rules the spec checks.
-* ``manifest``    - ``JobSpec`` -> ``kubeflow.org/v1`` PyTorchJob, and back.
-* ``webhook``     - the Training Operator's admission rules the CRD schema lacks.
-* ``environment`` - the env vars the operator injects into each replica.
+* ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
+* ``shape``       - untrusted input made safe to read.
+* ``manifest_yaml`` - manifests as YAML text and back.
 
-The server, the CLI and the magic all go through this package; nothing else
-builds manifests.
+What depends on the kind of object a job is (PyTorchJob's manifest, webhook rules,
+environment, status) lives in ``jupyter_pytorchjob.kinds``.
 """
 
 from __future__ import annotations
 
 from .errors import FieldError, JobSpecInvalid
-from .manifest import build_manifest, manifest_to_yaml, parse_manifest
+from .manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from .spec import JobSpec, PvcMount, Toleration
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "JobSpecInvalid",
     "PvcMount",
     "Toleration",
-    "build_manifest",
+    "manifest_from_yaml",
     "manifest_to_yaml",
-    "parse_manifest",
 ]

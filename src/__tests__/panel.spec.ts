@@ -130,7 +130,8 @@ describe('JobsPanel', () => {
     panel.config = {
       version: '0.1.0',
       backend: 'local',
-      defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' }
+      defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' },
+      kinds: []
     };
     await rendered(panel);
     expect(

@@ -333,7 +333,8 @@ describe('formDefaults', () => {
   const config: IConfig = {
     version: '0.1.0',
     backend: 'local',
-    defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' }
+    defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' },
+    kinds: []
   };
 
   it("takes the server's defaults when the settings are empty", () => {

@@ -1,4 +1,9 @@
-"""``KubernetesBackend``: the backend contract on Kubeflow Training Operator v1."""
+"""``KubernetesBackend``: the backend contract on the job kinds a cluster serves.
+
+Everything that depends on the kind of object (PyTorchJob of Kubeflow Training Operator
+v1; its API, manifest, pods, state) comes from ``kinds``; this module only talks to the
+API server.
+"""
 
 from __future__ import annotations
 
@@ -13,27 +18,38 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
-from ..base import Backend, BackendError, Event, JobInfo, LogChunk, Volume, dropped_warning
+from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
+from ...kinds.pods import epoch
+from ...kinds.trainjob import TRAINJOB
+from ...kinds.trainjob.runtimes import Runtime, available_runtimes
+from ..base import (
+    Backend,
+    BackendError,
+    Event,
+    JobInfo,
+    JobNotFound,
+    LogChunk,
+    Volume,
+    dropped_warning,
+    finished_error,
+)
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
     CrdMissing,
     TimedApiClient,
-    crd_missing_message,
     in_cluster,
     load_configuration,
     translate,
 )
 from .discovery import NotebookPod, within
-from .logs import LogMerger, job_selector
+from .logs import LogMerger
 from .pruning import dropped_fields
-from .status import GROUP, JOB_LABEL, PLURAL, VERSION, epoch, job_info, replica_name
 
 
 class KubernetesBackend(Backend):
-    """PyTorchJobs in one namespace of a cluster.
+    """Jobs in one namespace of a cluster, of every kind (``kinds.KINDS``) it serves.
 
     ``namespace``: the namespace to use (default: the pod's own, else the
     kubeconfig context's, else ``default``). ``allowed_namespaces``: the other
@@ -66,7 +82,8 @@ class KubernetesBackend(Backend):
         self._api: TimedApiClient | None = None
         self._server: str | None = None
         self._lock = asyncio.Lock()
-        self._crd_checked = False
+        # The kinds the cluster serves, found once (None: not looked yet).
+        self._served: list[JobKind] | None = None
 
     # -- connection ---------------------------------------------------------------------
 
@@ -107,7 +124,7 @@ class KubernetesBackend(Backend):
         )
         other._api = self._api
         other._server = self._server
-        other._crd_checked = self._crd_checked
+        other._served = self._served
         other.self_pod = None  # the notebook's PVCs live in its own namespace
         return other
 
@@ -150,8 +167,8 @@ class KubernetesBackend(Backend):
 
     async def job_logdir(self, name: str) -> str:
         """The job's log directory as the notebook sees it, through the same PVC."""
-        job = await self._job(name)
-        spec = parse_manifest(job)
+        kind, job = await self._job(name)
+        spec = kind.parse(job)
         if not spec.logdir:
             raise BackendError(
                 f"job {name!r} has no TensorBoard log directory; submit it with --logdir on a PVC",
@@ -180,30 +197,69 @@ class KubernetesBackend(Backend):
         return local
 
     async def custom(self) -> client.CustomObjectsApi:
-        api = await self.api()
-        if not self._crd_checked:
-            await self._check_crd(api)
-        return client.CustomObjectsApi(api)
+        """The custom-objects API; ``CrdMissing`` saying what to install when the
+        cluster serves no kind of job we know."""
+        if not await self.job_kinds():
+            raise CrdMissing(" ".join(kind.missing_message() for kind in KINDS))
+        return client.CustomObjectsApi(await self.api())
 
     async def core(self) -> client.CoreV1Api:
         return client.CoreV1Api(await self.api())
 
-    async def _check_crd(self, api: client.ApiClient) -> None:
-        """Say plainly when only Trainer v2 (or nothing) is installed."""
+    async def job_kinds(self) -> list[JobKind]:
+        """The registered kinds the cluster serves (API discovery; looked up again
+        while it serves none, so installing the CRD needs no restart)."""
+        if not self._served:
+            api = await self.api()
+            self._served = [kind for kind in KINDS if await self._serves(api, kind)]
+        return self._served
+
+    async def _serves(self, api: client.ApiClient, kind: JobKind) -> bool:
+        what = f"discover the {kind.kind} API"
         try:
-            resources = await client.CustomObjectsApi(api).get_api_resources(GROUP, VERSION)
+            resources = await client.CustomObjectsApi(api).get_api_resources(
+                kind.group, kind.version
+            )
         except ApiException as err:
             if err.status == 404:
-                raise CrdMissing(crd_missing_message()) from err
-            raise self._translate(err, what="discover the PyTorchJob API") from err
+                return False  # the group/version is not served at all
+            raise self._translate(err, what=what) from err
         except Exception as err:
-            raise self._translate(err, what="discover the PyTorchJob API") from err
-        names = [r.name for r in (resources.resources or [])]
-        if PLURAL not in names:
-            raise CrdMissing(crd_missing_message())
-        self._crd_checked = True
+            raise self._translate(err, what=what) from err
+        return kind.plural in [r.name for r in (resources.resources or [])]
 
-    def _translate(self, err: Exception, *, what: str, name: str | None = None) -> BackendError:
+    async def runtimes(self) -> list[Runtime]:
+        """ClusterTrainingRuntimes, overridden by the namespace's TrainingRuntimes of the
+        same name (which a user may not be allowed to list: then only the cluster's)."""
+        api = await self.api()
+        if not await self._serves(api, TRAINJOB):
+            return []
+        custom = client.CustomObjectsApi(api)
+        group, version = TRAINJOB.group, TRAINJOB.version
+        cluster = await self._call(
+            "list clustertrainingruntimes",
+            custom.list_cluster_custom_object(group, version, "clustertrainingruntimes"),
+            kind=TRAINJOB,
+        )
+        try:
+            namespaced = await custom.list_namespaced_custom_object(
+                group, version, self.namespace, "trainingruntimes"
+            )
+        except ApiException as err:
+            if err.status not in (403, 404):
+                raise self._translate(err, what="list trainingruntimes", kind=TRAINJOB) from err
+            namespaced = {"items": []}
+        return available_runtimes(cluster.get("items", []), namespaced.get("items", []))
+
+    async def _kind(self, kind: JobKind) -> JobKind:
+        """``kind`` if the cluster serves it; ``CrdMissing`` saying so otherwise."""
+        if kind not in await self.job_kinds():
+            raise CrdMissing(kind.missing_message())
+        return kind
+
+    def _translate(
+        self, err: Exception, *, what: str, name: str | None = None, kind: JobKind = DEFAULT_KIND
+    ) -> BackendError:
         connecting = isinstance(err, aiohttp.ConnectionTimeoutError)
         return translate(
             err,
@@ -212,86 +268,103 @@ class KubernetesBackend(Backend):
             name=name,
             server=self._server,
             timeout=self.connect_timeout if connecting else self.request_timeout,
+            missing_crd=kind.missing_message(),
         )
 
-    async def _call(self, what: str, coro: Any, *, name: str | None = None) -> Any:
+    async def _call(
+        self, what: str, coro: Any, *, name: str | None = None, kind: JobKind = DEFAULT_KIND
+    ) -> Any:
         try:
             return await coro
         except ApiException as err:
-            error = self._translate(err, what=what, name=name)
+            error = self._translate(err, what=what, name=name, kind=kind)
             if isinstance(error, CrdMissing):
-                self._crd_checked = False
+                self._served = None  # uninstalled meanwhile: look again next time
             raise error from err
         except (OSError, TimeoutError) as err:
-            raise self._translate(err, what=what, name=name) from err
+            raise self._translate(err, what=what, name=name, kind=kind) from err
         except Exception as err:
             if type(err).__module__.startswith("aiohttp"):
-                raise self._translate(err, what=what, name=name) from err
+                raise self._translate(err, what=what, name=name, kind=kind) from err
             raise
 
     # -- contract -----------------------------------------------------------------------
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        kind = await self._kind(DEFAULT_KIND)
         custom = await self.custom()
-        manifest = build_manifest(spec, namespace=self.namespace)
+        manifest = kind.build(spec, namespace=self.namespace)
         create = custom.create_namespaced_custom_object
-        what = f"create pytorchjobs (job {spec.name!r})"
+        what = f"create {kind.plural} (job {spec.name!r})"
+        api = (kind.group, kind.version, self.namespace, kind.plural)
         if self.dry_run:
-            await self._call(
-                what,
-                create(GROUP, VERSION, self.namespace, PLURAL, manifest, dry_run="All"),
-                name=spec.name,
-            )
-        created = await self._call(
-            what, create(GROUP, VERSION, self.namespace, PLURAL, manifest), name=spec.name
-        )
-        info = job_info(created, [])
+            await self._call(what, create(*api, manifest, dry_run="All"), name=spec.name, kind=kind)
+        created = await self._call(what, create(*api, manifest), name=spec.name, kind=kind)
+        info = kind.job_info(created, [])
         dropped = dropped_fields(manifest, created)
         if dropped:
-            info.warnings.append(dropped_warning(dropped))
+            info.warnings.append(dropped_warning(dropped, kind.kind))
         return info
 
     async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
         """A server-side dry run of ``manifest`` under a generated name (so a taken name
         does not matter): the fields the server would drop. Nothing when the dry run
         cannot be made (no permission, invalid job, unreachable): the submit says more."""
+        kind = kind_of(manifest)
         body = copy.deepcopy(dict(manifest))
         meta = body.setdefault("metadata", {})
         meta["generateName"] = f"{meta.pop('name', None) or 'check'}-"
         try:
             custom = await self.custom()
             stored = await custom.create_namespaced_custom_object(
-                GROUP, VERSION, self.namespace, PLURAL, body, dry_run="All"
+                kind.group, kind.version, self.namespace, kind.plural, body, dry_run="All"
             )
         except (BackendError, ApiException, OSError, TimeoutError, aiohttp.ClientError):
             return []
         return [p for p in dropped_fields(body, stored) if p != "metadata.name"]
 
     async def list_jobs(self) -> list[JobInfo]:
-        custom = await self.custom()
-        jobs = await self._call(
-            "list pytorchjobs",
-            custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL),
-        )
-        pods = await self._pods(JOB_LABEL)
-        by_job: dict[str, list[dict[str, Any]]] = {}
-        for pod in pods:
-            by_job.setdefault(pod["metadata"]["labels"][JOB_LABEL], []).append(pod)
-        infos = [job_info(j, by_job.get(j["metadata"]["name"], [])) for j in jobs.get("items", [])]
+        custom = await self.custom()  # CrdMissing when the cluster serves no kind
+        infos: list[JobInfo] = []
+        for kind in await self.job_kinds():
+            jobs = await self._call(
+                f"list {kind.plural}",
+                custom.list_namespaced_custom_object(
+                    kind.group, kind.version, self.namespace, kind.plural
+                ),
+                kind=kind,
+            )
+            by_job: dict[str, list[dict[str, Any]]] = {}
+            for pod in await self._pods(kind.pod_selector()):
+                by_job.setdefault(kind.job_of_pod(pod) or "", []).append(pod)
+            infos += [
+                kind.job_info(j, by_job.get(j["metadata"]["name"], []))
+                for j in jobs.get("items", [])
+            ]
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
-    async def _job(self, name: str) -> dict[str, Any]:
+    async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
+        """The job called ``name`` and its kind (the first served kind that has one)."""
         custom = await self.custom()
-        job: dict[str, Any] = await self._call(
-            f"read pytorchjob {name!r}",
-            custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name),
-            name=name,
-        )
-        return job
+        for kind in await self.job_kinds():
+            try:
+                job: dict[str, Any] = await self._call(
+                    f"read {kind.kind.lower()} {name!r}",
+                    custom.get_namespaced_custom_object(
+                        kind.group, kind.version, self.namespace, kind.plural, name
+                    ),
+                    name=name,
+                    kind=kind,
+                )
+            except JobNotFound:
+                continue
+            return kind, job
+        raise JobNotFound(name)
 
     async def get_job(self, name: str) -> JobInfo:
-        job = await self._job(name)
-        return job_info(job, await self._pods(job_selector(name)), with_manifest=True)
+        kind, job = await self._job(name)
+        pods = await self._pods(kind.pod_selector(name))
+        return kind.job_info(job, pods, with_manifest=True)
 
     async def _pods(self, selector: str) -> list[dict[str, Any]]:
         """Pods as plain dicts, read without building client models: log following
@@ -317,20 +390,62 @@ class KubernetesBackend(Backend):
         return pods
 
     async def delete_job(self, name: str) -> None:
+        kind, _ = await self._job(name)
         custom = await self.custom()
         await self._call(
-            f"delete pytorchjob {name!r}",
+            f"delete {kind.kind.lower()} {name!r}",
             custom.delete_namespaced_custom_object(
-                GROUP, VERSION, self.namespace, PLURAL, name, propagation_policy="Background"
+                kind.group,
+                kind.version,
+                self.namespace,
+                kind.plural,
+                name,
+                propagation_policy="Background",
             ),
             name=name,
+            kind=kind,
         )
 
+    async def suspend(self, name: str) -> JobInfo:
+        return await self._set_suspend(name, True)
+
+    async def resume(self, name: str) -> JobInfo:
+        return await self._set_suspend(name, False)
+
+    async def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
+        """A merge patch of the kind's suspend field (PyTorchJob: ``runPolicy.suspend``,
+        what Kueue and ``kubectl patch`` do); the controller deletes or recreates the
+        pods (v1.9.4 common/job.go:146-173)."""
+        kind, _ = await self._job(name)
+        current = await self.get_job(name)
+        if current.state.finished:
+            raise finished_error(name, current.state, "suspended" if suspend else "resumed")
+        custom = await self.custom()
+        # The client would pick json-patch+json for a dict body: say merge patch (its
+        # typed signature lacks the generic ``_content_type`` option, hence the dict).
+        merge: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+        patched = await self._call(
+            f"patch {kind.kind.lower()} {name!r}",
+            custom.patch_namespaced_custom_object(
+                kind.group,
+                kind.version,
+                self.namespace,
+                kind.plural,
+                name,
+                kind.suspend_patch(suspend),
+                **merge,
+            ),
+            name=name,
+            kind=kind,
+        )
+        pods = await self._pods(kind.pod_selector(name))
+        return kind.job_info(patched, pods, with_manifest=True)
+
     async def events(self, name: str) -> list[Event]:
-        await self._job(name)
+        kind, _ = await self._job(name)
         core = await self.core()
-        pods = await self._pods(job_selector(name))
-        replica_of = {name: name, **{p["metadata"]["name"]: replica_name(p) for p in pods}}
+        pods = await self._pods(kind.pod_selector(name))
+        replica_of = {name: name, **{p["metadata"]["name"]: kind.replica_of_pod(p) for p in pods}}
         names = list(replica_of)
         results = await asyncio.gather(
             *[
@@ -385,7 +500,7 @@ class KubernetesBackend(Backend):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
-        await self._job(name)
+        kind, _ = await self._job(name)
 
         async def finished() -> bool:
             try:
@@ -398,7 +513,8 @@ class KubernetesBackend(Backend):
             api,
             self.namespace,
             name,
-            list_pods=lambda: self._pods(job_selector(name)),
+            kind=kind,
+            list_pods=lambda: self._pods(kind.pod_selector(name)),
             finished=finished,
             replica=replica,
             follow=follow,

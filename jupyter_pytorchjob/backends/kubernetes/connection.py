@@ -61,7 +61,7 @@ class TimedApiClient(client.ApiClient):
 
 
 class CrdMissing(BackendError):
-    """The cluster does not serve pytorchjobs.kubeflow.org."""
+    """The cluster does not serve the job kind asked for (its CRD is not installed)."""
 
     status = 404
 
@@ -111,11 +111,13 @@ def translate(
     name: str | None = None,
     server: str | None = None,
     timeout: float | None = None,
+    missing_crd: str = "the cluster does not serve this kind of job (its CRD is not installed)",
 ) -> BackendError:
     """A Kubernetes or network error as a message a person can act on.
 
     ``what`` says what was being done ("create the job", "read pod logs");
-    ``server`` and ``timeout`` name the API server and the time it had.
+    ``server`` and ``timeout`` name the API server and the time it had;
+    ``missing_crd`` is the message when the API answers that the kind is not served.
     """
     where = f" at {server}" if server else ""
     if isinstance(err, ApiException):
@@ -147,7 +149,7 @@ def translate(
                     status=404,
                 )
             if message in (CRD_MISSING_MESSAGE, PAGE_NOT_FOUND) or not details:
-                return CrdMissing(crd_missing_message())
+                return CrdMissing(missing_crd)
             if name is not None:
                 return JobNotFound(name)
             return BackendError(message, status=404)
@@ -177,12 +179,3 @@ def translate(
             status=503,
         )
     return BackendError(f"could not {what}: {err}")
-
-
-def crd_missing_message() -> str:
-    return (
-        "this cluster does not serve PyTorchJobs (the CRD pytorchjobs.kubeflow.org of the "
-        "Kubeflow Training Operator v1 is not installed). Recent Kubeflow releases install "
-        "Trainer v2 (TrainJob) instead; ask your administrator to install Training Operator "
-        "v1.9, or use the local backend"
-    )

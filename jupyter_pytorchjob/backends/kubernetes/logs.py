@@ -29,8 +29,8 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ...kinds import JobKind
 from ..base import LogChunk
-from .status import CONTAINER, JOB_LABEL, replica_name
 
 CHUNK = 65536
 # The kubelet's "<RFC 3339 nano> " prefix of every line (timestamps=true).
@@ -135,6 +135,7 @@ class LogMerger:
         namespace: str,
         job: str,
         *,
+        kind: JobKind,
         list_pods: PodLister,
         finished: FinishedCheck,
         replica: str | None,
@@ -150,6 +151,7 @@ class LogMerger:
         self.core = client.CoreV1Api(api)
         self.namespace = namespace
         self.job = job
+        self.kind = kind
         self.list_pods = list_pods
         self.finished = finished
         self.replica = replica
@@ -223,23 +225,22 @@ class LogMerger:
                 raise task.exception()  # type: ignore[misc]
 
     def _wanted(self, pod: Mapping[str, Any]) -> bool:
-        return self.replica is None or replica_name(pod) == self.replica
+        return self.replica is None or self.kind.replica_of_pod(pod) == self.replica
 
-    @staticmethod
-    def _restarts(pod: Mapping[str, Any]) -> int:
+    def _restarts(self, pod: Mapping[str, Any]) -> int:
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
-            if status.get("name") == CONTAINER:
+            if status.get("name") == self.kind.container:
                 return int(status.get("restartCount") or 0)
         return 0
 
     async def _stream(self, pod: Mapping[str, Any]) -> None:
         name = pod["metadata"]["name"]
-        replica = replica_name(pod)
+        replica = self.kind.replica_of_pod(pod)
         first = True
         while True:
             last = self.last_ns.get(replica)
             query: dict[str, Any] = {
-                "container": CONTAINER,
+                "container": self.kind.container,
                 "follow": self.follow,
                 "timestamps": True,
                 "previous": self.previous,
@@ -301,7 +302,7 @@ class LogMerger:
         except ApiException:
             return False
         for status in pod.status.container_statuses or []:
-            if status.name == CONTAINER:
+            if status.name == self.kind.container:
                 return bool(status.state and status.state.running)
         return False
 
@@ -347,7 +348,3 @@ class LogMerger:
         self.last_ns[replica] = offset
         self.skipping[replica] = False
         await self.queue.put(LogChunk(replica, text, offset, self.previous))
-
-
-def job_selector(job: str) -> str:
-    return f"{JOB_LABEL}={job}"

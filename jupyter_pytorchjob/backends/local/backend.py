@@ -17,8 +17,8 @@ from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
-from ...job.manifest import build_manifest, parse_manifest
 from ...job.spec import JobSpec
+from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity
 from ..base import (
     Backend,
@@ -32,6 +32,7 @@ from ..base import (
     LogChunk,
     ReplicaInfo,
     Volume,
+    finished_error,
 )
 from .plan import Mounts, free_port, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
@@ -75,6 +76,8 @@ class LocalBackend(Backend):
         self._finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
         self.max_nodes_configured = bool(max_nodes)
         self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
+        # Local nodes follow the Training Operator v1's rules: every local job is a PyTorchJob.
+        self.kind = PYTORCHJOB
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -121,7 +124,7 @@ class LocalBackend(Backend):
         )
 
     def _create(self, spec: JobSpec) -> JobInfo:
-        manifest = build_manifest(spec)
+        manifest = self.kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
         jobdir = JobDir(self.jobs_dir / spec.name)
         plans = plan_nodes(
@@ -305,6 +308,25 @@ class LocalBackend(Backend):
             wait_gone(watchdog, STOP_TIMEOUT)
         stop_nodes(read_json(jobdir.replicas, {}))  # left by a supervisor killed earlier
 
+    async def suspend(self, name: str) -> JobInfo:
+        return await asyncio.to_thread(self._set_suspend, name, True)
+
+    async def resume(self, name: str) -> JobInfo:
+        return await asyncio.to_thread(self._set_suspend, name, False)
+
+    def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
+        """``runPolicy.suspend`` changed in the job's spec (``manifest.json``, which only
+        the backend writes), as a patch in a cluster; the supervisor sees the change and
+        stops or restarts the nodes as the operator does."""
+        jobdir = self._jobdir(name)
+        info = self._info(jobdir)
+        if info.state.finished:
+            raise finished_error(name, info.state, "suspended" if suspend else "resumed")
+        manifest = read_json(jobdir.manifest)
+        manifest["spec"].setdefault("runPolicy", {})["suspend"] = suspend
+        write_json(jobdir.manifest, manifest)
+        return self._info(jobdir, with_manifest=True)
+
     async def events(self, name: str) -> list[Event]:
         jobdir = self._jobdir(name)
         events = []
@@ -317,7 +339,7 @@ class LocalBackend(Backend):
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
         jobdir = self._jobdir(name)
-        spec = parse_manifest(read_json(jobdir.manifest))
+        spec = self.kind.parse(read_json(jobdir.manifest))
         if not spec.logdir:
             raise BackendError(
                 f"job {name!r} has no TensorBoard log directory; submit it with --logdir "

@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ...job.environment import node_replica, replica_env
-from ...job.manifest import LOGDIR_ENV, build_manifest
 from ...job.spec import OPERATOR_ENV, JobSpec
+from ...kinds.manifests import LOGDIR_ENV
+from ...kinds.pytorchjob import PYTORCHJOB
+from ...kinds.pytorchjob.environment import node_replica, replica_env
 from ..base import BackendError
 
 # Inherited from the server's own environment, these would confuse a job (a server
@@ -129,7 +130,7 @@ def plan_nodes(
             f"workdir {spec.workdir} is {cwd} on this machine, which is not a directory",
             status=400,
         )
-    manifest = build_manifest(spec)  # once: the operator env of every node derives from it
+    manifest = PYTORCHJOB.build(spec)  # once: the operator env of every node derives from it
     _check_runs_here(spec, manifest)
     plans = []
     for node, replica in enumerate(spec.replica_names()):

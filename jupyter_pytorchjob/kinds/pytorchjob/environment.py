@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .spec import JobSpec
+from ...job.spec import JobSpec
 
 DEFAULT_PORT = 23456
 PORT_NAME = "pytorchjob-port"

@@ -1,17 +1,19 @@
-"""Job state and per-replica detail, derived as in notes/operator.md section 8.
+"""A PyTorchJob's state and per-replica detail, read from the object and its pods.
 
-Pure functions over the PyTorchJob and Pod dicts the API returns, so the rules are
-tested without a cluster.
+The state follows the operator's conditions (Failed and Succeeded win, then Suspended,
+then the newest of Restarting, Running, Created); pods are found by the operator's
+labels. Pure functions over the dicts the API returns, so the rules are tested without
+a cluster.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from ..base import Condition, JobInfo, JobState, ReplicaInfo
+from ...job.status import JobInfo, JobState, ReplicaInfo
+from ..pods import epoch, init_running, pod_replica, read_conditions, unschedulable
 
 GROUP = "kubeflow.org"
 VERSION = "v1"
@@ -21,15 +23,6 @@ TYPE_LABEL = "training.kubeflow.org/replica-type"
 INDEX_LABEL = "training.kubeflow.org/replica-index"
 CONTAINER = "pytorch"
 INIT_CONTAINER = "init-pytorch"
-
-
-def epoch(value: Any) -> float | None:
-    """RFC 3339 (as the API writes it, or a datetime) -> seconds since the epoch."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
 
 
 # How long a job may wait for the operator's first pass before we say none came.
@@ -70,45 +63,14 @@ def replica_name(pod: Mapping[str, Any]) -> str:
 
 
 def replica_info(pod: Mapping[str, Any]) -> ReplicaInfo:
-    """Phase, restarts, exit code and the reason a replica is not running."""
-    status = pod.get("status") or {}
-    spec = pod.get("spec") or {}
-    statuses = status.get("containerStatuses") or []
-    init_statuses = status.get("initContainerStatuses") or []
-    restarts = sum(int(s.get("restartCount") or 0) for s in [*statuses, *init_statuses])
-    info = ReplicaInfo(
-        name=replica_name(pod),
-        phase=status.get("phase") or "Unknown",
-        restarts=restarts,
-        node=spec.get("nodeName"),
-    )
-    main = next((s for s in statuses if s.get("name") == CONTAINER), None)
-    if main is not None:
-        state = main.get("state") or {}
-        last = (main.get("lastState") or {}).get("terminated") or {}
-        if state.get("terminated"):
-            term = state["terminated"]
-            info.exit_code = term.get("exitCode")
-            info.reason, info.message = term.get("reason"), term.get("message")
-        elif state.get("waiting"):
-            waiting = state["waiting"]
-            info.reason, info.message = waiting.get("reason"), waiting.get("message")
-            if last:
-                info.exit_code = last.get("exitCode")
-                info.message = info.message or (
-                    f"last run: {last.get('reason') or 'exited'} with code {last.get('exitCode')}"
-                )
-        elif last:
-            info.exit_code = last.get("exitCode")
-    init = next((s for s in init_statuses if s.get("name") == INIT_CONTAINER), None)
-    if init is not None and not (init.get("state") or {}).get("terminated"):
+    """Phase, restarts, exit code and the reason a replica is not running; a worker
+    whose ``init-pytorch`` still runs is waiting for the master to be reachable."""
+    info = pod_replica(pod, name=replica_name(pod), container=CONTAINER)
+    if init_running(pod, INIT_CONTAINER):
         info.reason = info.reason if info.reason not in (None, "PodInitializing") else None
         info.reason = info.reason or "WaitingForMaster"
         info.message = info.message or "init-pytorch is waiting for the master to be reachable"
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            info.reason = condition.get("reason") or "Unschedulable"
-            info.message = condition.get("message")
+    unschedulable(pod, info)
     return info
 
 
@@ -163,16 +125,7 @@ def job_info(
     by_name = {replica_name(p): replica_info(p) for p in pods}
     replicas = [by_name.pop(n) if n in by_name else missing_replica(job, n) for n in expected]
     replicas += list(by_name.values())
-    conditions = [
-        Condition(
-            type=c.get("type", ""),
-            status=c.get("status", ""),
-            reason=c.get("reason", ""),
-            message=c.get("message", ""),
-            last_transition=epoch(c.get("lastTransitionTime")) or 0.0,
-        )
-        for c in status.get("conditions") or []
-    ]
+    conditions = read_conditions(status)
     state = job_state(job)
     created = epoch(meta.get("creationTimestamp")) or 0.0
     return JobInfo(

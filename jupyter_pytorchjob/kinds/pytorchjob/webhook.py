@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import k8s_rules as rules
-from .errors import FieldError
+from ...job import k8s_rules as rules
+from ...job.errors import FieldError
 
 REPLICA_TYPES = ("Master", "Worker")
 CONTAINER_NAME = "pytorch"

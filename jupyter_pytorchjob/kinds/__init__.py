@@ -1,0 +1,35 @@
+"""Job kinds: the Kubernetes objects a job can be, behind one contract (``JobKind``).
+
+Registered here, in the order a backend prefers them when a cluster serves several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..job.errors import FieldError, JobSpecInvalid
+from .base import JobKind
+from .pytorchjob import PYTORCHJOB
+
+KINDS: tuple[JobKind, ...] = (PYTORCHJOB,)
+DEFAULT_KIND: JobKind = PYTORCHJOB
+
+
+def kind_of(manifest: Mapping[str, Any]) -> JobKind:
+    """The kind of ``manifest`` (its apiVersion and kind); the default kind when none
+    matches, whose ``parse`` then says what it expected."""
+    return next((kind for kind in KINDS if kind.owns(manifest)), DEFAULT_KIND)
+
+
+def kind_named(name: str) -> JobKind:
+    """The kind called ``name`` (``PyTorchJob``, any case); ``JobSpecInvalid`` naming
+    ``kind`` otherwise."""
+    for kind in KINDS:
+        if kind.kind.lower() == name.lower():
+            return kind
+    choices = ", ".join(k.kind for k in KINDS)
+    raise JobSpecInvalid([FieldError("kind", f"must be one of {choices}, got {name!r}")])
+
+
+__all__ = ["DEFAULT_KIND", "KINDS", "PYTORCHJOB", "JobKind", "kind_named", "kind_of"]

@@ -1,0 +1,109 @@
+"""The job-kind contract: everything that depends on which Kubernetes object a job is.
+
+A ``JobKind`` knows its API (group, version, plural: what the cluster must serve), turns
+a ``JobSpec`` into its manifest and back, applies the admission rules its controller
+adds to the CRD schema, finds a job's pods and names its replicas, and reads the job's
+state from the object. The backends are written against this contract only, so a second
+kind (Kubeflow Trainer v2's TrainJob) is one more implementation, not edits across the
+backends. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..job.errors import FieldError
+from ..job.spec import JobSpec
+from ..job.status import JobInfo
+
+
+class JobKind(ABC):
+    """One kind of training job object (e.g. Kubeflow Training Operator v1's PyTorchJob)."""
+
+    kind: str  # the object's ``kind``
+    group: str
+    version: str
+    plural: str
+    # The container whose logs are the replica's logs.
+    container: str
+    # The ``JobSpec`` fields (wire names) this kind can express; the form hides the others.
+    unsupported_fields: frozenset[str] = frozenset()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def crd(self) -> str:
+        """The CRD's name, as ``kubectl get crd`` lists it."""
+        return f"{self.plural}.{self.group}"
+
+    def supported_fields(self) -> list[str]:
+        """The wire names of the ``JobSpec`` fields this kind can express."""
+        every = JobSpec(name="", image="").to_wire()  # the wire names, in the body's order
+        return [name for name in every if name not in self.unsupported_fields]
+
+    def to_wire(self) -> dict[str, Any]:
+        """What ``GET config`` says of the kind: the form hides the fields it lacks."""
+        return {
+            "kind": self.kind,
+            "apiVersion": self.api_version,
+            "fields": self.supported_fields(),
+        }
+
+    def owns(self, manifest: Mapping[str, Any]) -> bool:
+        """Whether ``manifest`` is an object of this kind."""
+        return manifest.get("apiVersion") == self.api_version and manifest.get("kind") == self.kind
+
+    # -- manifests ----------------------------------------------------------------------
+
+    @abstractmethod
+    def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
+        """The manifest for ``spec``; ``JobSpecInvalid`` if its admission would refuse it."""
+
+    @abstractmethod
+    def parse(self, manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
+        """The ``JobSpec`` of a manifest, keeping whatever the fields do not express in
+        ``extras`` (lossless); ``JobSpecInvalid`` naming the field otherwise."""
+
+    @abstractmethod
+    def check(self, manifest: Mapping[str, Any]) -> list[FieldError]:
+        """The admission rules the CRD schema lacks (the controller's webhook)."""
+
+    @abstractmethod
+    def suspend_patch(self, suspend: bool) -> dict[str, Any]:
+        """The merge patch that suspends (True) or resumes (False) a job of this kind."""
+
+    @abstractmethod
+    def max_name_length(self, spec: JobSpec) -> int:
+        """The longest job name whose pods and Services the cluster can still create."""
+
+    # -- in a cluster -------------------------------------------------------------------
+
+    @abstractmethod
+    def pod_selector(self, name: str | None = None) -> str:
+        """A label selector for the pods of job ``name`` (None: of every job of this kind)."""
+
+    @abstractmethod
+    def job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
+        """The name of the job a pod belongs to."""
+
+    @abstractmethod
+    def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
+        """The replica a pod runs, as the views name it (``master-0``, ``node-1``...)."""
+
+    @abstractmethod
+    def job_info(
+        self,
+        job: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+        *,
+        with_manifest: bool = False,
+    ) -> JobInfo:
+        """The job's state, replicas and conditions from its object and pods."""
+
+    @abstractmethod
+    def missing_message(self) -> str:
+        """What to tell a user whose cluster does not serve this kind."""

@@ -1,0 +1,318 @@
+"""Manifest pieces every kind writes and reads the same way: a PVC's volume name, the
+``/dev/shm`` volume, resources, tolerations, server-set metadata, and the lossless
+round trip (``patch``: what a rebuilt manifest lacks of the original; ``merge``: put it
+back, named lists by name). Pure."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..job import k8s_rules as rules
+from ..job.errors import FieldError, JobSpecInvalid
+from ..job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
+
+SHM_VOLUME = "dshm"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ISTIO_INJECT = "sidecar.istio.io/inject"
+LOGDIR_ANNOTATION = "pytorchjob.jupyter.org/logdir"
+SCRIPT_ENV = "PTJOB_SCRIPT"
+LOGDIR_ENV = "PTJOB_LOGDIR"
+
+# The script travels in the PTJOB_SCRIPT env var; this bootstrap writes it to a
+# file and execs the launcher on it, so no shell ever sees user text. ``args`` are
+# ``[launcher, "--", *script_args]`` with launcher ``python`` or ``torchrun``.
+BOOTSTRAP = (
+    "import os,sys,tempfile;"
+    "d=tempfile.mkdtemp(prefix='ptjob-');p=os.path.join(d,'main.py');"
+    "f=open(p,'w');f.write(os.environ.pop('PTJOB_SCRIPT'));f.close();"
+    "a=sys.argv[1:];i=a.index('--');"
+    "l={'python':['-u'],'torchrun':['-m','torch.distributed.run']}[a[0]];"
+    "os.execv(sys.executable,[sys.executable,*l,p,*a[i+1:]])"
+)
+BOOTSTRAP_COMMAND = ("python3", "-c", BOOTSTRAP)
+
+# Set by the API server; a manifest read back for cloning must not carry them.
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+    "namespace",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "ownerReferences",
+)
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+NOTHING: Any = object()  # patch: nothing to add
+
+
+def require_kind(manifest: Mapping[str, Any], api_version: str, kind: str) -> None:
+    """``JobSpecInvalid`` naming ``kind`` unless the manifest is a ``kind`` of ``api_version``."""
+    if manifest.get("apiVersion") != api_version or manifest.get("kind") != kind:
+        got = f"{manifest.get('kind')!r} of {manifest.get('apiVersion')!r}"
+        raise JobSpecInvalid([FieldError("kind", f"must be a {kind} of {api_version}, got {got}")])
+
+
+def clean_metadata(manifest: dict[str, Any]) -> None:
+    """Drop ``status`` and what the API server sets (uid, resourceVersion, kubectl's
+    last-applied copy...) from a manifest read back, so it can be submitted again."""
+    manifest.pop("status", None)
+    meta = dict(manifest.get("metadata") or {})
+    for key in SERVER_METADATA:
+        meta.pop(key, None)
+    annotations = dict(meta.get("annotations") or {})
+    annotations.pop(LAST_APPLIED, None)
+    meta["annotations"] = annotations
+    drop_if_empty(meta, "annotations")
+    manifest["metadata"] = meta
+
+
+def job_metadata(spec: JobSpec, namespace: str | None) -> dict[str, Any]:
+    """The job object's metadata: name, namespace, labels with the Kueue queue,
+    annotations with the TensorBoard log directory."""
+    metadata: dict[str, Any] = {"name": spec.name}
+    if namespace:
+        metadata["namespace"] = namespace
+    labels = dict(spec.labels)
+    if spec.queue:
+        labels[QUEUE_LABEL] = spec.queue
+    if labels:
+        metadata["labels"] = labels
+    annotations = dict(spec.annotations)
+    if spec.logdir:
+        annotations[LOGDIR_ANNOTATION] = spec.logdir
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
+
+
+def read_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``job_metadata`` read back: the job body's labels, queue, annotations, logdir."""
+    labels = dict(meta.get("labels") or {})
+    queue = labels.pop(QUEUE_LABEL, None)
+    annotations = dict(meta.get("annotations") or {})
+    logdir = annotations.pop(LOGDIR_ANNOTATION, None)
+    return {"labels": labels, "queue": queue, "annotations": annotations, "logdir": logdir}
+
+
+def entrypoint(spec: JobSpec, launcher: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The main container's ``command``/``args`` (a script goes through the bootstrap,
+    started by ``launcher``: ``python`` or ``torchrun``) and its env list (the user's,
+    then the log directory and the script)."""
+    run: dict[str, Any] = {}
+    if spec.script is not None:
+        run["command"] = list(BOOTSTRAP_COMMAND)
+        run["args"] = [launcher, "--", *spec.args]
+    else:
+        if spec.command:
+            run["command"] = list(spec.command)
+        if spec.args:
+            run["args"] = list(spec.args)
+    env = [{"name": k, "value": v} for k, v in spec.env.items()]
+    if spec.logdir:
+        env.append({"name": LOGDIR_ENV, "value": spec.logdir})
+    if spec.script is not None:
+        env.append({"name": SCRIPT_ENV, "value": spec.script})
+    return run, env
+
+
+def read_entrypoint(container: Mapping[str, Any]) -> dict[str, Any]:
+    """``entrypoint`` read back from a container (or a TrainJob's ``trainer``): the job
+    body's command, args, script, plain env and the log directory the env names."""
+    plain_env = {
+        e["name"]: e["value"]
+        for e in container.get("env") or []
+        if isinstance(e, Mapping)
+        and set(e) == {"name", "value"}
+        and isinstance(e.get("value"), str)
+    }
+    script = plain_env.pop(SCRIPT_ENV, None)
+    logdir = plain_env.pop(LOGDIR_ENV, None)
+    command: list[str] = list(container.get("command") or [])
+    args: list[str] = list(container.get("args") or [])
+    if script is not None and tuple(command) == BOOTSTRAP_COMMAND and "--" in args:
+        command, args = [], args[args.index("--") + 1 :]
+    else:
+        script = None
+    return {"command": command, "args": args, "script": script, "env": plain_env, "logdir": logdir}
+
+
+def resources(spec: JobSpec) -> dict[str, Any]:
+    """Requests and limits of one node: CPU and memory both ways, GPUs as limits."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    for key, value in (("cpu", spec.cpu), ("memory", spec.memory)):
+        if value:
+            requests[key] = limits[key] = value
+    if spec.gpus:
+        limits[spec.gpu_resource] = spec.gpus
+    out: dict[str, Any] = {}
+    if requests:
+        out["requests"] = requests
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def volumes_and_mounts(spec: JobSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The pod's volumes (one per claim, the memory-backed ``/dev/shm``) and the main
+    container's mounts of them."""
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    for claim in dict.fromkeys(m.claim for m in spec.pvc):
+        volumes.append(
+            {"name": pvc_volume_name(claim), "persistentVolumeClaim": {"claimName": claim}}
+        )
+    for pvc in spec.pvc:
+        mount: dict[str, Any] = {"name": pvc_volume_name(pvc.claim), "mountPath": pvc.mount_path}
+        if pvc.sub_path:
+            mount["subPath"] = pvc.sub_path
+        if pvc.read_only:
+            mount["readOnly"] = True
+        mounts.append(mount)
+    if spec.shm:
+        volumes.append(
+            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": spec.shm}}
+        )
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+    return volumes, mounts
+
+
+def toleration(t: Toleration) -> dict[str, Any]:
+    out: dict[str, Any] = {"operator": t.operator}
+    if t.key:
+        out["key"] = t.key
+    if t.value:
+        out["value"] = t.value
+    if t.effect:
+        out["effect"] = t.effect
+    if t.seconds is not None:
+        out["tolerationSeconds"] = t.seconds
+    return out
+
+
+def pvc_volume_name(claim: str) -> str:
+    """A DNS-1123 label naming the volume of ``claim`` (claims may be longer, dotted)."""
+    name = f"pvc-{claim}"
+    if len(name) <= rules.LABEL_MAX and rules.DNS1123_LABEL.match(name):
+        return name
+    digest = hashlib.sha256(claim.encode()).hexdigest()[:8]
+    stem = re.sub(r"[^a-z0-9-]", "-", claim)[:50].strip("-")
+    return f"pvc-{stem}-{digest}"
+
+
+def gpu_key(limits: Mapping[str, Any], hint: str | None) -> str | None:
+    if hint and hint in limits:
+        return hint
+    for key in limits:
+        if key.lower().endswith("/gpu"):
+            return key
+    return None
+
+
+def gpu_count(value: Any, key: str) -> int:
+    """A GPU limit: a whole number (Kubernetes refuses fractions of extended resources)."""
+    text = str(value)
+    if isinstance(value, bool) or not re.fullmatch("[0-9]{1,9}", text):
+        raise JobSpecInvalid(
+            [
+                FieldError(
+                    "gpus", f"the container's {key} limit must be a whole number, got {text!r}"
+                )
+            ]
+        )
+    return int(text)
+
+
+def quantity_text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def read_mounts(
+    container: Mapping[str, Any], volumes: Mapping[str, Any]
+) -> tuple[list[PvcMount], str | None]:
+    pvc: list[PvcMount] = []
+    shm: str | None = None
+    for mount in container.get("volumeMounts") or []:
+        volume = volumes.get(mount.get("name")) or {}
+        empty_dir = volume.get("emptyDir")
+        if mount.get("mountPath") == SHM_MOUNT and isinstance(empty_dir, Mapping):
+            if empty_dir.get("medium") == "Memory":
+                shm = str(empty_dir.get("sizeLimit") or "") or None
+            continue
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        if claim and set(mount) <= {"name", "mountPath", "subPath", "readOnly"}:
+            read_only = bool(mount.get("readOnly")) or bool(
+                volume["persistentVolumeClaim"].get("readOnly")
+            )
+            pvc.append(PvcMount(claim, mount["mountPath"], mount.get("subPath") or "", read_only))
+    return pvc, shm
+
+
+def patch(actual: Any, built: Any) -> Any:
+    """What ``merge(built, patch)`` needs to keep every field of ``actual``: its values
+    where they differ, compared key by key and named lists item by item (by name);
+    ``NOTHING`` when ``built`` already has all of it."""
+    if actual == built:
+        return NOTHING
+    if isinstance(actual, Mapping) and isinstance(built, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in actual.items():
+            sub = patch(value, built[key]) if key in built else copy.deepcopy(value)
+            if sub is not NOTHING:
+                out[key] = sub
+        return out or NOTHING
+    if isinstance(actual, list) and isinstance(built, list):
+        mine, theirs = by_name(actual), by_name(built)
+        if mine is None or theirs is None:
+            return copy.deepcopy(actual)
+        # In the order _merge gives them (the built ones, then the new), so that a patch
+        # read back from its own result is the same patch.
+        items = []
+        for name, item in theirs.items():
+            sub = patch(mine[name], item) if name in mine else NOTHING
+            if sub is not NOTHING:
+                items.append({"name": name, **sub})
+        items += [copy.deepcopy(item) for name, item in mine.items() if name not in theirs]
+        return items or NOTHING
+    return copy.deepcopy(actual)
+
+
+def by_name(items: list[Any]) -> dict[str, Any] | None:
+    """The items by ``name`` if every item is an object with a unique string name."""
+    if not all(isinstance(i, Mapping) and isinstance(i.get("name"), str) for i in items):
+        return None
+    by_name = {i["name"]: i for i in items}
+    return by_name if len(by_name) == len(items) else None
+
+
+def drop_if_empty(parent: dict[str, Any], *keys: str) -> None:
+    for key in keys:
+        if key in parent and parent[key] in ({}, [], None):
+            del parent[key]
+
+
+def merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Deep-merge ``extra`` into ``base``; lists of uniquely named objects merge by ``name``."""
+    for key, value in extra.items():
+        current = base.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            merge(current, value)
+        elif isinstance(current, list) and isinstance(value, list):
+            present, added = by_name(current), by_name(value)
+            if present is None or added is None:
+                base[key] = copy.deepcopy(value)
+                continue
+            for name, item in added.items():
+                if name in present:
+                    merge(present[name], item)
+                else:
+                    current.append(copy.deepcopy(item))
+        else:
+            base[key] = copy.deepcopy(value)

@@ -1,0 +1,75 @@
+"""Kubeflow Training Operator v1's PyTorchJob (``kubeflow.org/v1``), as v1.9.4 runs it.
+
+* ``manifest``    - ``JobSpec`` -> PyTorchJob, and back (lossless, ``extras``).
+* ``webhook``     - the operator's admission rules the CRD schema lacks.
+* ``environment`` - the env vars the operator injects per replica (the local backend
+  gives each node process the same).
+* ``status``      - state from the operator's conditions, replicas from its pod labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...job.errors import FieldError
+from ...job.spec import JobSpec, max_name_length
+from ...job.status import JobInfo
+from ..base import JobKind
+from . import status
+from .manifest import build_manifest, parse_manifest
+from .webhook import check_manifest
+
+
+class PyTorchJobKind(JobKind):
+    kind = "PyTorchJob"
+    group = status.GROUP
+    version = status.VERSION
+    plural = status.PLURAL
+    container = status.CONTAINER
+
+    def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
+        return build_manifest(spec, namespace=namespace)
+
+    def parse(self, manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
+        return parse_manifest(manifest, gpu_resource=gpu_resource)
+
+    def check(self, manifest: Mapping[str, Any]) -> list[FieldError]:
+        return check_manifest(manifest)
+
+    def suspend_patch(self, suspend: bool) -> dict[str, Any]:
+        return {"spec": {"runPolicy": {"suspend": suspend}}}
+
+    def max_name_length(self, spec: JobSpec) -> int:
+        return max_name_length(spec.nodes, master=spec.master)
+
+    def pod_selector(self, name: str | None = None) -> str:
+        return status.JOB_LABEL if name is None else f"{status.JOB_LABEL}={name}"
+
+    def job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        job: str | None = labels.get(status.JOB_LABEL)
+        return job
+
+    def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
+        return status.replica_name(pod)
+
+    def job_info(
+        self,
+        job: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+        *,
+        with_manifest: bool = False,
+    ) -> JobInfo:
+        return status.job_info(job, pods, with_manifest=with_manifest)
+
+    def missing_message(self) -> str:
+        return (
+            f"this cluster does not serve PyTorchJobs (the CRD {self.crd} of the Kubeflow "
+            "Training Operator v1 is not installed). Recent Kubeflow releases install "
+            "Trainer v2 (TrainJob) instead; ask your administrator to install Training "
+            "Operator v1.9, or use the local backend"
+        )
+
+
+PYTORCHJOB = PyTorchJobKind()

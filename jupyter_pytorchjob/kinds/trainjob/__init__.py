@@ -1,0 +1,72 @@
+"""Kubeflow Trainer v2.3's TrainJob (``trainer.kubeflow.org/v1alpha1``) on the
+``torch-distributed`` runtime family.
+
+* ``manifest`` - ``JobSpec`` -> TrainJob (trainer + our runtime patch), and back.
+* ``rules``    - what admission and JobSet refuse that the CRD schema does not say.
+* ``status``   - state from conditions and pods, nodes from JobSet's pod labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...job.errors import FieldError
+from ...job.spec import JobSpec
+from ...job.status import JobInfo
+from ..base import JobKind
+from . import manifest, rules, status
+
+
+class TrainJobKind(JobKind):
+    kind = manifest.KIND
+    group = manifest.GROUP
+    version = manifest.VERSION
+    plural = "trainjobs"
+    container = manifest.NODE
+    unsupported_fields = frozenset(wire for wire, _, _ in manifest.UNSUPPORTED.values())
+
+    def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
+        return manifest.build_manifest(spec, namespace=namespace)
+
+    def parse(self, manifest_: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
+        return manifest.parse_manifest(manifest_, gpu_resource=gpu_resource)
+
+    def check(self, manifest_: Mapping[str, Any]) -> list[FieldError]:
+        return rules.check_manifest(manifest_)
+
+    def suspend_patch(self, suspend: bool) -> dict[str, Any]:
+        return {"spec": {"suspend": suspend}}
+
+    def max_name_length(self, spec: JobSpec) -> int:
+        return rules.max_name_length(spec.nodes)
+
+    def pod_selector(self, name: str | None = None) -> str:
+        node = f"{status.RJOB_LABEL}={manifest.NODE}"
+        return node if name is None else f"{status.JOBSET_LABEL}={name},{node}"
+
+    def job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        job: str | None = labels.get(status.JOBSET_LABEL)
+        return job
+
+    def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
+        return status.replica_name(pod)
+
+    def job_info(
+        self,
+        job: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+        *,
+        with_manifest: bool = False,
+    ) -> JobInfo:
+        return status.job_info(job, pods, with_manifest=with_manifest)
+
+    def missing_message(self) -> str:
+        return (
+            f"this cluster does not serve TrainJobs (the CRD {self.crd} of Kubeflow Trainer "
+            "v2 is not installed)"
+        )
+
+
+TRAINJOB = TrainJobKind()

@@ -1,0 +1,293 @@
+"""``JobSpec`` -> Kubeflow Trainer v2.3 ``TrainJob`` (``trainer.kubeflow.org/v1alpha1``),
+and the way back.
+
+The job runs on a training runtime (``runtimeRef``, default the shipped
+ClusterTrainingRuntime ``torch-distributed``, whose one replicated job and container are
+both named ``node``). The form's fields go where v2.3 takes them:
+
+* image, command/args, env, nodes (``numNodes``), processes per node (``numProcPerNode``,
+  an integer since v2.2) and per-node resources (``resourcesPerNode``) into ``trainer``;
+* PVCs, the memory-backed ``/dev/shm``, node selector, tolerations and pod labels and
+  annotations into one ``runtimePatches`` entry of our own manager, aimed at the ``node``
+  replicated job (a container patch may only add env, mounts and a security context, so
+  the volumes go on the pod and the mounts on container ``node``);
+* ``deadline`` -> ``activeDeadlineSeconds``; the Kueue queue and the logdir as on a
+  PyTorchJob (a label and an annotation).
+
+The runtime sets no ``PYTHONUNBUFFERED`` (v1's operator did), so the builder sets it:
+logs arrive as they are written. A script travels as on a PyTorchJob (``PTJOB_SCRIPT`` and
+the bootstrap) and always starts through ``torchrun``: the runtime injects only the
+``PET_*`` variables torchrun reads. What a TrainJob cannot express (a Master, restart and
+clean-up policies, TTL, a working directory) is refused by name when it differs from the
+default (``UNSUPPORTED``).
+
+``parse_manifest`` reads any TrainJob back, keeping what the fields do not express (another
+runtime, initializers, other managers' patches...) in ``extras``, so
+``build_manifest(parse_manifest(m))`` gives back every field of ``m``; unset defaults
+(one node, one process, the default image) are written out.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ...job.errors import FieldError, JobSpecInvalid
+from ...job.spec import (
+    DEFAULT_BACKOFF_LIMIT,
+    DEFAULT_CLEAN_POD_POLICY,
+    DEFAULT_IMAGE,
+    DEFAULT_RESTART_POLICY,
+    JobSpec,
+)
+from ..manifests import (
+    ISTIO_INJECT,
+    NOTHING,
+    clean_metadata,
+    entrypoint,
+    gpu_count,
+    gpu_key,
+    job_metadata,
+    merge,
+    patch,
+    quantity_text,
+    read_entrypoint,
+    read_metadata,
+    read_mounts,
+    require_kind,
+    resources,
+    toleration,
+    volumes_and_mounts,
+)
+from .rules import check_manifest
+
+GROUP = "trainer.kubeflow.org"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+KIND = "TrainJob"
+DEFAULT_RUNTIME = "torch-distributed"
+RUNTIME_KIND = "ClusterTrainingRuntime"
+# The replicated job and container the torch runtimes train in (torch_distributed.yaml).
+NODE = "node"
+# Our runtime patch: a domain-prefixed manager, as the JobSet plugin requires.
+MANAGER = "pytorchjob.jupyter.org/ptjob"
+UNBUFFERED = "PYTHONUNBUFFERED"
+
+# JobSpec fields a TrainJob cannot express, with what stands instead; each must keep its
+# default (the form hides them for this kind).
+UNSUPPORTED: dict[str, tuple[str, Any, str]] = {
+    "master": ("master", True, "a TrainJob has no Master: node 0 leads the rendezvous"),
+    "restart_policy": (
+        "restartPolicy",
+        DEFAULT_RESTART_POLICY,
+        "the runtime restarts a TrainJob's pods in place (JobSet: OnFailure)",
+    ),
+    "backoff_limit": (
+        "backoffLimit",
+        DEFAULT_BACKOFF_LIMIT,
+        "the runtime's Job counts a TrainJob's restarts (backoffLimit 6)",
+    ),
+    "ttl": ("ttl", None, "a TrainJob has no TTL after it finishes"),
+    "clean_pod_policy": (
+        "cleanPodPolicy",
+        DEFAULT_CLEAN_POD_POLICY,
+        "a TrainJob keeps its pods once finished",
+    ),
+    "workdir": (
+        "workdir",
+        None,
+        "a TrainJob's runtime patches may not set the container's working directory; "
+        "use absolute paths or cd in the script",
+    ),
+}
+
+
+def unsupported_problems(spec: JobSpec) -> list[FieldError]:
+    """The fields of ``spec`` set to what a TrainJob cannot express, each named."""
+    problems = []
+    for attr, (wire, default, why) in UNSUPPORTED.items():
+        value = getattr(spec, attr)
+        if value != default:
+            problems.append(FieldError(wire, f"cannot be {value!r} for a TrainJob: {why}"))
+    return problems
+
+
+# -- building ---------------------------------------------------------------------
+
+
+def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
+    """The TrainJob for ``spec``; ``JobSpecInvalid`` naming the field for what a TrainJob
+    cannot express or its admission would refuse."""
+    problems = unsupported_problems(spec)
+    if problems:
+        raise JobSpecInvalid(problems)
+    metadata = job_metadata(spec, namespace)
+    run, env = entrypoint(spec, "torchrun")
+    trainer: dict[str, Any] = {"image": spec.image, **run}
+    trainer["env"] = [*env, {"name": UNBUFFERED, "value": "1"}]
+    trainer["numNodes"] = spec.nodes
+    trainer["numProcPerNode"] = spec.nproc_per_node
+    needs = resources(spec)
+    if needs:
+        trainer["resourcesPerNode"] = needs
+
+    body: dict[str, Any] = {
+        "runtimeRef": {"name": DEFAULT_RUNTIME, "kind": RUNTIME_KIND, "apiGroup": GROUP},
+        "trainer": trainer,
+    }
+    if spec.deadline is not None:
+        body["activeDeadlineSeconds"] = spec.deadline
+    pod_patch = _pod_patch(spec)
+    if pod_patch:
+        body["runtimePatches"] = [
+            {
+                "manager": MANAGER,
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "spec": {
+                            "replicatedJobs": [
+                                {
+                                    "name": NODE,
+                                    "template": {"spec": {"template": pod_patch}},
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        ]
+    manifest: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": metadata,
+        "spec": body,
+    }
+    merge(manifest, copy.deepcopy(dict(spec.extras)))
+    problems = check_manifest(manifest)
+    if problems:
+        raise JobSpecInvalid(problems)
+    return manifest
+
+
+def _pod_patch(spec: JobSpec) -> dict[str, Any]:
+    """The pod template patch of the ``node`` replicated job: metadata, volumes, mounts,
+    node selector and tolerations (nothing when there is none of them)."""
+    volumes, mounts = volumes_and_mounts(spec)
+    pod: dict[str, Any] = {}
+    if volumes:
+        pod["volumes"] = volumes
+        pod["containers"] = [{"name": NODE, "volumeMounts": mounts}]
+    if spec.node_selector:
+        pod["nodeSelector"] = dict(spec.node_selector)
+    if spec.tolerations:
+        pod["tolerations"] = [toleration(t) for t in spec.tolerations]
+    meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
+    if spec.labels:
+        meta["labels"] = dict(spec.labels)
+    return {"metadata": meta, "spec": pod} if pod else {"metadata": meta}
+
+
+# -- parsing ------------------------------------------------------------------------
+
+
+def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
+    """Read a TrainJob back into a ``JobSpec`` (see the module's docstring)."""
+    m = copy.deepcopy(dict(manifest))
+    require_kind(m, API_VERSION, KIND)
+    _check_types(m)
+    clean_metadata(m)
+    wire = _form_fields(m, gpu_resource)
+    base = JobSpec.from_wire(wire)
+    extras = patch(m, build_manifest(base))
+    if extras is NOTHING:
+        return base
+    return JobSpec.from_wire({**wire, "extras": extras})
+
+
+def _check_types(m: Mapping[str, Any]) -> None:
+    """The parts the reader walks must have their JSON types (edited YAML may not)."""
+    spec = m.get("spec")
+    where: list[tuple[str, Any, type]] = [
+        ("metadata", m.get("metadata"), dict),
+        ("spec", spec, dict),
+    ]
+    if isinstance(spec, Mapping):
+        where += [
+            ("spec.trainer", spec.get("trainer"), dict),
+            ("spec.runtimePatches", spec.get("runtimePatches"), list),
+        ]
+        trainer = spec.get("trainer")
+        if isinstance(trainer, Mapping):
+            where += [
+                ("spec.trainer.env", trainer.get("env"), list),
+                ("spec.trainer.command", trainer.get("command"), list),
+                ("spec.trainer.args", trainer.get("args"), list),
+                ("spec.trainer.resourcesPerNode", trainer.get("resourcesPerNode"), dict),
+            ]
+    errors = [
+        FieldError(path, f"must be {'an object' if kind is dict else 'a list'}")
+        for path, value, kind in where
+        if value is not None and not isinstance(value, kind)
+    ]
+    if errors:
+        raise JobSpecInvalid(errors)
+
+
+def _our_pod_patch(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``node`` pod template of our own runtime patch (empty without one)."""
+    for entry in spec.get("runtimePatches") or []:
+        if not isinstance(entry, Mapping) or entry.get("manager") != MANAGER:
+            continue
+        template = (entry.get("trainingRuntimeSpec") or {}).get("template") or {}
+        for rjob in (template.get("spec") or {}).get("replicatedJobs") or []:
+            if isinstance(rjob, Mapping) and rjob.get("name") == NODE:
+                pod = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+                return pod if isinstance(pod, Mapping) else {}
+    return {}
+
+
+def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, Any]:
+    """The form's fields (the wire form of ``JobSpec``) read from ``trainer`` and our
+    runtime patch."""
+    read = read_metadata(m["metadata"])
+    spec: Mapping[str, Any] = m.get("spec") or {}
+    trainer: Mapping[str, Any] = spec.get("trainer") or {}
+    run = read_entrypoint(trainer)
+    if run["env"].get(UNBUFFERED) == "1":
+        del run["env"][UNBUFFERED]
+
+    needs: Mapping[str, Any] = trainer.get("resourcesPerNode") or {}
+    limits = dict(needs.get("limits") or {})
+    requests = dict(needs.get("requests") or {})
+    gpu_name = gpu_key(limits, gpu_resource) or gpu_key(requests, gpu_resource)
+    gpu_value = limits.get(gpu_name, requests.get(gpu_name)) if gpu_name else None
+    gpus = gpu_count(gpu_value, gpu_name) if gpu_name else 0
+
+    pod = _our_pod_patch(spec)
+    pod_spec: Mapping[str, Any] = pod.get("spec") or {}
+    containers: list[Mapping[str, Any]] = list(pod_spec.get("containers") or [])
+    container = next((c for c in containers if c.get("name") == NODE), {})
+    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or []}
+    pvc, shm = read_mounts(container, volumes)
+    return {
+        "name": m["metadata"].get("name"),
+        "image": trainer.get("image") or DEFAULT_IMAGE,
+        "command": run["command"],
+        "args": run["args"],
+        "script": run["script"],
+        "nodes": trainer.get("numNodes", 1),
+        "gpus": gpus,
+        "gpuResource": gpu_name or gpu_resource,
+        "cpu": quantity_text(limits.get("cpu", requests.get("cpu"))),
+        "memory": quantity_text(limits.get("memory", requests.get("memory"))),
+        "shm": shm,
+        "nprocPerNode": trainer.get("numProcPerNode", 1),
+        "pvc": [p.to_wire() for p in pvc],
+        "env": run["env"],
+        "deadline": spec.get("activeDeadlineSeconds"),
+        "nodeSelector": dict(pod_spec.get("nodeSelector") or {}),
+        "tolerations": [dict(t) for t in pod_spec.get("tolerations") or []],
+        **read,
+        "logdir": read["logdir"] or run["logdir"],
+    }

@@ -1,0 +1,107 @@
+"""The rules a TrainJob must pass that the CRD schema does not check, or checks too late.
+
+From Kubeflow Trainer v2.3.0 (``pkg/webhooks/trainjob_webhook.go`` and the plugins it runs)
+and JobSet v0.12.0's webhook: the torch plugin reserves the ``PET_*`` names it injects
+(``TorchRunReservedEnvNames``, ``pkg/constants/constants.go``); runtime patches need a
+domain-prefixed manager (``IsDomainPrefixedPath``, ``plugins/jobset/jobset.go``). And the
+name: the TrainJob admission allows 63 characters, but the JobSet it creates names pods
+``<job>-<replicated job>-0-<index>-<5 chars>``, which must fit in 63 - a longer name is
+admitted, gets no pods and only Warning events (``TrainJobResourcesCreationFailed``), so
+it is refused here with the real limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...job import k8s_rules as rules
+from ...job.errors import FieldError
+
+RESERVED_ENV = (
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+)
+# The replicated jobs a runtime may run besides ``node`` (torch_distributed.yaml has none;
+# runtimes with initializers add them): the longest one bounds the name.
+INITIALIZERS = ("dataset-initializer", "model-initializer")
+POD_SUFFIX = 6  # "-" and the five random characters of a Job's pod
+_DOMAIN_PATH = re.compile(r"^(?P<domain>[^/]+)/(?P<path>.+)$")
+
+
+def max_name_length(nodes: int, replicated_jobs: tuple[str, ...] = ("node",)) -> int:
+    """The longest TrainJob name whose pods JobSet can create: the pod of the highest
+    index of each replicated job (initializers run one pod) must fit a DNS label."""
+    longest = 0
+    for rjob in replicated_jobs:
+        index = nodes - 1 if rjob == "node" else 0
+        longest = max(longest, len(f"-{rjob}-0-{index}") + POD_SUFFIX)
+    return rules.LABEL_MAX - longest
+
+
+def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
+    """Every rule the manifest breaks, each naming its field."""
+    errors: list[FieldError] = []
+    spec: Mapping[str, Any] = manifest.get("spec") or {}
+    trainer: Mapping[str, Any] = spec.get("trainer") or {}
+    nodes = trainer.get("numNodes", 1)
+    for field in ("numNodes", "numProcPerNode"):
+        value = trainer.get(field)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            errors.append(
+                FieldError(f"spec.trainer.{field}", f"must be a whole number >= 1, got {value!r}")
+            )
+    name = str((manifest.get("metadata") or {}).get("name") or "")
+    if isinstance(nodes, int) and nodes >= 1:
+        limit = max_name_length(nodes, _replicated_jobs(spec))
+        if len(name) > limit:
+            errors.append(
+                FieldError(
+                    "name",
+                    f"may have at most {limit} characters for a TrainJob of {nodes} node(s): "
+                    f"JobSet names its pods '{name}-node-0-{nodes - 1}-xxxxx', which must fit "
+                    "in 63 characters (a longer name is admitted but never gets pods)",
+                )
+            )
+    for i, entry in enumerate(trainer.get("env") or []):
+        if isinstance(entry, Mapping) and entry.get("name") in RESERVED_ENV:
+            errors.append(
+                FieldError(
+                    f"spec.trainer.env[{i}].name",
+                    f"{entry['name']} is set by the torch runtime for torchrun and may not be "
+                    "set by the job",
+                )
+            )
+    for i, entry in enumerate(spec.get("runtimePatches") or []):
+        manager = entry.get("manager") if isinstance(entry, Mapping) else None
+        if not _domain_prefixed(manager):
+            errors.append(
+                FieldError(
+                    f"spec.runtimePatches[{i}].manager",
+                    f"must be a domain-prefixed path such as example.com/my-tool, got {manager!r}",
+                )
+            )
+    runtime = (spec.get("runtimeRef") or {}).get("name")
+    if not runtime:
+        errors.append(FieldError("spec.runtimeRef.name", "is required (a training runtime)"))
+    return errors
+
+
+def _replicated_jobs(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """``node``, plus the initializers the job asks for (they run as their own jobs)."""
+    initializer = spec.get("initializer") or {}
+    wanted = [f"{part}-initializer" for part in ("dataset", "model") if initializer.get(part)]
+    return ("node", *wanted)
+
+
+def _domain_prefixed(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    match = _DOMAIN_PATH.match(value)
+    return match is not None and rules.check_dns1123_subdomain(match["domain"]) is None

@@ -1,0 +1,150 @@
+"""A TrainJob's state and per-node detail, read from the object and its pods.
+
+Trainer v2.3 sets only ``Suspended``, ``Complete`` and ``Failed`` conditions (no Created or
+Running; ``trainjob_types.go``), so the states between come from the pods, as a user reads
+them: no pods and no status yet -> Submitted (the controller has not made the JobSet); pods
+being made -> Created; a ``node`` pod running -> Running. Complete is shown as Succeeded.
+Pods are JobSet's: labelled with the job (``jobset.sigs.k8s.io/jobset-name``) and the
+replicated job (``replicatedjob-name``); a node's rank is its Job completion index, so
+node ``i`` is the pod of index ``i`` (notes §4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...job.status import JobInfo, JobState, ReplicaInfo
+from ..manifests import LOGDIR_ANNOTATION
+from ..pods import epoch, pod_replica, read_conditions, unschedulable
+from .manifest import NODE
+
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+
+# How long a job may have neither status nor pods before we say so.
+CONTROLLER_GRACE = 30.0
+
+
+def replica_name(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    index = (meta.get("labels") or {}).get(INDEX_LABEL)
+    if index is None:  # the Job controller also writes it as an annotation
+        index = (meta.get("annotations") or {}).get(INDEX_LABEL, "?")
+    return f"{NODE}-{index}"
+
+
+def job_state(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobState:
+    """Failed, Complete (Succeeded) and Suspended from the conditions; then the pods."""
+    status = job.get("status") or {}
+    true = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    if "Failed" in true:
+        return JobState.FAILED
+    if "Complete" in true:
+        return JobState.SUCCEEDED
+    if "Suspended" in true:
+        return JobState.SUSPENDED
+    if any((p.get("status") or {}).get("phase") == "Running" for p in pods):
+        return JobState.RUNNING
+    if pods or status.get("jobsStatus"):
+        return JobState.CREATED
+    return JobState.SUBMITTED
+
+
+def waiting_message(state: JobState, created: float, now: float) -> str | None:
+    waited = now - created
+    if state is not JobState.SUBMITTED or waited < CONTROLLER_GRACE:
+        return None
+    return (
+        f"no pods and no status after {int(waited)} s: the Kubeflow Trainer controller may be "
+        "down, or it could not create the job's JobSet - its events say why (e.g. "
+        "TrainJobResourcesCreationFailed)"
+    )
+
+
+def missing_replica(job: Mapping[str, Any], state: JobState, name: str) -> ReplicaInfo:
+    """A node without a pod: not made yet; none while suspended; gone once finished (a
+    deadline deletes the JobSet and its pods)."""
+    if state.finished:
+        reasons = [
+            c.get("reason")
+            for c in (job.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Failed" and c.get("status") == "True"
+        ]
+        if "DeadlineExceeded" in reasons:
+            message = "the JobSet and its pods were deleted when the deadline passed"
+            return ReplicaInfo(
+                name=name, phase="Deleted", reason="DeadlineExceeded", message=message
+            )
+        message = "the pod was deleted after the job finished"
+        return ReplicaInfo(name=name, phase="Deleted", reason="Deleted", message=message)
+    if state is JobState.SUSPENDED:
+        message = "the job is suspended: its pods are made again when it resumes"
+        return ReplicaInfo(name=name, phase="Pending", reason="Suspended", message=message)
+    return ReplicaInfo(name=name, phase="Pending")
+
+
+def gpus_per_node(trainer: Mapping[str, Any]) -> int:
+    """GPUs per node as the runtime counts them: the first resource naming ``gpu``,
+    requests before limits (``GetNumGPUPerNode``)."""
+    needs = trainer.get("resourcesPerNode") or {}
+    for part in ("requests", "limits"):
+        for key, value in (needs.get(part) or {}).items():
+            if "gpu" in key.lower() and str(value).isdigit():
+                return int(value)
+    return 0
+
+
+def job_info(
+    job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], *, with_manifest: bool = False
+) -> JobInfo:
+    meta = job.get("metadata") or {}
+    spec = job.get("spec") or {}
+    status = job.get("status") or {}
+    trainer = spec.get("trainer") or {}
+    nodes = trainer.get("numNodes")
+    count = int(nodes) if isinstance(nodes, int) and nodes >= 1 else 1
+    # Newest last: after a JobSet restart the new pod of an index replaces the old one.
+    ordered = sorted(
+        (p for p in pods if (p.get("metadata") or {}).get("labels", {}).get(RJOB_LABEL) == NODE),
+        key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
+    )
+    by_name: dict[str, ReplicaInfo] = {}
+    for pod in ordered:
+        info = pod_replica(pod, name=replica_name(pod), container=NODE)
+        unschedulable(pod, info)
+        by_name[info.name] = info
+    state = job_state(job, ordered)
+    expected = [f"{NODE}-{i}" for i in range(count)]
+    replicas = [
+        by_name.pop(n) if n in by_name else missing_replica(job, state, n) for n in expected
+    ]
+    replicas += list(by_name.values())
+    conditions = read_conditions(status)
+    finished = next(
+        (
+            c.last_transition
+            for c in conditions
+            if c.type in ("Complete", "Failed") and c.status == "True"
+        ),
+        None,
+    )
+    starts = [epoch((p.get("status") or {}).get("startTime")) for p in ordered]
+    created = epoch(meta.get("creationTimestamp")) or 0.0
+    return JobInfo(
+        name=meta.get("name", ""),
+        state=state,
+        replicas=replicas,
+        nodes=count,
+        gpus=gpus_per_node(trainer),
+        created=created,
+        started=min((s for s in starts if s is not None), default=None),
+        finished=finished,
+        conditions=conditions,
+        logdir=(meta.get("annotations") or {}).get(LOGDIR_ANNOTATION),
+        namespace=meta.get("namespace"),
+        manifest=job if with_manifest else None,
+        message=waiting_message(state, created, time.time()),
+    )
