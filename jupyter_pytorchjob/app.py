@@ -7,6 +7,7 @@ job model and manifest builder in ``jupyter_pytorchjob.job``.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
@@ -14,7 +15,7 @@ from traitlets import Bool, CaselessStrEnum, Dict, Float, Integer, List, Unicode
 
 from . import __version__
 from .backends import Backend, BackendError, create_backend
-from .job.spec import DEFAULT_GPU_RESOURCE, DEFAULT_IMAGE, DEFAULT_SHM
+from .job.fields import DEFAULT_GPU_RESOURCE, DEFAULT_IMAGE, DEFAULT_SHM, config_fields
 
 
 class PyTorchJobApp(ExtensionApp):
@@ -218,7 +219,7 @@ class PyTorchJobApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         """Expose the effective configuration and the backend to the handlers."""
-        from .handlers import MAX_BODY_SETTING
+        from .rest import MAX_BODY_SETTING
 
         self.settings["pytorchjob_config"] = self.config_model()
         self.settings[MAX_BODY_SETTING] = self.api_max_body_size
@@ -227,8 +228,6 @@ class PyTorchJobApp(ExtensionApp):
         self._init_tensorboards()
 
     def _init_tensorboards(self) -> None:
-        from pathlib import Path
-
         from .tensorboard.handlers import MANAGER_SETTING
         from .tensorboard.manager import TensorBoardManager
 
@@ -291,16 +290,25 @@ class PyTorchJobApp(ExtensionApp):
         return create_backend(self.backend, **options)
 
     def config_model(self) -> dict[str, Any]:
-        """The wire model of ``GET pytorchjob/api/config``."""
-        return {
+        """The wire model of ``GET pytorchjob/api/config``: the defaults of a new job,
+        and every field's section, default and choices (the field table's)."""
+        defaults: dict[str, Any] = {
+            "image": self.default_image,
+            "gpuResource": self.gpu_resource,
+            "shm": self.default_shm,
+        }
+        config: dict[str, Any] = {
             "version": __version__,
             "backend": self.backend,
-            "defaults": {
-                "image": self.default_image,
-                "gpuResource": self.gpu_resource,
-                "shm": self.default_shm,
-            },
+            "defaults": defaults,
+            "fields": config_fields(),
         }
+        if self.serverapp is not None:
+            root_dir = str(Path(self.serverapp.root_dir).resolve())
+            config["rootDir"] = root_dir
+            if self.backend == "local":
+                defaults["workdir"] = root_dir  # where create_backend starts local jobs
+        return config
 
     def initialize_handlers(self) -> None:
         """Register the REST routes under ``<base_url>pytorchjob/api/``."""

@@ -16,43 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .backends import BACKENDS
 from .job.errors import JobSpecInvalid
-from .job.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, suggest_name
+from .job.fields import FIELDS, JobField
+from .job.spec import suggest_name
 
-BACKENDS = ("local", "kubernetes")
 # Subcommands that take job flags and build a job body.
 JOB_COMMANDS = ("render", "submit")
 
-# Wire field (first segment) -> the flag that sets it.
-FLAG_OF_FIELD = {
-    "name": "--name",
-    "image": "--image",
-    "nodes": "--nodes",
-    "master": "--no-master",
-    "gpus": "--gpus",
-    "gpuResource": "--gpu-resource",
-    "cpu": "--cpu",
-    "memory": "--memory",
-    "shm": "--shm",
-    "nprocPerNode": "--nproc-per-node",
-    "pvc": "--pvc",
-    "env": "--env",
-    "workdir": "--workdir",
-    "restartPolicy": "--restart-policy",
-    "backoffLimit": "--backoff-limit",
-    "deadline": "--deadline",
-    "ttl": "--ttl",
-    "cleanPodPolicy": "--clean-pod-policy",
-    "nodeSelector": "--node-selector",
-    "tolerations": "--toleration",
-    "labels": "--label",
-    "annotations": "--annotation",
-    "queue": "--queue",
-    "logdir": "--logdir",
-    "script": "--script",
-    "command": "COMMAND (after --)",
-    "args": "ARGS (after --)",
-}
+# Wire field (first segment) -> the flag that sets it (the field table's).
+FLAG_OF_FIELD = {f.wire: f.flag for f in FIELDS if f.flag}
+# Job flags read as typed (a scalar each, checked by JobSpec.from_wire).
+_FLAG_FIELDS = tuple(f for f in FIELDS if f.cli in ("value", "false"))
 
 
 class UsageError(Exception):
@@ -178,56 +153,24 @@ def _add_global_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_job_flags(parser: argparse.ArgumentParser) -> None:
+    """Every job flag of the field table (fields.py), in its order."""
     job = parser.add_argument_group("job flags")
-    add = job.add_argument
-    add("--name", help="job name (default: derived from the script, plus a random suffix)")
-    add("--image", help="container image of every replica")
-    add("--nodes", metavar="N", help="pods: node 0 is the Master, the rest Workers (default 1)")
-    add(
-        "--no-master",
-        dest="master",
-        action="store_false",
-        default=None,
-        help="every node a Worker, no Master (the operator then sets no RANK, WORLD_SIZE, "
-        "MASTER_ADDR; e.g. elastic jobs)",
-    )
-    add("--gpus", metavar="G", help="GPUs per node (default 0)")
-    add("--gpu-resource", metavar="R", help="GPU resource name (default nvidia.com/gpu)")
-    add("--cpu", metavar="Q", help="CPU per node, a quantity such as 4 or 500m")
-    add("--memory", metavar="Q", help="memory per node, a quantity such as 16Gi")
-    add(
-        "--pvc",
-        metavar="CLAIM:MOUNT[:SUBPATH][:ro]",
-        action="append",
-        default=[],
-        help="mount a PersistentVolumeClaim in every replica (repeatable)",
-    )
-    add("--shm", metavar="SIZE", help="size of /dev/shm, e.g. 8Gi; 0 or off for none (default 2Gi)")
-    add("--nproc-per-node", metavar="N", help="processes per node (torchrun); default GPUs or 1")
-    add("--env", metavar="K=V", action="append", default=[], help="env var (repeatable)")
-    add("--workdir", metavar="DIR", help="working directory in the container")
-    add("--restart-policy", metavar="P", help=f"one of {', '.join(RESTART_POLICIES)}")
-    add("--backoff-limit", metavar="N", help="restarts before the job fails (default 3)")
-    add("--deadline", metavar="SECONDS", help="fail the job after this many seconds")
-    add("--ttl", metavar="SECONDS", help="delete the finished job after this many seconds")
-    add(
-        "--clean-pod-policy",
-        metavar="P",
-        help=f"one of {', '.join(CLEAN_POD_POLICIES)} (default Running)",
-    )
-    add("--node-selector", metavar="K=V", action="append", default=[], help="(repeatable)")
-    add(
-        "--toleration",
-        metavar="KEY[=VALUE]:EFFECT",
-        action="append",
-        default=[],
-        help="(repeatable)",
-    )
-    add("--label", metavar="K=V", action="append", default=[], help="(repeatable)")
-    add("--annotation", metavar="K=V", action="append", default=[], help="(repeatable)")
-    add("--queue", metavar="Q", help="Kueue LocalQueue name")
-    add("--logdir", metavar="DIR", help="TensorBoard log directory (on a PVC) the job writes to")
-    add("--script", metavar="FILE", help="ship this Python file inside the job and run it")
+    for f in FIELDS:
+        if f.cli in ("", "command"):
+            continue
+        if f.cli == "false":
+            job.add_argument(f.flag, dest=f.attr, action="store_false", default=None, help=f.help)
+            continue
+        options: dict[str, Any] = {"dest": f.attr, "metavar": f.metavar, "help": _help(f)}
+        if f.repeatable:
+            options.update(action="append", default=[])
+        job.add_argument(f.flag, **options)
+
+
+def _help(f: JobField) -> str:
+    """The field's help, with its choices and its default."""
+    text = f"{f.help}: one of {', '.join(f.choices)}" if f.choices else f.help
+    return text if f.default is None else f"{text} (default {f.default})"
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -264,34 +207,18 @@ def job_body(
 ) -> dict[str, Any]:
     """The wire job body for the job flags (not yet validated)."""
     body: dict[str, Any] = {}
-    scalars = {
-        "name": options.name,
-        "image": options.image,
-        "nodes": options.nodes,
-        "master": options.master,
-        "gpus": options.gpus,
-        "gpuResource": options.gpu_resource,
-        "cpu": options.cpu,
-        "memory": options.memory,
-        "nprocPerNode": options.nproc_per_node,
-        "workdir": options.workdir,
-        "restartPolicy": options.restart_policy,
-        "backoffLimit": options.backoff_limit,
-        "deadline": options.deadline,
-        "ttl": options.ttl,
-        "cleanPodPolicy": options.clean_pod_policy,
-        "queue": options.queue,
-        "logdir": options.logdir,
-    }
-    body.update({k: v for k, v in scalars.items() if v is not None})
-    if options.shm is not None:
-        body["shm"] = options.shm
-    body["pvc"] = [_pvc(text) for text in options.pvc]
-    body["env"] = _pairs("--env", options.env)
-    body["nodeSelector"] = _pairs("--node-selector", options.node_selector)
-    body["labels"] = _pairs("--label", options.label)
-    body["annotations"] = _pairs("--annotation", options.annotation)
-    body["tolerations"] = [_toleration(text) for text in options.toleration]
+    for f in _FLAG_FIELDS:
+        value = getattr(options, f.attr)
+        if value is not None:
+            body[f.wire] = value
+    for f in FIELDS:
+        items = getattr(options, f.attr, None) if f.repeatable else None
+        if f.cli == "pairs":
+            body[f.wire] = _pairs(f.flag, items or [])
+        elif f.cli == "pvc":
+            body[f.wire] = [_pvc(text) for text in items or []]
+        elif f.cli == "toleration":
+            body[f.wire] = [_toleration(text) for text in items or []]
 
     hint: str | None = None
     if options.script is not None and script_text is not None:

@@ -26,46 +26,17 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
-from .job import k8s_rules
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
+from .rest import AUTH_RESOURCE, job_name_problem, json_object_body
 
 API = "pytorchjob/api"
 # Any path segment: a name no job can have is answered 400 naming the field (below),
 # rather than the server's 404 page.
 NAME = r"(?P<name>[^/]+)"
-# The resource name authorizers (e.g. JupyterHub's RBAC) see for our routes.
-AUTH_RESOURCE = "pytorchjob"
-#: settings key of the largest JSON body the API reads (``PyTorchJobApp.api_max_body_size``)
-MAX_BODY_SETTING = "pytorchjob_max_body_size"
-DEFAULT_MAX_BODY = 1024 * 1024
-
-
-def job_name_problem(name: str) -> JobSpecInvalid | None:
-    """Why no job can be called ``name`` (checked before it reaches a path or an API
-    call), or None. Kubernetes names any object by the DNS-1123 subdomain rule."""
-    problem = k8s_rules.check_dns1123_subdomain(name)
-    if problem is None:
-        return None
-    shown = name if len(name) <= 40 else name[:37] + "..."
-    return JobSpecInvalid([FieldError("name", f"no job can be named {shown!r}: it {problem}")])
-
-
-def read_json_body(handler: JupyterHandler) -> Any:
-    """The request body as plain JSON data: ``HTTPError`` 413 over the configured size,
-    ``JobSpecInvalid`` (field ``body``) when it is not UTF-8 JSON of bounded depth."""
-    limit = int(handler.settings.get(MAX_BODY_SETTING, DEFAULT_MAX_BODY))
-    size = len(handler.request.body or b"")
-    if size > limit:
-        raise web.HTTPError(
-            413,
-            f"the request body is {size} bytes; this server accepts at most {limit} "
-            "(c.PyTorchJobApp.api_max_body_size). Put large scripts on a PVC and give a command",
-        )
-    return load_json(handler.request.body or b"{}")
 
 
 def api_errors(
@@ -120,10 +91,7 @@ class PyTorchJobHandler(APIHandler):
             return list(KINDS)
 
     def json_body(self) -> dict[str, Any]:
-        body = read_json_body(self)
-        if not isinstance(body, dict):
-            raise JobSpecInvalid([FieldError("body", "the request body must be a JSON object")])
-        return body
+        return json_object_body(self)
 
     def write_json(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -282,7 +250,7 @@ class EventsHandler(PyTorchJobHandler):
     async def get(self, name: str) -> None:
         """Answer ``{events: [...]}``, oldest first."""
         events = await self.backend.events(name)
-        self.write_json({"events": [e.__dict__ for e in events]})
+        self.write_json({"events": [e.to_wire() for e in events]})
 
 
 class VolumesHandler(PyTorchJobHandler):
@@ -294,7 +262,7 @@ class VolumesHandler(PyTorchJobHandler):
     async def get(self) -> None:
         """Answer ``{volumes: [...]}``."""
         volumes = await self.backend.volumes()
-        self.write_json({"volumes": [v.__dict__ for v in volumes]})
+        self.write_json({"volumes": [v.to_wire() for v in volumes]})
 
 
 class RuntimesHandler(PyTorchJobHandler):
@@ -442,7 +410,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         error: dict[str, Any] | None = None
         try:
             async for chunk in self._chunks(name):
-                await self.write_message(json.dumps(chunk.__dict__))
+                await self.write_message(json.dumps(chunk.to_wire()))
             await self.write_message(json.dumps({"end": True}))
         except WebSocketClosedError:
             return

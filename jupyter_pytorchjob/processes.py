@@ -1,4 +1,4 @@
-"""Small process helpers shared by the local backend and the CLI.
+"""Small process helpers shared by the local backend, TensorBoard and the CLI.
 
 Pids are reused (``pid_max`` is 32768 on many machines and wraps within minutes under
 load), so a pid written down earlier names *some* process, not necessarily ours. A
@@ -12,12 +12,21 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the caller's process
+    binds it moments later: a job's rendezvous, a TensorBoard)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def pid_alive(pid: object) -> bool:

@@ -263,7 +263,7 @@ export class JobView extends ReactWidget {
                       </span>
                     </td>
                     <td>{replica.restarts}</td>
-                    <td>{replica.exit_code ?? ''}</td>
+                    <td>{replica.exitCode ?? ''}</td>
                     <td>{replica.reason ?? ''}</td>
                     <td className="jp-PyTorchJobView-message">
                       {replica.message ?? ''}
@@ -293,7 +293,7 @@ export class JobView extends ReactWidget {
                       <td>{c.status}</td>
                       <td>{c.reason}</td>
                       <td className="jp-PyTorchJobView-message">{c.message}</td>
-                      <td>{formatTime(c.last_transition)}</td>
+                      <td>{formatTime(c.lastTransition)}</td>
                     </tr>
                   ))}
                 </tbody>

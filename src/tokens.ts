@@ -1,9 +1,9 @@
 /**
  * Wire types of the `pytorchjob/api` REST endpoints.
  *
- * The job body names its fields after the `ptjob` CLI's long flags, in
- * camelCase; the job models (`JobInfo.to_wire` on the server) use the
- * server's snake_case names.
+ * One convention for everything (the server's `job/wire.py`): camelCase keys
+ * (the job body's are the `ptjob` CLI's long flags), times in seconds since
+ * the epoch.
  *
  * @packageDocumentation
  */
@@ -34,9 +34,41 @@ export interface IJobDefaults {
   pvc?: IPvcMount[];
 
   /**
-   * Working directory of a new job, if the server suggests one.
+   * Working directory of a new job, if the server suggests one (the local
+   * backend: where a job without one starts).
    */
   workdir?: string | null;
+
+  /**
+   * The Kubernetes namespace new jobs go to (kubernetes backend).
+   */
+  namespace?: string;
+}
+
+/**
+ * One field of the job body as `GET config` describes it: the server's field
+ * table, so the form keeps no copy of choices and defaults.
+ */
+export interface IFieldInfo {
+  /**
+   * The form section it belongs to.
+   */
+  section: string;
+
+  /**
+   * The value the server uses when the field is absent (`null`: none).
+   */
+  default: unknown;
+
+  /**
+   * The values it may take, if it is a choice.
+   */
+  choices?: string[];
+
+  /**
+   * The choices of its items' properties (tolerations' `operator`, `effect`).
+   */
+  itemChoices?: Record<string, string[]>;
 }
 
 /**
@@ -88,6 +120,11 @@ export interface IConfig {
    * Absolute path of the Jupyter server's root directory, if the server says.
    */
   rootDir?: string;
+
+  /**
+   * Every field of the job body, by its name.
+   */
+  fields: Record<string, IFieldInfo>;
 }
 
 /**
@@ -325,6 +362,11 @@ export interface IJobBody {
   queue?: string | null;
 
   /**
+   * PriorityClass of every pod (preemption; Kueue's workload priority).
+   */
+  priorityClassName?: string | null;
+
+  /**
    * TensorBoard log directory the job writes to.
    */
   logdir?: string | null;
@@ -400,7 +442,7 @@ export interface ICondition {
   /**
    * When the condition changed, in seconds since the epoch.
    */
-  last_transition: number;
+  lastTransition: number;
 }
 
 /**
@@ -425,7 +467,7 @@ export interface IReplica {
   /**
    * Exit code of the last finished container.
    */
-  exit_code?: number | null;
+  exitCode?: number | null;
 
   /**
    * Why it is not running, e.g. `Unschedulable` or `ImagePullBackOff`.
@@ -587,12 +629,12 @@ export interface IVolume {
   /**
    * Access modes, e.g. `ReadWriteMany`.
    */
-  access_modes: string[];
+  accessModes: string[];
 
   /**
    * Local backend: the directory the claim maps to.
    */
-  local_path?: string | null;
+  localPath?: string | null;
 }
 
 /**
@@ -696,12 +738,13 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
-   * When it started (ISO 8601).
+   * When it started, in seconds since the epoch.
    */
-  started?: string;
+  started?: number;
 
   /**
-   * When its page was last requested (ISO 8601); idle ones are stopped.
+   * When its page was last requested, in seconds since the epoch; idle ones
+   * are stopped.
    */
-  last_access?: string;
+  lastAccess?: number;
 }

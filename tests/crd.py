@@ -36,6 +36,9 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 CRDS_DIR = Path(os.environ.get("PTJOB_CRDS_DIR", REPO.parent / "shared" / "crds"))
 PYTORCHJOB_CRD = CRDS_DIR / "kubeflow.org_pytorchjobs.yaml"
+# Kubeflow Trainer v2.3.0: the TrainJob CRD and the runtimes as shipped (../shared/runtimes).
+TRAINJOB_CRD = CRDS_DIR / "trainer.kubeflow.org_trainjobs.yaml"
+RUNTIMES_DIR = CRDS_DIR.parent / "runtimes"
 REQUIRE_CRDS_VAR = "PTJOB_REQUIRE_CRDS"
 
 
@@ -43,14 +46,14 @@ def crds_available() -> bool:
     return PYTORCHJOB_CRD.exists()
 
 
-def require_crds() -> None:
+def require_crds(crd: Path = PYTORCHJOB_CRD) -> None:
     """Skip the calling test when the CRD is missing (fail under PTJOB_REQUIRE_CRDS=1)."""
-    if crds_available():
+    if crd.exists():
         return
     import pytest
 
     reason = (
-        f"CRD-schema test: {PYTORCHJOB_CRD} is missing (put ../shared/crds beside the "
+        f"CRD-schema test: {crd} is missing (put ../shared/crds beside the "
         "checkout or set PTJOB_CRDS_DIR); manifests are still checked against the "
         "kubeflow-training API models"
     )

@@ -118,6 +118,7 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
         "deadline": st.integers(1, 10**7),
         "ttl": st.integers(0, 10**6),
         "queue": st.from_regex(r"\A[a-z]([-a-z0-9]{0,10}[a-z0-9])?\Z"),
+        "priorityClassName": st.sampled_from(["high", "system-cluster-critical", "team.low"]),
         "logdir": abs_paths,
         "workdir": abs_paths,
     }

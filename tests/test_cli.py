@@ -54,6 +54,13 @@ def test_render_the_done_when_example() -> None:
     assert spec.pvc[0].claim == "data" and spec.pvc[0].mount_path == "/mnt/data"
 
 
+def test_render_a_priority_class() -> None:
+    result = ptjob("render", "--name", "p", "--priority-class", "high", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
+    assert master["template"]["spec"]["priorityClassName"] == "high"
+
+
 def test_render_a_worker_only_job() -> None:
     result = ptjob("render", "--name", "w", "--nodes", "2", "--no-master", "--", "python", "t.py")
     assert result.returncode == 0, result.stderr
@@ -182,6 +189,7 @@ def test_render_json() -> None:
         (["--workdir", "relative"], "--workdir"),
         (["--logdir", "/a/../b"], "--logdir"),
         (["--queue", "bad queue"], "--queue"),
+        (["--priority-class", "Not_A_Name"], "--priority-class"),
         (["--nodez", "3"], "--nodez"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,16 +20,42 @@ async def post_json(jp_fetch: Any, path: str, body: Any, **kwargs: Any) -> Any:
     return await jp_fetch(*API, path, method="POST", body=json.dumps(body), **kwargs)
 
 
-async def test_config(jp_fetch: Any) -> None:
+async def test_config(jp_fetch: Any, jp_root_dir: Path) -> None:
     response = await jp_fetch(*API, "config")
     config = json.loads(response.body)
     assert config["backend"] == "local"
+    root = str(jp_root_dir.resolve())
     assert config["defaults"] == {
         "image": "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
         "gpuResource": "nvidia.com/gpu",
         "shm": "4Gi",
+        # Where a local job without a workdir starts: the form shows it (issue 14).
+        "workdir": root,
     }
+    # The form makes "Run as PyTorch job" start in the file's directory from it.
+    assert config["rootDir"] == root
     assert config["version"]
+
+
+async def test_config_gives_the_form_its_choices_and_defaults(jp_fetch: Any) -> None:
+    """The form shows the field table's choices and defaults instead of copies."""
+    config = json.loads((await jp_fetch(*API, "config")).body)
+    fields = config["fields"]
+    assert fields["restartPolicy"] == {
+        "section": "advanced",
+        "default": "OnFailure",
+        "choices": ["OnFailure", "Never", "Always", "ExitCode"],
+    }
+    assert fields["cleanPodPolicy"]["choices"] == ["Running", "All", "None"]
+    assert fields["cleanPodPolicy"]["default"] == "Running"
+    assert fields["tolerations"]["itemChoices"]["effect"] == [
+        "",
+        "NoSchedule",
+        "PreferNoSchedule",
+        "NoExecute",
+    ]
+    assert fields["nodes"]["default"] == 1 and fields["backoffLimit"]["default"] == 3
+    assert fields["shm"]["default"] == "2Gi"
 
 
 async def test_render_valid_job(jp_fetch: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_pytorchjob.cli import format_status
+from jupyter_pytorchjob.frontends.formatting import format_status
 from jupyter_pytorchjob.kinds.pytorchjob.status import job_info
 
 LABEL = "training.kubeflow.org/"

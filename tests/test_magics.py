@@ -19,13 +19,14 @@ from typing import Any, ClassVar
 
 import nbformat
 import pytest
+import yaml
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from jupyter_pytorchjob import cli, magics
+from jupyter_pytorchjob import magics
 from jupyter_pytorchjob.backends import (
     Backend,
     BackendError,
@@ -38,6 +39,7 @@ from jupyter_pytorchjob.backends import (
     Volume,
 )
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.frontends import backend_choice, server
 from jupyter_pytorchjob.job.spec import JobSpec
 
 DDP_CELL = """\
@@ -419,7 +421,8 @@ def shell() -> Iterator[InteractiveShell]:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, shell: InteractiveShell) -> FakeBackend:
     backend = FakeBackend()
-    monkeypatch.setattr(magics, "backend_for", lambda invocation: backend)
+    # The magic picks its backend through backend_choice; this one answers from memory.
+    monkeypatch.setattr(backend_choice, "open_backend", lambda name, namespace=None: backend)
     shell.run_line_magic("load_ext", "jupyter_pytorchjob")
     return backend
 
@@ -521,6 +524,15 @@ def test_help_comes_from_the_shared_parser(shell: InteractiveShell, fake: FakeBa
         shell.run_cell_magic("ptjob", "list", "print(1)\n")
 
 
+def test_cell_magic_renders_a_priority_class(
+    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell_magic("ptjob", "render --name p --priority-class high", "print(1)\n")
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert master["priorityClassName"] == "high"
+
+
 def test_dash_h_prints_the_subcommand_help(
     shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -579,7 +591,7 @@ def jupyter_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 def test_tensorboard_inline_through_the_server(
     shell: InteractiveShell, fake: FakeBackend, jupyter_server: dict[str, Any]
 ) -> None:
-    assert cli.running_server() == jupyter_server
+    assert server.running_server() == jupyter_server
     fake.logdir = "/runs/demo"
     _FakeServer.known_jobs = True
     with capture_output() as captured:
@@ -695,7 +707,7 @@ def test_suspend_and_resume_magics(
     """``%ptjob suspend|resume NAME`` on a running local job; a finished job's refusal is
     the magic's usage error, not a traceback."""
     backend = LocalBackend(root=tmp_path / "home")
-    monkeypatch.setattr(magics, "backend_for", lambda invocation: backend)
+    monkeypatch.setattr(backend_choice, "open_backend", lambda name, namespace=None: backend)
     shell.run_line_magic("load_ext", "jupyter_pytorchjob")
     manifest = backend.jobs_dir / "pausable" / "manifest.json"
     runner = runner_of(shell)

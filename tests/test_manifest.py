@@ -198,6 +198,26 @@ def test_queue_logdir_labels() -> None:
     assert {"name": "PTJOB_LOGDIR", "value": "/mnt/data/runs/q"} in env
 
 
+def test_priority_class_goes_into_every_pod_template_and_back() -> None:
+    """Kueue and the scheduler's preemption read the pods' priorityClassName."""
+    body = {"name": "p", "nodes": 3, "command": ["x"], "priorityClassName": "high-priority"}
+    manifest = build_manifest(JobSpec.from_wire(body))
+    assert manifest_errors(manifest) == []
+    for replica in replicas(manifest).values():
+        assert replica["template"]["spec"]["priorityClassName"] == "high-priority"
+    spec = parse_manifest(manifest)
+    assert spec.priority_class_name == "high-priority" and spec.extras == {}
+    assert (
+        "priorityClassName"
+        not in build_manifest(spec.with_changes(priority_class_name=None))["spec"][
+            "pytorchReplicaSpecs"
+        ]["Master"]["template"]["spec"]
+    )
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({**body, "priorityClassName": "High Priority"})
+    assert info.value.field == "priorityClassName"
+
+
 def test_same_claim_twice_is_one_volume() -> None:
     spec = JobSpec.from_wire(
         {

@@ -42,8 +42,33 @@ def check(path: str, method: str, status: int, body: bytes) -> None:
     content = inline(responses[str(status)]).get("content", {}).get("application/json")
     if content is None:
         return
-    errors = list(Draft202012Validator(content["schema"]).iter_errors(json.loads(body)))
+    answer = json.loads(body)
+    errors = list(Draft202012Validator(content["schema"]).iter_errors(answer))
     assert errors == [], [e.message for e in errors]
+    assert not_camel_case(answer) == [], f"{method} {path}: keys break the wire convention"
+
+
+# Maps whose keys are the user's (or Kubernetes') own, not the API's.
+USER_KEYED = {"manifest", "extras", "env", "labels", "annotations", "nodeSelector", "fields"}
+CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
+
+
+def not_camel_case(value: Any, where: str = "") -> list[str]:
+    """The keys of an answer that are not camelCase (job/wire.py's convention)."""
+    if isinstance(value, list):
+        return [bad for item in value for bad in not_camel_case(item, where + "[]")]
+    if not isinstance(value, dict):
+        return []
+    bad = [f"{where}.{key}" for key in value if not CAMEL.fullmatch(key)]
+    for key, item in value.items():
+        if key not in USER_KEYED:
+            bad += not_camel_case(item, f"{where}.{key}")
+    return bad
+
+
+def test_times_are_epoch_seconds_everywhere() -> None:
+    """One time format: no schema of the document sends a date-time string."""
+    assert "date-time" not in json.dumps(DOC)
 
 
 def test_the_document_is_valid_openapi() -> None:
@@ -77,7 +102,9 @@ def test_every_route_and_verb_is_documented_and_nothing_else() -> None:
 API = "/pytorchjob/api"
 
 
-async def test_responses_match_the_document(jp_fetch: Any, jp_root_dir: Path) -> None:
+async def test_responses_match_the_document(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
     async def fetch(
         path: str, method: str = "GET", body: Any = None, doc_path: str | None = None
     ) -> Any:
@@ -110,7 +137,23 @@ async def test_responses_match_the_document(jp_fetch: Any, jp_root_dir: Path) ->
     await fetch(f"{API}/tensorboards")
     await fetch(f"{API}/tensorboards/{tb['id']}", doc_path=f"{API}/tensorboards/{{id}}")
     await fetch(f"{API}/tensorboards/{tb['id']}", "DELETE", doc_path=f"{API}/tensorboards/{{id}}")
+    await check_log_messages(jp_ws_fetch, "j")
     await fetch(f"{API}/jobs/j", "DELETE", doc_path=f"{API}/jobs/{{name}}")
+
+
+async def check_log_messages(jp_ws_fetch: Any, name: str) -> None:
+    """Every websocket message of a job's log is a documented LogMessage."""
+    schema = inline(DOC["components"]["schemas"]["LogMessage"])
+    ws = await jp_ws_fetch("pytorchjob", "api", "jobs", name, "logs")
+    try:
+        while (raw := await ws.read_message()) is not None:
+            message = json.loads(raw)
+            errors = list(Draft202012Validator(schema).iter_errors(message))
+            assert errors == [] and not_camel_case(message) == [], message
+            if message.get("end") or "error" in message:
+                break
+    finally:
+        ws.close()
 
 
 def of_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:

@@ -23,7 +23,14 @@ from . import crd_trainjob
 from .crd import CRDS_DIR, require_crds
 from .strategies import job_bodies
 
-UNSUPPORTED = ("restartPolicy", "cleanPodPolicy", "backoffLimit", "ttl", "workdir")
+UNSUPPORTED = (
+    "restartPolicy",
+    "cleanPodPolicy",
+    "backoffLimit",
+    "ttl",
+    "workdir",
+    "priorityClassName",
+)
 
 
 @st.composite
@@ -193,6 +200,7 @@ def test_admission_rules_name_their_field() -> None:
         ("ttl", 60),
         ("workdir", "/w"),
         ("master", False),
+        ("priorityClassName", "high"),
     ],
 )
 def test_what_a_trainjob_cannot_express_is_refused_by_name(field: str, value: Any) -> None:

@@ -1,7 +1,7 @@
 """Where jobs run, behind one contract (``base.Backend``).
 
 * ``local``      - each node a local process with the operator's environment.
-* ``kubernetes`` - Kubeflow Training Operator v1 PyTorchJobs (a later release).
+* ``kubernetes`` - Kubeflow Training Operator v1 PyTorchJobs (kubernetes_asyncio).
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.
@@ -24,6 +24,7 @@ from .base import (
     Volume,
 )
 
+#: The backends ``create_backend`` knows (``--backend``, ``c.PyTorchJobApp.backend``).
 BACKENDS = ("local", "kubernetes")
 
 __all__ = [

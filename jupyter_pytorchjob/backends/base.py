@@ -1,7 +1,8 @@
 """The backend contract: what the server, the CLI and the magic may ask of a backend.
 
 Modelled on jupyter-scheduler's ``BaseScheduler`` and the Kubeflow SDK's backends:
-REST-shaped verbs on a job name, wire models as dataclasses with ``to_wire``.
+REST-shaped verbs on a job name, wire models as dataclasses with ``to_wire`` (the
+convention of ``job/wire.py``: camelCase keys, times in seconds since the epoch).
 Every backend maps its own world (processes, pods) onto these models, so the
 views never know where a job runs.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
+from ..job.wire import dataclass_wire
 from ..kinds import DEFAULT_KIND, JobKind
 from ..kinds.trainjob.runtimes import Runtime
 
@@ -83,6 +85,9 @@ class Event:
     time: float
     count: int = 1
 
+    def to_wire(self) -> dict[str, Any]:
+        return dataclass_wire(self)
+
 
 @dataclass
 class Volume:
@@ -93,6 +98,9 @@ class Volume:
     capacity: str | None
     access_modes: list[str]
     local_path: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclass_wire(self)
 
 
 @dataclass
@@ -111,6 +119,9 @@ class LogChunk:
     # True: ``text`` is a message about this replica's log (e.g. it can no longer be
     # read), not log output; shown apart and never stored with the lines.
     notice: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclass_wire(self)
 
     def display(self, *, prefix: bool) -> str:
         """The text as the CLI and the magic print it: each line tagged ``master-0 | ``

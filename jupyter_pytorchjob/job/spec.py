@@ -18,21 +18,41 @@ from typing import Any
 
 from . import k8s_rules as rules
 from .errors import FieldError, JobSpecInvalid
+from .fields import (
+    CLEAN_POD_POLICIES,
+    DEFAULT_BACKOFF_LIMIT,
+    DEFAULT_CLEAN_POD_POLICY,
+    DEFAULT_GPU_RESOURCE,
+    DEFAULT_IMAGE,
+    DEFAULT_RESTART_POLICY,
+    DEFAULT_SHM,
+    FIELD,
+    FIELDS,
+    RESTART_POLICIES,
+    TOLERATION_EFFECTS,
+    TOLERATION_OPERATORS,
+    WIRE_FIELDS,
+    JobField,
+)
 from .shape import manifest_shape_errors
 
-DEFAULT_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
-DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
-DEFAULT_SHM = "2Gi"
-DEFAULT_RESTART_POLICY = "OnFailure"
-DEFAULT_BACKOFF_LIMIT = 3
-# Running frees stragglers once the master is done but keeps finished pods and their
-# logs; the operator's own default (None) leaves workers burning GPUs.
-DEFAULT_CLEAN_POD_POLICY = "Running"
-
-RESTART_POLICIES = ("OnFailure", "Never", "Always", "ExitCode")
-CLEAN_POD_POLICIES = ("Running", "All", "None")
-TOLERATION_OPERATORS = ("Equal", "Exists")
-TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# Re-exported: the table in fields.py declares them.
+__all__ = [
+    "CLEAN_POD_POLICIES",
+    "DEFAULT_BACKOFF_LIMIT",
+    "DEFAULT_CLEAN_POD_POLICY",
+    "DEFAULT_GPU_RESOURCE",
+    "DEFAULT_IMAGE",
+    "DEFAULT_RESTART_POLICY",
+    "DEFAULT_SHM",
+    "RESTART_POLICIES",
+    "TOLERATION_EFFECTS",
+    "TOLERATION_OPERATORS",
+    "WIRE_FIELDS",
+    "JobSpec",
+    "PvcMount",
+    "Toleration",
+]
 
 # The operator appends these to every container, so a user value would be silently
 # overridden; ours carry the script and the log directory.
@@ -45,37 +65,6 @@ SCRIPT_MAX_BYTES = 120 * 1024
 # a longer one makes exec fail (E2BIG) after the job was accepted.
 MAX_ARG_STRLEN = 131072
 SHM_MOUNT = "/dev/shm"  # noqa: S108 - a path inside the pod, not a temp file
-
-WIRE_FIELDS = (
-    "name",
-    "image",
-    "command",
-    "args",
-    "script",
-    "workdir",
-    "nodes",
-    "master",
-    "gpus",
-    "gpuResource",
-    "cpu",
-    "memory",
-    "shm",
-    "nprocPerNode",
-    "pvc",
-    "env",
-    "restartPolicy",
-    "backoffLimit",
-    "deadline",
-    "ttl",
-    "cleanPodPolicy",
-    "nodeSelector",
-    "tolerations",
-    "labels",
-    "annotations",
-    "queue",
-    "logdir",
-    "extras",
-)
 
 
 @dataclass(frozen=True)
@@ -157,6 +146,7 @@ class JobSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     queue: str | None = None
+    priority_class_name: str | None = None
     logdir: str | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
 
@@ -165,11 +155,6 @@ class JobSpec:
         """Worker replicas: every node but the Master (every node without one)."""
         return self.nodes - 1 if self.master else self.nodes
 
-    @property
-    def world_size(self) -> int:
-        """Processes in the job: nodes x processes per node."""
-        return self.nodes * self.nproc_per_node
-
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
         masters = ["master-0"] if self.master else []
@@ -177,7 +162,8 @@ class JobSpec:
 
     def with_changes(self, **changes: Any) -> JobSpec:
         """A copy with some fields replaced, validated again."""
-        return JobSpec.from_wire({**self.to_wire(), **_to_wire_keys(changes)})
+        wire_of = {f.attr: f.wire for f in FIELDS}
+        return JobSpec.from_wire({**self.to_wire(), **{wire_of[k]: v for k, v in changes.items()}})
 
     # -- wire form ---------------------------------------------------------------
 
@@ -190,37 +176,16 @@ class JobSpec:
 
     def to_wire(self) -> dict[str, Any]:
         """The job body, with every default spelled out."""
-        wire: dict[str, Any] = {
-            "name": self.name,
-            "image": self.image,
-            "command": list(self.command),
-            "args": list(self.args),
-            "script": self.script,
-            "workdir": self.workdir,
-            "nodes": self.nodes,
-            "master": self.master,
-            "gpus": self.gpus,
-            "gpuResource": self.gpu_resource,
-            "cpu": self.cpu,
-            "memory": self.memory,
-            "shm": self.shm,
-            "nprocPerNode": self.nproc_per_node,
-            "pvc": [m.to_wire() for m in self.pvc],
-            "env": dict(self.env),
-            "restartPolicy": self.restart_policy,
-            "backoffLimit": self.backoff_limit,
-            "deadline": self.deadline,
-            "ttl": self.ttl,
-            "cleanPodPolicy": self.clean_pod_policy,
-            "nodeSelector": dict(self.node_selector),
-            "tolerations": [t.to_wire() for t in self.tolerations],
-            "labels": dict(self.labels),
-            "annotations": dict(self.annotations),
-            "queue": self.queue,
-            "logdir": self.logdir,
-            "extras": dict(self.extras),
-        }
-        return wire
+        return {f.wire: _wire_value(getattr(self, f.attr)) for f in FIELDS}
+
+
+def _wire_value(value: Any) -> Any:
+    """A ``JobSpec`` attribute as JSON: tuples as lists (of wire models), maps as dicts."""
+    if isinstance(value, tuple):
+        return [v.to_wire() if hasattr(v, "to_wire") else v for v in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
 def max_name_length(nodes: int, *, master: bool = True) -> int:
@@ -263,14 +228,6 @@ def exec_string_problem(text: str, what: str) -> str | None:
     return None
 
 
-def _to_wire_keys(changes: Mapping[str, Any]) -> dict[str, Any]:
-    def camel(name: str) -> str:
-        head, *rest = name.split("_")
-        return head + "".join(p.title() for p in rest)
-
-    return {camel(k): v for k, v in changes.items()}
-
-
 class _WireReader:
     """Reads one job body, collecting every ``FieldError`` before raising."""
 
@@ -286,67 +243,113 @@ class _WireReader:
         if not isinstance(self.body, Mapping):
             raise JobSpecInvalid([FieldError("body", "must be a JSON object")])
         for key in self.body:
-            if key not in WIRE_FIELDS:
+            if key not in FIELD:
                 self.fail(str(key), f"unknown field; known fields are {', '.join(WIRE_FIELDS)}")
-
-        nodes = self.integer("nodes", default=1, minimum=1)
-        master = self.boolean("master", default=True)
-        gpus = self.integer("gpus", default=0, minimum=0)
-        nproc = self.integer("nprocPerNode", default=max(gpus or 1, 1), minimum=1)
-        name = self.job_name(nodes, master=master)
-        image = self.text("image", default=self.defaults.get("image", DEFAULT_IMAGE))
-        if image is not None and (not image or any(c.isspace() for c in image)):
-            self.fail("image", "must be a container image reference without spaces")
-        command, args, script = self.entrypoint()
-        gpu_resource = self.text(
-            "gpuResource", default=self.defaults.get("gpuResource", DEFAULT_GPU_RESOURCE)
-        )
-        if gpu_resource is not None and (
-            not gpu_resource or rules.check_qualified_name(gpu_resource)
-        ):
-            self.fail("gpuResource", "must be an extended resource name such as 'nvidia.com/gpu'")
-        default_shm = self.defaults.get("shm", DEFAULT_SHM) or None
-        shm = self.quantity("shm", default=default_shm, memory=True, off_values=("", "0", "off"))
-        pvc = self.pvc_mounts()
-        spec = JobSpec(
-            name=name or "",
-            image=image or "",
-            command=command,
-            args=args,
-            script=script,
-            workdir=self.path("workdir"),
-            nodes=nodes,
-            master=master,
-            gpus=gpus,
-            gpu_resource=gpu_resource or DEFAULT_GPU_RESOURCE,
-            cpu=self.quantity("cpu", default=None, memory=False),
-            memory=self.quantity("memory", default=None, memory=True),
-            shm=shm,
-            nproc_per_node=nproc,
-            pvc=pvc,
-            env=self.env(),
-            restart_policy=self.choice("restartPolicy", RESTART_POLICIES, DEFAULT_RESTART_POLICY),
-            backoff_limit=self.optional_integer(
-                "backoffLimit", default=DEFAULT_BACKOFF_LIMIT, minimum=0
-            ),
-            deadline=self.optional_integer("deadline", default=None, minimum=1),
-            ttl=self.optional_integer("ttl", default=None, minimum=0),
-            clean_pod_policy=self.choice(
-                "cleanPodPolicy", CLEAN_POD_POLICIES, DEFAULT_CLEAN_POD_POLICY
-            ),
-            node_selector=self.label_map("nodeSelector", values_are_labels=True),
-            tolerations=self.tolerations(),
-            labels=self.label_map("labels", values_are_labels=True),
-            annotations=self.label_map("annotations", values_are_labels=False),
-            queue=self.queue(),
-            logdir=self.path("logdir"),
-            extras=self.extras(),
-        )
-        if spec.logdir and shm and spec.logdir.startswith(SHM_MOUNT + "/"):
+        values = {f.attr: getattr(self, f"read_{f.read}")(f) for f in FIELDS}
+        # What one field means depends on another:
+        if values["nproc_per_node"] is None:
+            values["nproc_per_node"] = max(values["gpus"], 1)
+        if values["name"] is not None:
+            self.check_name_length(values["name"], values["nodes"], master=values["master"])
+        self.check_entrypoint(values["command"], values["args"], values["script"])
+        logdir, shm = values["logdir"], values["shm"]
+        if logdir and shm and logdir.startswith(SHM_MOUNT + "/"):
             self.fail("logdir", "must not be under /dev/shm, which vanishes with the pod")
         if self.errors:
             raise JobSpecInvalid(self.errors)
-        return spec
+        return JobSpec(**values)
+
+    # -- the readers of the field table (fields.py: JobField.read) ----------------------
+
+    def read_name(self, f: JobField) -> str | None:
+        value = self.text(f.wire, default=None)
+        if not value:
+            self.fail(f.wire, "is required: a DNS-1035 label such as 'mnist-ddp'")
+            return None
+        problem = rules.check_dns1035_label(value)
+        if problem:
+            self.fail(f.wire, problem)
+            return None
+        return value
+
+    def read_image(self, f: JobField) -> str:
+        image = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
+        if image is not None and (not image or any(c.isspace() for c in image)):
+            self.fail(f.wire, "must be a container image reference without spaces")
+        return image or ""
+
+    def read_resource_name(self, f: JobField) -> str:
+        value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
+        if value is not None and (not value or rules.check_qualified_name(value)):
+            self.fail(f.wire, "must be an extended resource name such as 'nvidia.com/gpu'")
+        return value or f.default
+
+    def read_words(self, f: JobField) -> tuple[str, ...]:
+        return self.string_list(f.wire)
+
+    def read_script(self, f: JobField) -> str | None:
+        script = self.body.get(f.wire)
+        if script is not None and not isinstance(script, str):
+            self.fail(f.wire, "must be the Python source text of the training script")
+            return None
+        return script
+
+    def read_path(self, f: JobField) -> str | None:
+        return self.path(f.wire)
+
+    def read_count(self, f: JobField) -> int:
+        return self.integer(f.wire, default=f.default, minimum=f.minimum)
+
+    def read_nproc(self, f: JobField) -> int | None:
+        """None when absent: then the GPU count (or 1), resolved in ``read``."""
+        return self.optional_integer(f.wire, default=None, minimum=f.minimum)
+
+    def read_optional_count(self, f: JobField) -> int | None:
+        return self.optional_integer(f.wire, default=f.default, minimum=f.minimum)
+
+    def read_flag(self, f: JobField) -> bool:
+        return self.boolean(f.wire, default=f.default)
+
+    def read_choice(self, f: JobField) -> str:
+        return self.choice(f.wire, f.choices, f.default)
+
+    def read_quantity(self, f: JobField) -> str | None:
+        return self.quantity(f.wire, default=f.default, memory=False)
+
+    def read_memory(self, f: JobField) -> str | None:
+        return self.quantity(f.wire, default=f.default, memory=True)
+
+    def read_shm(self, f: JobField) -> str | None:
+        default = self.defaults.get(f.wire, f.default) or None
+        return self.quantity(f.wire, default=default, memory=True, off_values=("", "0", "off"))
+
+    def read_label_map(self, f: JobField) -> dict[str, str]:
+        return self.label_map(f.wire, values_are_labels=True)
+
+    def read_annotation_map(self, f: JobField) -> dict[str, str]:
+        return self.label_map(f.wire, values_are_labels=False)
+
+    def read_env(self, f: JobField) -> dict[str, str]:
+        return self.env()
+
+    def read_pvc(self, f: JobField) -> tuple[PvcMount, ...]:
+        return self.pvc_mounts()
+
+    def read_tolerations(self, f: JobField) -> tuple[Toleration, ...]:
+        return self.tolerations()
+
+    def read_queue(self, f: JobField) -> str | None:
+        return self.queue()
+
+    def read_priority_class(self, f: JobField) -> str | None:
+        value = self.text(f.wire, default=None)
+        problem = rules.check_dns1123_subdomain(value) if value else None
+        if problem:
+            self.fail(f.wire, f"is the name of a PriorityClass and {problem}")
+        return value or None
+
+    def read_extras(self, f: JobField) -> dict[str, Any]:
+        return self.extras()
 
     # -- scalars -----------------------------------------------------------------
 
@@ -442,25 +445,15 @@ class _WireReader:
             return None
         return rules.normalise_path(value)
 
-    def job_name(self, nodes: int, *, master: bool) -> str | None:
-        value = self.text("name", default=None)
-        if not value:
-            self.fail("name", "is required: a DNS-1035 label such as 'mnist-ddp'")
-            return None
-        problem = rules.check_dns1035_label(value)
-        if problem:
-            self.fail("name", problem)
-            return None
+    def check_name_length(self, name: str, nodes: int, *, master: bool) -> None:
         limit = max_name_length(nodes, master=master)
-        if len(value) > limit:
-            last = value + _longest_suffix(nodes, master=master)
+        if len(name) > limit:
+            last = name + _longest_suffix(nodes, master=master)
             self.fail(
                 "name",
-                f"must be at most {limit} characters for {nodes} node(s), got {len(value)}: "
+                f"must be at most {limit} characters for {nodes} node(s), got {len(name)}: "
                 f"the pod and Service '{last}' must fit in 63 characters",
             )
-            return None
-        return value
 
     def queue(self) -> str | None:
         value = self.text("queue", default=None)
@@ -487,13 +480,9 @@ class _WireReader:
                 self.fail(f"{name}[{index}]", problem)
         return tuple(value)
 
-    def entrypoint(self) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
-        command = self.string_list("command")
-        args = self.string_list("args")
-        script = self.body.get("script")
-        if script is not None and not isinstance(script, str):
-            self.fail("script", "must be the Python source text of the training script")
-            script = None
+    def check_entrypoint(
+        self, command: tuple[str, ...], args: tuple[str, ...], script: str | None
+    ) -> None:
         if script is not None and command:
             self.fail("command", "give either a command or a script, not both")
         elif script is not None:
@@ -512,7 +501,6 @@ class _WireReader:
             self.fail("command", "is required: give a command (e.g. python train.py) or a script")
         elif command and not command[0].strip():
             self.fail("command", "must not start with an empty word")
-        return command, args, script
 
     # -- collections ---------------------------------------------------------------
 

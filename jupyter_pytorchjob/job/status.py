@@ -9,8 +9,10 @@ import enum
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
+
+from .wire import dataclass_wire
 
 
 class JobState(str, enum.Enum):
@@ -41,6 +43,9 @@ class Condition:
     message: str
     last_transition: float
 
+    def to_wire(self) -> dict[str, Any]:
+        return dataclass_wire(self)
+
 
 @dataclass
 class ReplicaInfo:
@@ -53,6 +58,9 @@ class ReplicaInfo:
     reason: str | None = None
     message: str | None = None
     node: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclass_wire(self)
 
 
 @dataclass
@@ -95,16 +103,10 @@ class JobInfo:
         return (self.finished or time.time()) - self.started
 
     def to_wire(self, *, with_manifest: bool = False) -> dict[str, Any]:
-        # Built field by field: ``asdict`` deep-copies, ~10x slower on a list of 1,000.
-        wire = {f.name: getattr(self, f.name) for f in fields(self)}
-        wire["state"] = self.state.value
-        wire["replicas"] = [dict(vars(r)) for r in self.replicas]
-        wire["conditions"] = [dict(vars(c)) for c in self.conditions]
+        wire = dataclass_wire(self, skip=("manifest",))
         wire["duration"] = self.duration
         if with_manifest:
             wire["manifest"] = copy.deepcopy(self.manifest)
-        else:
-            wire.pop("manifest")
         return wire
 
     def list_json(self) -> str:

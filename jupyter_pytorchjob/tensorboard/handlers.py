@@ -32,12 +32,11 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server_proxy.handlers import LocalProxyHandler, RewritableResponse
 from tornado import web
 
-from ..handlers import job_name_problem, read_json_body
 from ..job.errors import JobSpecInvalid
+from ..rest import AUTH_RESOURCE, job_name_problem, json_object_body
 from .manager import PROXY_PATH, TensorBoardError, TensorBoardManager
 
 API = "pytorchjob/api/tensorboards"
-AUTH_RESOURCE = "pytorchjob"
 #: settings key of the ``TensorBoardManager``
 MANAGER_SETTING = "pytorchjob_tensorboards"
 #: settings key of an optional ``async (job_name) -> logdir`` resolver. It raises
@@ -136,12 +135,9 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
 
     def _json_body(self) -> dict[str, Any]:
         try:
-            body = read_json_body(self)
+            return json_object_body(self)
         except JobSpecInvalid as err:
             raise TensorBoardError(err.field, err.errors[0].message) from err
-        if not isinstance(body, dict):
-            raise TensorBoardError("body", "the request body must be a JSON object")
-        return body
 
 
 class TensorBoardHandler(_TensorBoardAPIHandler):

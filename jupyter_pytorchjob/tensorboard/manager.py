@@ -36,7 +36,6 @@ import hashlib
 import logging
 import os
 import signal
-import socket
 import sys
 import time
 from collections import deque
@@ -49,6 +48,7 @@ from urllib.parse import unquote
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
+from ..processes import free_port
 from ._launch import PARENT_ENV
 
 #: The route under the server's base URL that serves every instance.
@@ -81,6 +81,7 @@ class TensorBoardError(Exception):
 
 
 def _iso(epoch: float) -> str:
+    """A time in messages and logs (the REST API sends epoch seconds)."""
     return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
@@ -125,22 +126,15 @@ class TensorBoardInstance:
             "jobs": sorted(self.jobs),
             "pid": self.pid,
             "port": self.port,
-            "started": _iso(self.started),
-            "last_access": _iso(self.last_access),
+            # The API's wire convention (job/wire.py): seconds since the epoch.
+            "started": self.started,
+            "lastAccess": self.last_access,
         }
 
 
 def instance_id(logdir: Path) -> str:
     """A short, stable id for a resolved log directory."""
     return hashlib.sha256(str(logdir).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _signal_group(pgid: int, sig: int) -> bool:

@@ -23,6 +23,7 @@ import { JobsModel } from '../model';
 import { DEFAULT_SETTINGS } from '../settings';
 import { TensorBoardsModel } from '../tensorboard/model';
 import { IConfig, IJob, ITensorBoard } from '../tokens';
+import FIELDS from './fields.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -41,12 +42,13 @@ const JOB: IJob = {
 const BOARD: ITensorBoard = {
   id: 'tb1',
   logdir: '/runs',
-  started: '2024-01-01T00:00:00Z'
+  started: 1704067200
 } as ITensorBoard;
 
 const CONFIG = {
   backend: 'local',
-  defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' }
+  defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' },
+  fields: FIELDS
 } as unknown as IConfig;
 
 /**

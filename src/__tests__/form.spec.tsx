@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { JobForm } from '../form/form';
 import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
+import FIELDS from './fields.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -23,7 +24,7 @@ function fakeClient(): FormClient {
       {
         name: 'data',
         capacity: '10Gi',
-        access_modes: ['ReadWriteMany'],
+        accessModes: ['ReadWriteMany'],
         phase: 'Bound'
       }
     ])
@@ -65,7 +66,12 @@ describe('JobForm', () => {
   beforeEach(async () => {
     model = new JobFormModel({
       client: fakeClient(),
-      defaults: { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' },
+      defaults: {
+        image: 'img',
+        shm: '2Gi',
+        gpuResource: 'nvidia.com/gpu',
+        fields: FIELDS
+      },
       initial: { command: ['python', 'train.py'] },
       debounce: 3600 * 1000
     });

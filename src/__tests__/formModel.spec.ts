@@ -5,8 +5,14 @@
 import { FormClient, JobFormModel } from '../form/model';
 import { PyTorchJobAPIError } from '../request';
 import { IJobBody, IRenderResult } from '../tokens';
+import FIELDS from './fields.json';
 
-const defaults = { image: 'img', shm: '2Gi', gpuResource: 'nvidia.com/gpu' };
+const defaults = {
+  image: 'img',
+  shm: '2Gi',
+  gpuResource: 'nvidia.com/gpu',
+  fields: FIELDS
+};
 
 function invalid(errors: Array<[string, string]>): PyTorchJobAPIError {
   return new PyTorchJobAPIError(
@@ -230,7 +236,7 @@ describe('JobFormModel', () => {
   it('loads the volumes, and survives without them', async () => {
     const client = fakeClient();
     client.volumes.mockResolvedValueOnce([
-      { name: 'data', phase: 'Bound', capacity: '10Gi', access_modes: ['RWX'] }
+      { name: 'data', phase: 'Bound', capacity: '10Gi', accessModes: ['RWX'] }
     ]);
     const model = new JobFormModel({ client, defaults });
     await model.loadVolumes();

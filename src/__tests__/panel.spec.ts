@@ -11,6 +11,7 @@ import { CommandIDs } from '../commandids';
 import { JobsModel } from '../model';
 import { JobsPanel } from '../panel';
 import { IJob } from '../tokens';
+import FIELDS from './fields.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -131,6 +132,7 @@ describe('JobsPanel', () => {
       version: '0.1.0',
       backend: 'local',
       defaults: { image: 'i', gpuResource: 'nvidia.com/gpu', shm: '2Gi' },
+      fields: FIELDS,
       kinds: []
     };
     await rendered(panel);

@@ -18,11 +18,13 @@ import {
   usesDataLoaderWorkers
 } from '../form/state';
 import { IConfig, IJobBody } from '../tokens';
+import FIELDS from './fields.json';
 
 const defaults = {
   image: 'pytorch/pytorch:latest',
   shm: '2Gi',
-  gpuResource: 'nvidia.com/gpu'
+  gpuResource: 'nvidia.com/gpu',
+  fields: FIELDS
 };
 
 function form(patch: Partial<IFormState> = {}): IFormState {
@@ -242,6 +244,14 @@ describe('bodyToState', () => {
     expect(stateToBody(bodyToState(server, form())).master).toBeUndefined();
   });
 
+  it('keeps the priority class through a clone, and leaves it out when empty', () => {
+    const clone: IJobBody = { ...server, priorityClassName: 'high' };
+    const state = bodyToState(clone, form());
+    expect(state.priorityClassName).toBe('high');
+    expect(stateToBody(state).priorityClassName).toBe('high');
+    expect(stateToBody(form()).priorityClassName).toBeUndefined();
+  });
+
   it('switches to script mode for a script', () => {
     const state = bodyToState({ script: 'print(1)' }, form());
     expect(state.mode).toBe('script');
@@ -305,10 +315,10 @@ describe('errors', () => {
   });
 
   it('knows the section of each field', () => {
-    expect(sectionOf('name')).toBe('basics');
-    expect(sectionOf('nprocPerNode')).toBe('resources');
-    expect(sectionOf('pvc[1].claim')).toBe('storage');
-    expect(sectionOf('tolerations[0].key')).toBe('advanced');
+    expect(sectionOf('name', FIELDS)).toBe('basics');
+    expect(sectionOf('nprocPerNode', FIELDS)).toBe('resources');
+    expect(sectionOf('pvc[1].claim', FIELDS)).toBe('storage');
+    expect(sectionOf('tolerations[0].key', FIELDS)).toBe('advanced');
   });
 });
 
@@ -334,6 +344,7 @@ describe('formDefaults', () => {
     version: '0.1.0',
     backend: 'local',
     defaults: { image: 'server-img', gpuResource: 'amd.com/gpu', shm: '1Gi' },
+    fields: FIELDS,
     kinds: []
   };
 
@@ -343,7 +354,8 @@ describe('formDefaults', () => {
       shm: '1Gi',
       gpuResource: 'amd.com/gpu',
       pvc: [],
-      workdir: null
+      workdir: null,
+      fields: FIELDS
     });
   });
 

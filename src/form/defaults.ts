@@ -30,7 +30,8 @@ export function formDefaults(
     shm: shm ?? '',
     gpuResource: config.defaults.gpuResource,
     pvc: config.defaults.pvc ?? [],
-    workdir: config.defaults.workdir ?? null
+    workdir: config.defaults.workdir ?? null,
+    fields: config.fields
   };
 }
 

@@ -10,7 +10,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, closeIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { errorsUnder, IFormState } from './state';
+import { IFieldInfo } from '../tokens';
+import { defaultText, errorsUnder, IFormState } from './state';
 import { FieldName, FormTexts } from './texts';
 
 /**
@@ -41,6 +42,11 @@ export interface IFormContext {
    * The texts of the fields.
    */
   texts: FormTexts;
+
+  /**
+   * Every field's section, default and choices, as the server declares them.
+   */
+  fields: Record<string, IFieldInfo>;
 
   /**
    * The prefix of the element ids of this form (its widget's id).
@@ -124,7 +130,10 @@ export function TextField(props: IFieldProps<TextSetting>): JSX.Element {
           type="text"
           spellCheck={false}
           value={form.state[name]}
-          placeholder={form.texts.fields[name].placeholder}
+          placeholder={
+            form.texts.fields[name].placeholder ??
+            (defaultText(form.fields, name) || undefined)
+          }
           aria-invalid={form.errors.has(name)}
           aria-describedby={describedBy}
           onChange={e => setText(form, name, e.currentTarget.value)}

@@ -14,19 +14,9 @@ import { IJob } from '../tokens';
 import { IFormContext } from './fields';
 import { JobFormModel } from './model';
 import { Section, SECTION_FIELDS } from './sections';
-import { FormSection } from './state';
+import { FORM_SECTIONS, FormSection } from './state';
 import { FormTexts, formTexts } from './texts';
 import { SubmitBar, YamlPreview } from './actions';
-
-/**
- * The sections of the form, in order.
- */
-const FORM_SECTIONS: FormSection[] = [
-  'basics',
-  'resources',
-  'storage',
-  'advanced'
-];
 
 /**
  * The job form widget (main area).
@@ -102,6 +92,7 @@ export class JobForm extends ReactWidget {
       errors: model.visibleErrors,
       trans,
       texts: this._texts,
+      fields: model.fields,
       idPrefix: this.id
     };
     const withErrors = model.sectionsWithErrors;

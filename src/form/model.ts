@@ -10,7 +10,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { PyTorchJobClient } from '../api';
 import { PyTorchJobAPIError } from '../request';
-import { IJob, IJobBody, IRenderResult, IVolume } from '../tokens';
+import { IFieldInfo, IJob, IJobBody, IRenderResult, IVolume } from '../tokens';
 import {
   bodyToState,
   defaultFormState,
@@ -55,7 +55,13 @@ export class JobFormModel implements IDisposable {
       };
     }
     this._state = state;
+    this.fields = options.defaults.fields;
   }
+
+  /**
+   * Every field's section, default and choices, as the server declares them.
+   */
+  readonly fields: Record<string, IFieldInfo>;
 
   /**
    * The form's fields.
@@ -161,7 +167,9 @@ export class JobFormModel implements IDisposable {
    * The sections that hold an error.
    */
   get sectionsWithErrors(): Set<FormSection> {
-    return new Set([...this.visibleErrors.keys()].map(sectionOf));
+    return new Set(
+      [...this.visibleErrors.keys()].map(key => sectionOf(key, this.fields))
+    );
   }
 
   /**

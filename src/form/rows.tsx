@@ -9,7 +9,7 @@ import * as React from 'react';
 
 import { IVolume } from '../tokens';
 import { AddButton, FieldErrors, IFormContext, RemoveButton } from './fields';
-import { IFormState, IKeyValue, IPvcRow, TOLERATION_EFFECTS } from './state';
+import { choicesOf, IFormState, IKeyValue, IPvcRow } from './state';
 import { FieldName } from './texts';
 
 /**
@@ -90,7 +90,7 @@ export function PvcEditor(props: {
       <datalist id={listId}>
         {volumes.map(v => (
           <option key={v.name} value={v.name}>
-            {[v.capacity, v.access_modes.join(', '), v.phase]
+            {[v.capacity, v.accessModes.join(', '), v.phase]
               .filter(Boolean)
               .join(' · ')}
           </option>
@@ -166,9 +166,9 @@ function PvcRow(props: {
         <div className="jp-PyTorchJobForm-hint">
           {[
             volume.capacity,
-            volume.access_modes.join(', '),
+            volume.accessModes.join(', '),
             volume.phase,
-            volume.local_path
+            volume.localPath
           ]
             .filter(Boolean)
             .join(' · ')}
@@ -209,7 +209,7 @@ export function TolerationEditor(props: { form: IFormContext }): JSX.Element {
           <Private.Choice
             label={trans.__('Operator of toleration %1', i + 1)}
             value={row.operator}
-            choices={Private.OPERATORS}
+            choices={choicesOf(form.fields, 'tolerations', 'operator')}
             onChange={operator => rows.update(i, { operator })}
           />
           <RowInput
@@ -222,7 +222,7 @@ export function TolerationEditor(props: { form: IFormContext }): JSX.Element {
           <Private.Choice
             label={trans.__('Effect of toleration %1', i + 1)}
             value={row.effect}
-            choices={TOLERATION_EFFECTS}
+            choices={choicesOf(form.fields, 'tolerations', 'effect')}
             labels={effects}
             onChange={effect => rows.update(i, { effect })}
           />
@@ -292,11 +292,6 @@ function RowsFieldset(props: {
  * Module-private helpers.
  */
 namespace Private {
-  /**
-   * The toleration operators of the Kubernetes API.
-   */
-  export const OPERATORS = ['Equal', 'Exists'];
-
   /**
    * The edits of a list of rows, each handing the new list over.
    */

@@ -20,10 +20,9 @@ import {
 } from './fields';
 import { KeyValueEditor, PvcEditor, TolerationEditor } from './rows';
 import {
-  CLEAN_POD_POLICIES,
+  choicesOf,
   errorsUnder,
   FormSection,
-  RESTART_POLICIES,
   usesDataLoaderWorkers
 } from './state';
 
@@ -157,7 +156,7 @@ function AdvancedFields(props: { form: IFormContext }): JSX.Element {
       <SelectField
         form={form}
         name="restartPolicy"
-        choices={RESTART_POLICIES}
+        choices={choicesOf(form.fields, 'restartPolicy')}
       />
       <TextField form={form} name="backoffLimit" />
       <TextField form={form} name="deadline" />
@@ -165,13 +164,14 @@ function AdvancedFields(props: { form: IFormContext }): JSX.Element {
       <SelectField
         form={form}
         name="cleanPodPolicy"
-        choices={CLEAN_POD_POLICIES}
+        choices={choicesOf(form.fields, 'cleanPodPolicy')}
       />
       <KeyValueEditor form={form} name="nodeSelector" />
       <TolerationEditor form={form} />
       <KeyValueEditor form={form} name="labels" />
       <KeyValueEditor form={form} name="annotations" />
       <TextField form={form} name="queue" />
+      <TextField form={form} name="priorityClassName" />
       <ExtrasField form={form} />
     </>
   );

@@ -9,7 +9,13 @@
  * @packageDocumentation
  */
 
-import { IFieldError, IJobBody, IPvcMount, IToleration } from '../tokens';
+import {
+  IFieldError,
+  IFieldInfo,
+  IJobBody,
+  IPvcMount,
+  IToleration
+} from '../tokens';
 
 /**
  * One row of a string map (env, labels, …).
@@ -231,6 +237,11 @@ export interface IFormState {
   queue: string;
 
   /**
+   * PriorityClass of every pod.
+   */
+  priorityClassName: string;
+
+  /**
    * TensorBoard log directory.
    */
   logdir: string;
@@ -269,37 +280,41 @@ export interface IFormDefaults {
    * Default working directory.
    */
   workdir?: string | null;
+
+  /**
+   * Every field's section, default and choices (`GET config`'s `fields`).
+   */
+  fields: Record<string, IFieldInfo>;
 }
 
 /**
- * The restart policies the operator knows.
+ * The choices of a field (or of its items' property `item`), as the server
+ * declares them.
  */
-export const RESTART_POLICIES = ['OnFailure', 'Never', 'Always', 'ExitCode'];
+export function choicesOf(
+  fields: Record<string, IFieldInfo>,
+  name: string,
+  item?: string
+): string[] {
+  const info = fields[name];
+  return (item === undefined ? info?.choices : info?.itemChoices?.[item]) ?? [];
+}
 
 /**
- * The clean-pod policies.
+ * The server's default of a field as the form's text (empty for none).
  */
-export const CLEAN_POD_POLICIES = ['Running', 'All', 'None'];
-
-/**
- * The toleration effects ('' = all).
- */
-export const TOLERATION_EFFECTS = [
-  '',
-  'NoSchedule',
-  'PreferNoSchedule',
-  'NoExecute'
-];
-
-/**
- * The `/dev/shm` size used when the user turns it on with no size.
- */
-export const FALLBACK_SHM = '2Gi';
+export function defaultText(
+  fields: Record<string, IFieldInfo>,
+  name: string
+): string {
+  return text(fields[name]?.default, '');
+}
 
 /**
  * A fresh form.
  */
 export function defaultFormState(defaults: IFormDefaults): IFormState {
+  const fields = defaults.fields;
   return {
     name: '',
     image: defaults.image,
@@ -308,27 +323,29 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     args: '',
     script: '',
     workdir: defaults.workdir ?? '',
-    nodes: '1',
-    gpus: '0',
+    nodes: defaultText(fields, 'nodes'),
+    gpus: defaultText(fields, 'gpus'),
     gpuResource: defaults.gpuResource,
     cpu: '',
     memory: '',
     shmEnabled: defaults.shm !== '',
-    shm: defaults.shm || FALLBACK_SHM,
+    // Turned on with no size: the server's own default size.
+    shm: defaults.shm || defaultText(fields, 'shm'),
     nprocPerNode: '',
     master: true,
     pvc: (defaults.pvc ?? []).map(pvcRow),
     env: [],
-    restartPolicy: 'OnFailure',
+    restartPolicy: defaultText(fields, 'restartPolicy'),
     backoffLimit: '',
     deadline: '',
     ttl: '',
-    cleanPodPolicy: 'Running',
+    cleanPodPolicy: defaultText(fields, 'cleanPodPolicy'),
     nodeSelector: [],
     tolerations: [],
     labels: [],
     annotations: [],
     queue: '',
+    priorityClassName: '',
     logdir: '',
     extras: {}
   };
@@ -413,6 +430,7 @@ export function stateToBody(state: IFormState): IJobBody {
   setMap(body, 'labels', state.labels);
   setMap(body, 'annotations', state.annotations);
   setText(body, 'queue', state.queue);
+  setText(body, 'priorityClassName', state.priorityClassName);
   setText(body, 'logdir', state.logdir);
   if (Object.keys(state.extras).length > 0) {
     body.extras = state.extras;
@@ -466,6 +484,7 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     labels: rows(body.labels),
     annotations: rows(body.annotations),
     queue: body.queue ?? '',
+    priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
     extras: { ...(body.extras ?? {}) }
   };
@@ -565,36 +584,30 @@ export function suggestName(
 /**
  * The form section a field belongs to, to open it when the field is invalid.
  */
-export function sectionOf(field: string): FormSection {
-  const root = field.split(/[[.]/)[0];
-  switch (root) {
-    case 'name':
-    case 'image':
-    case 'command':
-    case 'args':
-    case 'script':
-    case 'workdir':
-      return 'basics';
-    case 'nodes':
-    case 'gpus':
-    case 'gpuResource':
-    case 'cpu':
-    case 'memory':
-    case 'nprocPerNode':
-      return 'resources';
-    case 'pvc':
-    case 'shm':
-    case 'logdir':
-      return 'storage';
-    default:
-      return 'advanced';
-  }
+export function sectionOf(
+  field: string,
+  fields: Record<string, IFieldInfo>
+): FormSection {
+  const section = fields[field.split(/[[.]/)[0]]?.section;
+  return FORM_SECTIONS.includes(section as FormSection)
+    ? (section as FormSection)
+    : 'advanced';
 }
 
 /**
  * The sections of the form.
  */
 export type FormSection = 'basics' | 'resources' | 'storage' | 'advanced';
+
+/**
+ * The sections, in the form's order.
+ */
+export const FORM_SECTIONS: readonly FormSection[] = [
+  'basics',
+  'resources',
+  'storage',
+  'advanced'
+];
 
 /**
  * Field errors by field name; a field with several errors keeps them all.

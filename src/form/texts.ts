@@ -180,7 +180,6 @@ function advancedTexts(trans: TranslationBundle) {
     restartPolicy: { label: trans.__('Restart policy') },
     backoffLimit: {
       label: trans.__('Backoff limit'),
-      placeholder: '3',
       hint: trans.__('Restarts before the job fails.')
     },
     deadline: {
@@ -207,6 +206,12 @@ function advancedTexts(trans: TranslationBundle) {
     queue: {
       label: trans.__('Kueue queue'),
       hint: trans.__('LocalQueue name (kueue.x-k8s.io/queue-name).')
+    },
+    priorityClassName: {
+      label: trans.__('Priority class'),
+      hint: trans.__(
+        'PriorityClass of every pod: lets the job preempt, or be preempted by, others.'
+      )
     },
     extras: { label: trans.__('Other manifest fields') }
   } satisfies Record<string, IFieldText>;

@@ -43,7 +43,7 @@ export function TensorBoardList(props: {
         <ul className="jp-PyTorchJobPanel-list">
           {boards.map(board => {
             const label = boardLabel(board);
-            const started = board.started ? Date.parse(board.started) : NaN;
+            const started = board.started ?? NaN;
             return (
               <li
                 key={board.id}
@@ -89,7 +89,7 @@ export function TensorBoardList(props: {
                   </span>
                   {Number.isFinite(started) && (
                     <span title={trans.__('Started')}>
-                      {formatAge(started / 1000, now, trans)}
+                      {formatAge(started, now, trans)}
                     </span>
                   )}
                 </div>

@@ -1,7 +1,7 @@
 """``python -m tests.fake_kube --port N --kubeconfig PATH [--operator]``.
 
 Serves until interrupted. Hooks are reachable over HTTP from other processes:
-``POST /_fake/<hook>`` or ``/_fake/operator/<method>`` with
+``POST /_fake/<hook>``, ``/_fake/operator/<method>`` or ``/_fake/trainer/<method>`` with
 ``{"args": [...], "kwargs": {...}}`` (e.g. ``/_fake/append_log``).
 """
 
@@ -23,8 +23,15 @@ async def main() -> None:
     parser.add_argument("--namespace", default="team-a")
     parser.add_argument("--token", default="dummy-token")
     parser.add_argument("--operator", action="store_true", help="simulate the Training Operator")
+    parser.add_argument(
+        "--kinds",
+        default="pytorchjob,trainjob",
+        help="the job kinds the cluster serves, comma-separated (pytorchjob, trainjob)",
+    )
     args = parser.parse_args()
-    fake = await FakeKube.start(host=args.host, port=args.port, operator=args.operator)
+    fake = await FakeKube.start(
+        host=args.host, port=args.port, operator=args.operator, kinds=args.kinds.split(",")
+    )
     fake.add_namespace(args.namespace)
     if args.kubeconfig:
         fake.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)

@@ -115,6 +115,35 @@ class StructuralSchema:
                 del value[key]
                 dropped.append(field_path([*path, key]))
 
+    # -- defaulting ---------------------------------------------------------------------
+
+    def default(self, obj: dict[str, Any]) -> None:
+        """Fill the schema's ``default`` values where a field is missing, in place (the
+        apiextensions-apiserver defaults on create, update and read,
+        ``pkg/apiserver/schema/defaulting/algorithm.go``)."""
+        self._default(obj, self.schema)
+
+    def _default(self, value: Any, schema: dict[str, Any]) -> None:
+        if isinstance(value, list):
+            items = schema.get("items")
+            if isinstance(items, dict):
+                for item in value:
+                    self._default(item, items)
+            return
+        if not isinstance(value, dict):
+            return
+        for key, sub in (schema.get("properties") or {}).items():
+            if key == "metadata" and schema is self.schema:
+                continue
+            if key not in value and "default" in sub:
+                value[key] = json.loads(json.dumps(sub["default"]))
+            if key in value:
+                self._default(value[key], sub)
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict):
+            for sub_value in value.values():
+                self._default(sub_value, additional)
+
     # -- validation ---------------------------------------------------------------------
 
     def errors(self, obj: dict[str, Any]) -> list[tuple[str, str]]:

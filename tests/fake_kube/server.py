@@ -1,7 +1,10 @@
 """An HTTP-level fake Kubernetes API server (see ``shared/notes/fake-kube.md``).
 
 It speaks the API server's wire rules to real clients through a kubeconfig:
-PyTorchJobs (CRUD + watch), pods (+ watch, logs), PVCs, Events and discovery.
+PyTorchJobs (CRUD + watch), pods (+ watch, logs), PVCs, Events and discovery; and
+Kubeflow Trainer v2 (TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes, with the
+JobSets, Jobs and ConfigMaps under them; ``trainer.py``, ``shared/notes/trainjob.md``).
+``kinds`` picks what the cluster serves: PyTorchJob only, TrainJob only, or both.
 Tests drive scenarios with the hook methods of ``FakeKube``.
 """
 
@@ -11,6 +14,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import functools
 import json
 import random
 import re
@@ -57,6 +61,7 @@ class Resource(NamedTuple):
     kind: str
     plural: str
     returns_deleted: bool = False  # pods' registry returns the object, CRs a Status
+    namespaced: bool = True
 
     @property
     def api_version(self) -> str:
@@ -75,7 +80,28 @@ RESOURCES = {
         "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True
     ),
     "events": Resource("", "v1", "Event", "events"),
+    "configmaps": Resource("", "v1", "ConfigMap", "configmaps", True),
+    # Kubeflow Trainer v2.3.0 (trainjob.md §1, §8) and what its controller creates (§4).
+    "trainjobs": Resource("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
+    "trainingruntimes": Resource(
+        "trainer.kubeflow.org", "v1alpha1", "TrainingRuntime", "trainingruntimes"
+    ),
+    "clustertrainingruntimes": Resource(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "ClusterTrainingRuntime",
+        "clustertrainingruntimes",
+        namespaced=False,
+    ),
+    "jobsets": Resource("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
+    "jobs": Resource("batch", "v1", "Job", "jobs"),
 }
+# The job kinds a cluster can serve, and the API groups each brings (Trainer installs
+# JobSet with it, trainjob.md §4).
+KINDS = {"pytorchjob": ("kubeflow.org",), "trainjob": ("trainer.kubeflow.org", "jobset.x-k8s.io")}
+# Custom resources with a status subresource (a write to the main resource keeps status).
+_CRD_GROUPS = {group for groups in KINDS.values() for group in groups}
+STATUS_SUBRESOURCE = {"pytorchjobs", "trainjobs", "jobsets"}
 BY_KIND = {r.kind: name for name, r in RESOURCES.items()}
 _REASONS = {
     400: "BadRequest",
@@ -95,12 +121,21 @@ _REASONS = {
 }
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 _PATHS = [
-    re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events)"
+    re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log))?)?/?$"),
-    re.compile(r"^/api/v1/(?P<res>pods|services|persistentvolumeclaims|events)/?$"),
+    re.compile(r"^/api/v1/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pytorchjobs)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/(?P<res>pytorchjobs)/?$"),
+    re.compile(r"^/apis/trainer\.kubeflow\.org/v1alpha1/namespaces/(?P<ns>[^/]+)/"
+               r"(?P<res>trainjobs|trainingruntimes)(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
+    re.compile(r"^/apis/trainer\.kubeflow\.org/v1alpha1/(?P<res>clustertrainingruntimes)"
+               r"(?:/(?P<name>[^/]+))?/?$"),
+    re.compile(r"^/apis/trainer\.kubeflow\.org/v1alpha1/(?P<res>trainjobs|trainingruntimes)/?$"),
+    re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/(?P<ns>[^/]+)/(?P<res>jobsets)"
+               r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
+    re.compile(r"^/apis/batch/v1/namespaces/(?P<ns>[^/]+)/(?P<res>jobs)"
+               r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
 ]  # fmt: skip
 _SUBDOMAIN_TEXT = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -138,14 +173,29 @@ class PageNotFound(Exception):
 
 
 def default_schemas() -> dict[str, StructuralSchema | None]:
-    """The PyTorchJob CRD's schema from ``../shared/crds`` (None in a bare clone)."""
+    """The PyTorchJob and Trainer CRDs' schemas from ``../shared/crds`` (None in a bare
+    clone), built once per process (read-only: pruning and validation do not change them)."""
+    return dict(_default_schemas())
+
+
+@functools.cache
+def _default_schemas() -> dict[str, StructuralSchema | None]:
+    from .trainer import read_yaml, trainer_schemas
+
     try:
         from tests.crd import CRDS_DIR
     except ImportError:
         return {"pytorchjobs": None}
     path = Path(CRDS_DIR) / "kubeflow.org_pytorchjobs.yaml"
-    crd = yaml.safe_load(path.read_text()) if path.exists() else None
-    return {"pytorchjobs": load(crd, "v1")}
+    crd = read_yaml(path) if path.exists() else None
+    schemas = {"pytorchjobs": load(crd, "v1")}
+    for plural, schema in trainer_schemas().items():
+        schemas[plural] = StructuralSchema(schema) if schema else None
+    return schemas
+
+
+# The custom resources whose CRD defaults the fake applies (``default:`` in the schema).
+DEFAULTED = {"trainjobs", "trainingruntimes", "clustertrainingruntimes"}
 
 
 def _details(res: Resource, name: str | None = None, kind: str | None = None) -> dict[str, Any]:
@@ -307,8 +357,11 @@ class FakeKube:
         user: str = DEFAULT_USER,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
         schemas: Mapping[str, StructuralSchema | None] | None = None,
+        kinds: Iterable[str] = ("pytorchjob", "trainjob"),
+        trainer: bool = True,
     ) -> None:
         from .operator import Operator, default_validator
+        from .trainer import Trainer
 
         self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {r: {} for r in RESOURCES}
         self.resource_version = 100
@@ -320,7 +373,9 @@ class FakeKube:
         self.denials: list[tuple[str, str, str, str | None]] = []
         self.token: str | None = None
         self.injections: list[_Injection] = []
-        self.crd_installed = True
+        self.pruned: list[tuple[str, str, list[str]]] = []
+        # The API groups of the CRDs installed (``kinds``; remove_crd/restore_crd).
+        self.served_groups = {g for kind in kinds for g in KINDS[kind]}
         self.latency = 0.0
         self.bookmark_interval = 60.0
         self.user = user
@@ -333,9 +388,18 @@ class FakeKube:
         # real CRDs are beside the checkout.
         self.schemas = dict(schemas) if schemas is not None else default_schemas()
         self.operator = Operator(self, enabled=operator)
+        # The Trainer controller + JobSet + Job controllers; runtimes shipped as seeded.
+        self.trainer = Trainer(self, enabled=trainer)
+        if "trainer.kubeflow.org" in self.served_groups:
+            self.trainer.seed_runtimes()
         self.host = "127.0.0.1"
         self.port = 0
         self._runner: web.AppRunner | None = None
+
+    @property
+    def crd_installed(self) -> bool:
+        """Whether the PyTorchJob CRD is installed."""
+        return "kubeflow.org" in self.served_groups
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -426,7 +490,10 @@ class FakeKube:
     def _new_meta(self, res: Resource, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
         meta = obj.setdefault("metadata", {})
-        meta["namespace"] = namespace
+        if res.namespaced:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             suffix = "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
             meta["name"] = meta["generateName"] + suffix
@@ -549,7 +616,7 @@ class FakeKube:
         parts = match.groupdict()
         resource, ns, name, sub = parts["res"], parts.get("ns"), parts.get("name"), parts.get("sub")
         res = RESOURCES[resource]
-        if res.group == "kubeflow.org" and not self.crd_installed:
+        if res.group in _CRD_GROUPS and res.group not in self.served_groups:
             raise PageNotFound  # no API group serves the path: not even a Status
         method = request.method
         watch = parse_bool(query.get("watch"))
@@ -557,7 +624,7 @@ class FakeKube:
             verb = {"GET": "watch" if watch else "list", "POST": "create"}.get(method)
         else:
             verb = "get" if method == "GET" else _VERBS.get(method)
-        if verb is None or (name is None and ns is None and verb == "create"):
+        if verb is None or (name is None and ns is None and verb == "create" and res.namespaced):
             raise KubeError(405, "the server does not allow this method on the requested resource")
         self._authorize(verb, res, f"{resource}/{sub}" if sub else resource, ns, name, user)
         self._negotiate(request)
@@ -669,7 +736,7 @@ class FakeKube:
         meta = body.get("metadata")
         if meta is not None and not isinstance(meta, dict):
             raise KubeError(400, "metadata must be an object")
-        if (meta or {}).get("namespace") not in (None, "", ns):
+        if res.namespaced and (meta or {}).get("namespace") not in (None, "", ns):
             raise KubeError(
                 400,
                 "the namespace of the provided object does not match the namespace sent on the "
@@ -682,9 +749,16 @@ class FakeKube:
         server does (no error, no warning on this server version)."""
         schema = self.schemas.get(res.plural)
         if schema is not None:
-            schema.prune(obj)
+            dropped = schema.prune(obj)
+            if dropped:  # for tests: what a client sent that the CRD does not declare
+                self.pruned.append((res.plural, obj["metadata"].get("name", ""), dropped))
 
-    def _validate(self, res: Resource, obj: dict[str, Any]) -> None:
+    def _default(self, res: Resource, obj: dict[str, Any]) -> None:
+        schema = self.schemas.get(res.plural)
+        if schema is not None and res.plural in DEFAULTED:
+            schema.default(obj)
+
+    def _validate(self, res: Resource, obj: dict[str, Any], old: Any = None) -> None:
         meta = obj["metadata"]
         name = meta.get("name") or ""
         if not name:
@@ -707,10 +781,21 @@ class FakeKube:
         schema = self.schemas.get(res.plural)
         if schema is not None:
             errors += schema.errors(obj)
+            if not errors:  # the CRD's CEL rules run on a well-typed object
+                errors += self.trainer.schema_rules(res.plural, obj, old)
         if res.plural == "pytorchjobs" and not errors:
             errors += self.validator(obj)  # the operator's validating webhook runs last
         if errors:
             raise invalid(res, name, errors)
+        if res.plural == "trainjobs":
+            # Validating admission runs after the schema; the Trainer webhook answers a
+            # plain error list, which the API server passes on as 403 (trainer.py).
+            denied = self.trainer.webhook(obj, old)
+            if denied:
+                from .trainer import WEBHOOK
+
+                text = denied[0] if len(denied) == 1 else "[" + ", ".join(denied) + "]"
+                raise KubeError(403, f'admission webhook "{WEBHOOK}" denied the request: {text}')
 
     async def _create(
         self, request: web.Request, res: Resource, ns: str, query: dict[str, str]
@@ -728,14 +813,15 @@ class FakeKube:
                      "message": f'Unsupported value: []string{{"{dry_run}"}}: supported '
                                 'values: "All"'}]},
             )  # fmt: skip
-        if ns not in self.namespaces:
+        if res.namespaced and ns not in self.namespaces:
             raise KubeError(
                 404, f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"}
             )
         self._new_meta(res, obj, ns)
-        if res.group:
+        if res.plural in STATUS_SUBRESOURCE:
             obj.pop("status", None)  # the status subresource ignores it on create
         self._prune(res, obj)
+        self._default(res, obj)
         self._validate(res, obj)
         name = obj["metadata"]["name"]
         if self.get(res.plural, ns, name) is not None:
@@ -750,7 +836,10 @@ class FakeKube:
         self._stored(res.plural, obj)
         if res.plural == "pytorchjobs" and self.operator.enabled:
             self.operator.on_created(obj)
-        return web.json_response(obj, status=201)
+        answer = copy.deepcopy(obj)  # as stored, before the Trainer controller reacts
+        if res.plural == "trainjobs":
+            self.trainer.on_written(obj)
+        return web.json_response(answer, status=201)
 
     async def _update(
         self,
@@ -825,7 +914,7 @@ class FakeKube:
             if key in old["metadata"]:
                 meta[key] = old["metadata"][key]
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if res.plural == "pytorchjobs":
+        if res.plural in STATUS_SUBRESOURCE:
             if sub == "status":  # only the status changes through the status subresource
                 new = {k: v for k, v in old.items() if k != "status"} | {
                     "status": new.get("status")
@@ -839,13 +928,18 @@ class FakeKube:
         if query.get("dryRun") == "All" or new == old:
             return web.json_response(new)
         self._prune(res, new)
-        self._validate(res, new)
+        self._default(res, new)
+        self._validate(res, new, old)
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._delete(res.plural, new)
         else:
             self._emit(res.plural, "MODIFIED", new, copy.deepcopy(old))
             if res.plural == "pytorchjobs" and sub != "status" and self.operator.enabled:
                 self.operator.on_updated(new)  # e.g. runPolicy.suspend
+            answer = copy.deepcopy(new)
+            if res.plural == "trainjobs" and sub != "status":
+                self.trainer.on_written(new)  # e.g. spec.suspend
+            return web.json_response(answer)
         return web.json_response(new)
 
     async def _delete_request(
@@ -1141,8 +1235,13 @@ class FakeKube:
             for plural in names:
                 res = RESOURCES[plural]
                 verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
-                items.append({"name": plural, "singularName": res.kind.lower(), "namespaced": True,
-                              "kind": res.kind, "verbs": verbs})  # fmt: skip
+                items.append({"name": plural, "singularName": res.kind.lower(),
+                              "namespaced": res.namespaced, "kind": res.kind,
+                              "verbs": verbs})  # fmt: skip
+                if plural in STATUS_SUBRESOURCE and plural != "pytorchjobs":
+                    items.append({"name": f"{plural}/status", "singularName": "",
+                                  "namespaced": True, "kind": res.kind,
+                                  "verbs": ["get", "patch", "update"]})  # fmt: skip
                 if plural == "pods":
                     items.append({"name": "pods/log", "singularName": "", "namespaced": True,
                                   "kind": "Pod", "verbs": ["get"]})  # fmt: skip
@@ -1158,30 +1257,41 @@ class FakeKube:
                 {"clientCIDR": "0.0.0.0/0",
                  "serverAddress": f"{self.host}:{self.port}"}]}  # fmt: skip
         if path == "/api/v1":
-            return resources("v1", ["pods", "services", "persistentvolumeclaims", "events"])
+            return resources(
+                "v1", ["pods", "services", "persistentvolumeclaims", "events", "configmaps"]
+            )
+        by_group: dict[str, tuple[str, list[str]]] = {}
+        for plural, res in RESOURCES.items():
+            if res.group:
+                by_group.setdefault(res.group, (res.version, []))[1].append(plural)
         if path == "/apis":
             groups = []
-            if self.crd_installed:
-                version = {"groupVersion": "kubeflow.org/v1", "version": "v1"}
-                groups.append(
-                    {"name": "kubeflow.org", "versions": [version], "preferredVersion": version}
-                )
+            for group, (version_name, _) in by_group.items():
+                if group in _CRD_GROUPS and group not in self.served_groups:
+                    continue
+                version = {"groupVersion": f"{group}/{version_name}", "version": version_name}
+                groups.append({"name": group, "versions": [version], "preferredVersion": version})
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-        if path in ("/apis/kubeflow.org", "/apis/kubeflow.org/v1") and not self.crd_installed:
-            raise PageNotFound
-        if path == "/apis/kubeflow.org/v1":
-            return resources("kubeflow.org/v1", ["pytorchjobs"])
+        for group, (version_name, plurals) in by_group.items():
+            if path in (f"/apis/{group}", f"/apis/{group}/{version_name}"):
+                if group in _CRD_GROUPS and group not in self.served_groups:
+                    raise PageNotFound
+                if path == f"/apis/{group}/{version_name}":
+                    return resources(f"{group}/{version_name}", plurals)
         return None
 
     async def _control(self, request: web.Request) -> web.Response:
         """``POST /_fake/<hook>`` or ``/_fake/operator/<method>``, body
         ``{"args": [], "kwargs": {}}``:
         the hooks for a fake run as a separate process (UI tests, benchmarks)."""
+        from .trainer import TRAINER_HOOKS
+
         parts = request.path.split("/")[2:]
-        on_operator = len(parts) == 2 and parts[0] == "operator"
-        target: Any = self.operator if on_operator else self
+        sub = parts[0] if len(parts) == 2 else ""
+        target: Any = {"operator": self.operator, "trainer": self.trainer}.get(sub, self)
+        hooks = {"operator": OPERATOR_HOOKS, "trainer": TRAINER_HOOKS}.get(sub, CONTROL_HOOKS)
         name = parts[-1]
-        if name not in (OPERATOR_HOOKS if on_operator else CONTROL_HOOKS):
+        if name not in hooks or (len(parts) == 2 and target is self):
             return web.json_response({"error": f"no hook {request.path}"}, status=404)
         body = json.loads(await request.read() or b"{}")
         try:
@@ -1311,7 +1421,7 @@ class FakeKube:
         res = RESOURCES[resource]
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
-        ns = meta.get("namespace") or "team-a"
+        ns = (meta.get("namespace") or "team-a") if res.namespaced else ""
         old = self.get(resource, ns, meta.get("name", ""))
         keep = {k: meta[k] for k in ("uid", "creationTimestamp", "generation") if k in meta}
         self._new_meta(res, obj, ns)
@@ -1431,8 +1541,8 @@ class FakeKube:
 
     def deny(self, verb: str, resource: str, namespace: str | None = None, group: str = "") -> None:
         """403 for ``verb`` (or ``*``) on ``resource`` (``pods/log``, ``pytorchjobs``, ``*``)."""
-        if not group and resource.split("/")[0] == "pytorchjobs":
-            group = "kubeflow.org"
+        if not group and resource.split("/")[0] in RESOURCES:
+            group = RESOURCES[resource.split("/")[0]].group
         self.denials.append((verb, group, resource, namespace))
 
     def allow_all(self) -> None:
@@ -1470,11 +1580,12 @@ class FakeKube:
         """The node is gone (drained and deleted, or lost): its pods' logs cannot be read."""
         self.nodes.discard(name)
 
-    def remove_crd(self) -> None:
-        self.crd_installed = False
+    def remove_crd(self, kind: str = "pytorchjob") -> None:
+        """The kind's CRDs are uninstalled: its API groups answer 404 page not found."""
+        self.served_groups -= set(KINDS[kind])
 
-    def restore_crd(self) -> None:
-        self.crd_installed = True
+    def restore_crd(self, kind: str = "pytorchjob") -> None:
+        self.served_groups |= set(KINDS[kind])
 
     def seed_pvc(
         self,

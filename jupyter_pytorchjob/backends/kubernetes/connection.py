@@ -132,6 +132,10 @@ def translate(
                 f"{what}; the token may have expired - log in again or refresh the kubeconfig",
                 status=401,
             )
+        if code == 403 and "denied the request" in message:
+            # A validating webhook built on controller-runtime (the Trainer's, JobSet's)
+            # refuses with 403, not 422: the job is wrong, not the user's permissions.
+            return BackendError(f"the cluster refused the job: {message}", status=400)
         if code == 403:
             return BackendError(
                 f"not allowed to {what} in namespace {namespace!r}: {message}. Ask an "

@@ -19,7 +19,7 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.spec import JobSpec
 from ...kinds.pytorchjob import PYTORCHJOB
-from ...processes import ProcessIdentity
+from ...processes import ProcessIdentity, free_port
 from ..base import (
     Backend,
     BackendError,
@@ -34,7 +34,7 @@ from ..base import (
     Volume,
     finished_error,
 )
-from .plan import Mounts, free_port, plan_nodes, plans_to_wire
+from .plan import Mounts, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 from .watchdog import LOST_REASON
 

@@ -1,7 +1,7 @@
 """What each node process of a local job runs: argv, environment, working directory.
 
 A node gets exactly the environment the Training Operator gives its pod
-(``job.environment.replica_env``) with ``MASTER_ADDR=127.0.0.1`` and a free port
+(``kinds.pytorchjob.environment.replica_env``) with ``MASTER_ADDR=127.0.0.1`` and a free port
 per job. Mount paths become local directories by **path rewriting**: wherever a
 PVC's mount path starts a command word, an ``--opt=value``, an env value, the
 working directory or ``PTJOB_LOGDIR``, it is replaced by the claim's local
@@ -13,7 +13,6 @@ hard-coded inside a script is not rewritten.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -67,13 +66,6 @@ class Mounts:
             option, _, value = word.partition("=")
             return f"{option}={self.rewrite_path(value)}"
         return self.rewrite_path(word)
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the job binds it moments later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def local_argv(command: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
 Started by ``LocalBackend.submit`` as ``python -m jupyter_pytorchjob.backends.local.supervisor
 <jobdir>``, it daemonises (new session, double fork) so the job outlives the
 JupyterLab server, kernel or terminal that submitted it. It follows the
-Training Operator's rules (notes/operator.md sections 8-10):
+Training Operator's rules (kubeflow/trainer v1.9.4):
 
 * Created, then Running once the nodes are started;
 * Succeeded when the master exits 0, whatever the workers do;

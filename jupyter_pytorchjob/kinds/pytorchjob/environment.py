@@ -1,7 +1,8 @@
 """The environment the Training Operator injects into each replica's containers.
 
-``pkg/controller.v1/pytorch/{envvar,master,elastic}.go`` at v1.9.4, as tabulated
-in ``notes/operator.md`` section 6. The local backend gives each node process
+``pkg/controller.v1/pytorch/{envvar,master,elastic}.go`` of kubeflow/trainer at
+v1.9.4 (``setPodEnv``, ``EnvVarGenerator``): PYTHONUNBUFFERED, MASTER_ADDR/PORT,
+WORLD_SIZE, RANK and the ``PET_*`` variables of torchrun. The local backend gives each node process
 exactly this environment, so a script behaves the same here and in a cluster.
 """
 

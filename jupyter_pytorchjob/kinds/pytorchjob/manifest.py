@@ -1,7 +1,7 @@
 """``JobSpec`` -> ``kubeflow.org/v1`` PyTorchJob manifest, and the way back.
 
-The builder follows the rules of PRODUCT.md (see ``notes/operator.md``): node 0
-is the Master with ``replicas: 1`` written out, nodes - 1 Workers (none for one
+The builder writes what the Training Operator v1.9.4 needs, nothing left to its
+defaults: node 0 is the Master with ``replicas: 1`` written out, nodes - 1 Workers (none for one
 node; a Worker-only job has ``nodes`` Workers and no Master), a container named
 ``pytorch`` with the GPUs as limits, the PVCs and a memory-backed ``/dev/shm`` in
 every replica, ``nprocPerNode`` as a string, every run-policy value explicit, and
@@ -125,6 +125,8 @@ def _pod_template(spec: JobSpec) -> dict[str, Any]:
         pod_spec["nodeSelector"] = dict(spec.node_selector)
     if spec.tolerations:
         pod_spec["tolerations"] = [toleration(t) for t in spec.tolerations]
+    if spec.priority_class_name:
+        pod_spec["priorityClassName"] = spec.priority_class_name
     template_meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
     if spec.labels:
         template_meta["labels"] = dict(spec.labels)
@@ -233,6 +235,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "nodeSelector": dict(pod.get("nodeSelector") or {}),
         "tolerations": [dict(t) for t in pod.get("tolerations") or []],
         **read,
+        "priorityClassName": pod.get("priorityClassName"),
         "logdir": read["logdir"] or run["logdir"],
     }
 

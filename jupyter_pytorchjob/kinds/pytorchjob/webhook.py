@@ -1,8 +1,10 @@
 """The Training Operator's admission rules that the CRD schema does not check.
 
-From ``pkg/webhooks/pytorch/pytorchjob_webhook.go`` at v1.9.4 (see
-``notes/operator.md`` section 4), plus the pod/Service name-length rule that the
-webhook forgets and that hangs a job with a long name (trainer#1101).
+From ``pkg/webhooks/pytorch/pytorchjob_webhook.go`` of kubeflow/trainer at v1.9.4
+(``validatePyTorchJob``: a DNS-1035 job name, at most one Master with ``replicas: 1``,
+a container named ``pytorch`` in every replica, ``elasticPolicy`` only without a
+Master...), plus the pod/Service name-length rule that the webhook forgets and that
+hangs a job with a long name (trainer#1101).
 """
 
 from __future__ import annotations

@@ -94,6 +94,12 @@ UNSUPPORTED: dict[str, tuple[str, Any, str]] = {
         DEFAULT_CLEAN_POD_POLICY,
         "a TrainJob keeps its pods once finished",
     ),
+    "priority_class_name": (
+        "priorityClassName",
+        None,
+        "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
+        "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
+    ),
     "workdir": (
         "workdir",
         None,

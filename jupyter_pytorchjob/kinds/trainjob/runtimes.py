@@ -1,7 +1,8 @@
-"""Training runtimes as a runtime picker shows them (Trainer v2.3 ``trainingruntime_types.go``;
-notes §8): ClusterTrainingRuntimes serve every namespace, a namespace's TrainingRuntimes
-override those of the same name there (as the SDK's ``list_runtimes`` does). Pure: the
-backend reads the objects, this module says what they offer."""
+"""Training runtimes as a runtime picker shows them (Trainer v2.3
+``pkg/apis/trainer/v1alpha1/trainingruntime_types.go``): ClusterTrainingRuntimes serve
+every namespace, a namespace's TrainingRuntimes override those of the same name there (as
+the SDK's ``list_runtimes`` does). Pure: the backend reads the objects, this module says
+what they offer."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ them: no pods and no status yet -> Submitted (the controller has not made the Jo
 being made -> Created; a ``node`` pod running -> Running. Complete is shown as Succeeded.
 Pods are JobSet's: labelled with the job (``jobset.sigs.k8s.io/jobset-name``) and the
 replicated job (``replicatedjob-name``); a node's rank is its Job completion index, so
-node ``i`` is the pod of index ``i`` (notes §4).
+node ``i`` is the pod of index ``i`` (JobSet v0.12 and the Job controller label them so).
 """
 
 from __future__ import annotations

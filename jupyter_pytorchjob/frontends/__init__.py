@@ -1,0 +1,7 @@
+"""What the ``ptjob`` CLI and the ``%ptjob`` magic share, so that neither imports the other.
+
+* ``backend_choice`` - which backend a command means, from plain values.
+* ``formatting``     - job tables as rows, rendered as text (CLI, plain IPython) or HTML
+  (a notebook); durations; log chunks to stdout/stderr.
+* ``server``         - the Jupyter server of this kernel or terminal (TensorBoard through it).
+"""

@@ -1,0 +1,24 @@
+"""Which backend a ``ptjob``/``%ptjob`` command means: ``--backend``, else
+``$PTJOB_BACKEND``, else local (whose jobs live under ``$PTJOB_HOME``)."""
+
+from __future__ import annotations
+
+import os
+
+from ..backends import Backend, create_backend
+
+BACKEND_ENV = "PTJOB_BACKEND"
+
+
+def backend_name(flag: str | None) -> str:
+    """The backend named by the flag, else by ``$PTJOB_BACKEND``, else ``local``."""
+    return flag or os.environ.get(BACKEND_ENV) or "local"
+
+
+def open_backend(flag: str | None, namespace: str | None = None) -> Backend:
+    """A new backend for the command's ``--backend`` and ``--namespace``."""
+    name = backend_name(flag)
+    if name == "kubernetes":
+        # The person's own kubeconfig decides which namespaces they may use.
+        return create_backend(name, namespace=namespace)
+    return create_backend(name).for_namespace(namespace)

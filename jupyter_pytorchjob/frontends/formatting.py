@@ -1,0 +1,155 @@
+"""Jobs as tables - one row builder, rendered as text (``ptjob``, plain IPython) or as
+HTML (a notebook's ``%ptjob``) - and log chunks as the terminal shows them."""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..backends import JobInfo, LogChunk
+
+_STATE_COLOR = {
+    "Succeeded": "var(--jp-success-color1, #388e3c)",
+    "Failed": "var(--jp-error-color1, #d32f2f)",
+    "Restarting": "var(--jp-warn-color1, #f57c00)",
+    "Running": "var(--jp-brand-color1, #1976d2)",
+}
+
+
+def human_duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``2h01m``, ``-`` for none."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def state_html(state: str) -> str:
+    """A job state in its colour (JupyterLab's theme variables)."""
+    color = _STATE_COLOR.get(state, "inherit")
+    return f'<span style="color: {color}; font-weight: bold">{html.escape(state)}</span>'
+
+
+@dataclass(frozen=True)
+class Table:
+    """A header and rows of text; ``state_column`` is coloured in HTML."""
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    state_column: int | None = None
+
+    def text(self) -> str:
+        """Columns padded to their widest cell, two spaces apart."""
+        rows = [self.header, *self.rows]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(self.header))]
+        return "\n".join(
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        )
+
+    def html(self) -> str:
+        """An HTML table, every cell escaped."""
+        head = "".join(f"<th>{html.escape(cell)}</th>" for cell in self.header)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{state_html(cell) if i == self.state_column else html.escape(cell)}</td>"
+                for i, cell in enumerate(row)
+            )
+            + "</tr>"
+            for row in self.rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def jobs_table(jobs: Sequence[JobInfo], now: float | None = None) -> Table:
+    """``ptjob list`` / ``%ptjob list``."""
+    now = time.time() if now is None else now
+    rows = [
+        [
+            job.name,
+            job.state.value,
+            str(job.nodes),
+            str(job.gpus * job.nodes),
+            human_duration(now - job.created),
+            human_duration(job.duration),
+        ]
+        for job in jobs
+    ]
+    return Table(["NAME", "STATE", "NODES", "GPUS", "AGE", "DURATION"], rows, state_column=1)
+
+
+def replicas_table(job: JobInfo) -> Table:
+    """The replicas of ``ptjob status`` / ``%ptjob status``."""
+    rows = [
+        [
+            r.name,
+            r.phase,
+            str(r.restarts),
+            "-" if r.exit_code is None else str(r.exit_code),
+            " ".join(x for x in (r.reason, r.message) if x),
+        ]
+        for r in job.replicas
+    ]
+    return Table(["REPLICA", "PHASE", "RESTARTS", "EXIT", "REASON"], rows)
+
+
+def conditions_table(job: JobInfo) -> Table:
+    rows = [[c.type, c.status, c.reason, c.message] for c in job.conditions]
+    return Table(["CONDITION", "STATUS", "REASON", "MESSAGE"], rows)
+
+
+def format_jobs(jobs: Sequence[JobInfo]) -> str:
+    return jobs_table(jobs).text() if jobs else "no jobs"
+
+
+def jobs_html(jobs: Sequence[JobInfo]) -> str:
+    return jobs_table(jobs).html() if jobs else "<p>no jobs</p>"
+
+
+def format_status(job: JobInfo) -> str:
+    lines = [
+        f"Name:     {job.name}",
+        f"State:    {job.state.value}",
+        f"Nodes:    {job.nodes} ({job.topology})",
+        f"Duration: {human_duration(job.duration)}",
+    ]
+    if job.message:
+        lines.append(f"Note:     {job.message}")
+    if job.logdir:
+        lines.append(f"Logdir:   {job.logdir}")
+    if job.conditions:
+        lines.append("Conditions:")
+        lines += [f"  {c.type:<11}{c.status:<6}{c.message}" for c in job.conditions]
+    lines += ["Replicas:", replicas_table(job).text()]
+    return "\n".join(lines)
+
+
+def status_html(job: JobInfo) -> str:
+    parts = [
+        f"<p><b>{html.escape(job.name)}</b> {state_html(job.state.value)} &middot; "
+        f"{job.nodes} node(s) ({html.escape(job.topology)}) &middot; "
+        f"duration {human_duration(job.duration)}"
+        + (f" &middot; logdir <code>{html.escape(job.logdir)}</code>" if job.logdir else "")
+        + "</p>"
+    ]
+    if job.message:
+        parts.append(f"<p><i>{html.escape(job.message)}</i></p>")
+    parts.append(replicas_table(job).html())
+    if job.conditions:
+        parts.append(conditions_table(job).html())
+    return "".join(parts)
+
+
+def write_chunk(chunk: LogChunk, *, prefix: bool) -> None:
+    """A log chunk on stdout (a notice on stderr), each line tagged when ``prefix``."""
+    out = sys.stderr if chunk.notice else sys.stdout
+    out.write(chunk.display(prefix=prefix))
+    out.flush()

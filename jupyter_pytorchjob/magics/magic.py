@@ -1,0 +1,279 @@
+"""``PtjobMagics``: the ``%ptjob`` / ``%%ptjob`` magic.
+
+It parses its line with the very parser of the ``ptjob`` CLI (``arguments.parse``)
+and talks to the same backends (``frontends.backend_choice``: ``--backend``, else
+``$PTJOB_BACKEND``, else local, whose jobs live under ``$PTJOB_HOME``), so the magic,
+the CLI and the JupyterLab panel see the same jobs and give the same messages.
+Backend calls run on the instance's ``Runner`` (runner.py), never on the kernel's
+own loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from IPython.core.error import UsageError as IPythonUsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display as _display
+
+from .. import arguments
+from ..arguments import Invocation, build_parser, describe, parse
+from ..backends import Backend, BackendError
+from ..frontends.backend_choice import backend_name
+from ..frontends.formatting import write_chunk
+from ..frontends.server import ServerError, running_server, server_tensorboard
+from ..job.errors import JobSpecInvalid
+from ..job.manifest_yaml import manifest_to_yaml
+from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
+from ..kinds import DEFAULT_KIND
+from .results import JobHandle, JobStatus, JobTable, Progress
+from .runner import Runner
+
+#: Seconds between two looks at a job in ``%ptjob wait``.
+WAIT_INTERVAL = 0.5
+
+
+def display(obj: Any, **kwargs: Any) -> Any:
+    """``IPython.display.display`` (untyped upstream)."""
+    return _display(obj, **kwargs)  # type: ignore[no-untyped-call]
+
+
+@magics_class
+class PtjobMagics(Magics):
+    """The ``%ptjob`` magic; one ``Runner`` (background loop) per instance."""
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.runner = Runner()
+
+    @line_cell_magic
+    def ptjob(self, line: str, cell: str | None = None) -> Any:
+        # The docstring is set below from the shared parser's help.
+        try:
+            invocation = parse(shlex.split(line), prog="%ptjob", script_text=cell)
+        except arguments.UsageError as err:
+            raise IPythonUsageError(str(err)) from None
+        except ValueError as err:  # shlex: unbalanced quotes
+            raise IPythonUsageError(f"%ptjob: error: {err}") from None
+        except SystemExit:  # -h / --help printed the help
+            return None
+        command = invocation.command
+        if cell is not None and command not in arguments.JOB_COMMANDS:
+            raise IPythonUsageError(
+                f"%%ptjob {command}: error: only %%ptjob submit and %%ptjob render take a "
+                f"cell (the training script); use %ptjob {command} on one line"
+            )
+        with self._errors(f"%ptjob {command}", cell=cell is not None):
+            return getattr(self, f"_do_{command}")(invocation)
+
+    @contextlib.contextmanager
+    def _errors(self, prog: str, *, cell: bool = False) -> Iterator[None]:
+        """Errors a person can act on, as one ``UsageError`` line each (no traceback)."""
+        try:
+            yield
+        except JobSpecInvalid as err:
+            lines = describe(err).splitlines()
+            if cell:
+                lines = [
+                    "the cell" + line.removeprefix("--script")
+                    if line.startswith("--script")
+                    else line
+                    for line in lines
+                ]
+            raise IPythonUsageError("\n".join(f"{prog}: error: {x}" for x in lines)) from None
+        except arguments.UsageError as err:
+            raise IPythonUsageError(str(err)) from None
+        except BackendError as err:
+            raise IPythonUsageError(f"{prog}: error: {err.message}") from None
+
+    # -- helpers -------------------------------------------------------------------
+
+    @property
+    def in_kernel(self) -> bool:
+        """Whether a Jupyter frontend shows the output (display updates and HTML)."""
+        return getattr(self.shell, "kernel", None) is not None
+
+    def _where(self, options: Any) -> tuple[str, str | None]:
+        return backend_name(options.backend), options.namespace
+
+    def _backend(self, options: Any) -> Backend:
+        return self.runner.backend(*self._where(options))
+
+    # -- subcommands ---------------------------------------------------------------
+
+    def _do_render(self, invocation: Invocation) -> None:
+        spec = JobSpec.from_wire(invocation.job)
+        sys.stdout.write(
+            manifest_to_yaml(DEFAULT_KIND.build(spec, namespace=invocation.options.namespace))
+        )
+
+    def _do_submit(self, invocation: Invocation) -> JobHandle:
+        """Ship the cell (or the command after ``--``) as a job and return its handle."""
+        spec = JobSpec.from_wire(invocation.job)
+        backend_name, namespace = self._where(invocation.options)
+        backend = self._backend(invocation.options)
+        job = self.runner.run(backend.submit(spec))
+        print(
+            f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) "
+            f"on the {backend_name} backend."
+        )
+        print(
+            f"Follow it with %ptjob logs {job.name} -f, %ptjob wait {job.name}, "
+            "or in the PyTorch Jobs panel."
+        )
+        for warning in job.warnings:
+            print(f"Warning: {warning}", file=sys.stderr)
+        return JobHandle(job.name, backend=backend_name, namespace=namespace, runner=self.runner)
+
+    def _do_list(self, invocation: Invocation) -> JobTable:
+        return JobTable(self.runner.run(self._backend(invocation.options).list_jobs()))
+
+    def _do_status(self, invocation: Invocation) -> JobStatus:
+        backend = self._backend(invocation.options)
+        return JobStatus(self.runner.run(backend.get_job(invocation.options.job)))
+
+    def _do_delete(self, invocation: Invocation) -> None:
+        name = invocation.options.job
+        self.runner.run(self._backend(invocation.options).delete_job(name))
+        print(f"deleted {name}")
+
+    def _do_suspend(self, invocation: Invocation) -> None:
+        name = invocation.options.job
+        self.runner.run(self._backend(invocation.options).suspend(name))
+        print(f"suspended {name}")
+
+    def _do_resume(self, invocation: Invocation) -> None:
+        name = invocation.options.job
+        self.runner.run(self._backend(invocation.options).resume(name))
+        print(f"resumed {name}")
+
+    def _do_logs(self, invocation: Invocation) -> None:
+        """Stream the logs into the output; an interrupt stops following, quietly."""
+        options = invocation.options
+        backend = self._backend(options)
+        prefix = options.replica is None
+        chunks = self.runner.stream(
+            lambda: backend.logs(
+                options.job,
+                replica=options.replica,
+                follow=options.follow,
+                tail=options.tail,
+                previous=options.previous,
+            ),
+            name=f"ptjob-logs:{options.job}",
+        )
+        try:
+            with contextlib.closing(chunks):
+                for chunk in chunks:
+                    write_chunk(chunk, prefix=prefix)
+        except KeyboardInterrupt:
+            sys.stdout.flush()
+            print(f"(stopped following {options.job}; the job goes on)")
+
+    def _do_wait(self, invocation: Invocation) -> str:
+        """Show the state as it changes; return the final state (also on Failed)."""
+        options = invocation.options
+        name = options.job
+        backend = self._backend(options)
+        deadline = None if options.timeout is None else time.monotonic() + options.timeout
+        handle = None
+        seen: object = None
+        job = self.runner.run(backend.get_job(name))
+        try:
+            while True:
+                key = (job.state, [(r.name, r.phase, r.restarts, r.reason) for r in job.replicas])
+                done = job.state.finished
+                timed_out = not done and deadline is not None and time.monotonic() >= deadline
+                note = ""
+                if done and job.state.value == "Failed":
+                    note = f"- see %ptjob logs {name} and %ptjob status {name}"
+                elif timed_out:
+                    note = f"- still going after {options.timeout:g} s; stopped waiting"
+                if key != seen or done or timed_out:
+                    seen = key
+                    progress = Progress(job, note)
+                    if not self.in_kernel:
+                        print(progress.text())
+                    elif handle is None:
+                        handle = display(progress, display_id=True)
+                    else:
+                        handle.update(progress)
+                if done or timed_out:
+                    return job.state.value
+                time.sleep(WAIT_INTERVAL)
+                job = self.runner.run(backend.get_job(name))
+        except KeyboardInterrupt:
+            print(f"(stopped waiting for {name}; the job goes on: {job.state.value})")
+            return job.state.value
+
+    def _do_tensorboard(self, invocation: Invocation) -> None:
+        """TensorBoard inline, through the Jupyter server that runs this kernel."""
+        name = invocation.options.job
+        backend = self._backend(invocation.options)
+        self.runner.run(backend.get_job(name))  # JobNotFound before anything else
+        server = running_server()
+        if server is None:
+            print(
+                f"No Jupyter server runs this kernel, so TensorBoard cannot be shown here. "
+                f"Open it from a terminal with:\n    ptjob tensorboard {name}\n"
+                "or in JupyterLab: PyTorch Jobs panel -> the job -> Open TensorBoard."
+            )
+            return
+        try:
+            tb = self.runner.run(server_tensorboard(server, name, backend))
+        except ServerError as err:
+            print(
+                f"The Jupyter server could not open TensorBoard for {name}: {err}\n"
+                f"Try the PyTorch Jobs panel, or `ptjob tensorboard {name}` in a terminal.",
+                file=sys.stderr,
+            )
+            return
+        path = str(tb["url"]).lstrip("/")
+        if not path.endswith("/"):
+            path += "/"  # TensorBoard resolves data/... against it
+        base = str(server.get("base_url") or "/")
+        src = base.rstrip("/") + "/" + path
+        full = str(server["url"]).rstrip("/") + "/" + path
+        iframe = (
+            f'<iframe src="{html.escape(src)}" width="100%" height="800" frameborder="0" '
+            "allowfullscreen></iframe>"
+        )
+        display(
+            {
+                "text/plain": f"TensorBoard for {name}: {full}",
+                "text/html": f"<p>TensorBoard for <b>{html.escape(name)}</b> "
+                f'(<a href="{html.escape(src)}" target="_blank">open in a new tab</a>; '
+                f"logdir <code>{html.escape(str(tb.get('logdir', '')))}</code>)</p>{iframe}",
+            },
+            raw=True,
+        )
+
+
+PtjobMagics.ptjob.__doc__ = (
+    "Submit and watch Kubeflow PyTorchJobs (or local process jobs) from IPython.\n\n"
+    "The same subcommands and flags as the ``ptjob`` command line:\n\n"
+    "    %%ptjob submit [JOB FLAGS]            the cell is the training script\n"
+    "    %ptjob submit [JOB FLAGS] -- COMMAND ... a script on the PVC\n"
+    "    %ptjob logs NAME [-f] [--replica R] [--tail N] [--previous]\n"
+    "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
+    "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
+    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
+    "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
+    "of every replica), so the job never depends on the notebook's files. A script\n"
+    f"may be at most {SCRIPT_MAX_BYTES // 1024} KiB ({SCRIPT_MAX_BYTES} bytes: one environment\n"
+    "string must stay under Linux's 128 KiB limit). A larger cell is refused before\n"
+    "anything is created, with a message saying to put the code on a PVC and run it\n"
+    "with ``%ptjob submit [JOB FLAGS] --pvc CLAIM:MOUNT -- python MOUNT/train.py``.\n\n"
+    "``submit`` returns a JobHandle (``job = _``): ``job.status()``, ``job.logs()``,\n"
+    "``job.wait(timeout=None)``, ``job.delete()``. ``%ptjob logs NAME -f`` follows the\n"
+    "logs until the job ends; interrupt the kernel to stop following (the job goes on).\n"
+    "The backend is ``--backend``, else $PTJOB_BACKEND, else local ($PTJOB_HOME).\n\n"
+    + build_parser("%ptjob").format_help()
+    + "\n``%ptjob SUBCOMMAND -h`` shows the flags of one subcommand (the job flags: submit -h).\n"
+)

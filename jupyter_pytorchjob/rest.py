@@ -1,0 +1,51 @@
+"""What every REST handler of the extension shares (the job API and TensorBoard's):
+the resource name authorizers see, reading a JSON body, checking a ``{name}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_server.base.handlers import JupyterHandler
+from tornado import web
+
+from .job import k8s_rules
+from .job.errors import FieldError, JobSpecInvalid
+from .job.shape import load_json
+
+# The resource name authorizers (e.g. JupyterHub's RBAC) see for our routes.
+AUTH_RESOURCE = "pytorchjob"
+#: settings key of the largest JSON body the API reads (``PyTorchJobApp.api_max_body_size``)
+MAX_BODY_SETTING = "pytorchjob_max_body_size"
+DEFAULT_MAX_BODY = 1024 * 1024
+
+
+def job_name_problem(name: str) -> JobSpecInvalid | None:
+    """Why no job can be called ``name`` (checked before it reaches a path or an API
+    call), or None. Kubernetes names any object by the DNS-1123 subdomain rule."""
+    problem = k8s_rules.check_dns1123_subdomain(name)
+    if problem is None:
+        return None
+    shown = name if len(name) <= 40 else name[:37] + "..."
+    return JobSpecInvalid([FieldError("name", f"no job can be named {shown!r}: it {problem}")])
+
+
+def read_json_body(handler: JupyterHandler) -> Any:
+    """The request body as plain JSON data: ``HTTPError`` 413 over the configured size,
+    ``JobSpecInvalid`` (field ``body``) when it is not UTF-8 JSON of bounded depth."""
+    limit = int(handler.settings.get(MAX_BODY_SETTING, DEFAULT_MAX_BODY))
+    size = len(handler.request.body or b"")
+    if size > limit:
+        raise web.HTTPError(
+            413,
+            f"the request body is {size} bytes; this server accepts at most {limit} "
+            "(c.PyTorchJobApp.api_max_body_size). Put large scripts on a PVC and give a command",
+        )
+    return load_json(handler.request.body or b"{}")
+
+
+def json_object_body(handler: JupyterHandler) -> dict[str, Any]:
+    """``read_json_body``, which must be a JSON object (``JobSpecInvalid`` on ``body``)."""
+    body = read_json_body(handler)
+    if not isinstance(body, dict):
+        raise JobSpecInvalid([FieldError("body", "the request body must be a JSON object")])
+    return body
