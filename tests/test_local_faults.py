@@ -323,6 +323,11 @@ async def read_messages(
     return True
 
 
+def lines(messages: list[dict[str, Any]]) -> str:
+    """The log text of the websocket's messages."""
+    return "".join(m.get("text", "") for m in messages)
+
+
 async def test_server_killed_while_following_logs(
     jupyter_server: JupyterServer, marker: str, tmp_path: Path
 ) -> None:
@@ -335,7 +340,6 @@ async def test_server_killed_while_following_logs(
 
     first: list[dict[str, Any]] = []
     ws = await jupyter_server.logs("survivor", follow="1")
-    lines = lambda received: "".join(m.get("text", "") for m in received)  # noqa: E731
     assert await read_messages(ws, first, lambda: len(ticks(lines(first))) >= 50)
     supervisor = json.loads(
         (jupyter_server.local_root / "jobs" / "survivor" / "job.json").read_text()
