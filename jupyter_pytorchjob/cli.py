@@ -22,7 +22,7 @@ from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import JobSpec
-from .kinds import DEFAULT_KIND
+from .kinds import kind_for
 
 EXIT_INVALID = 2
 EXIT_FAILED = 1
@@ -73,7 +73,7 @@ async def _run(invocation: Invocation) -> int:
     options = invocation.options
     if invocation.command == "render":
         spec = JobSpec.from_wire(invocation.job)
-        manifest = DEFAULT_KIND.build(spec, namespace=options.namespace)
+        manifest = kind_for(spec).build(spec, namespace=options.namespace)
         if options.output == "json":
             print(json.dumps(manifest, indent=2))
         else:

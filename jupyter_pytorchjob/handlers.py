@@ -30,7 +30,7 @@ from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from .job.shape import load_json
 from .job.spec import JobSpec
-from .kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
+from .kinds import KINDS, JobKind, kind_for, kind_of
 from .rest import AUTH_RESOURCE, job_name_problem, json_object_body
 
 API = "pytorchjob/api"
@@ -134,8 +134,8 @@ class RenderHandler(PyTorchJobHandler):
             kind = kind_of(edited_manifest)
             spec = kind.parse(edited_manifest, gpu_resource=self.defaults["gpuResource"])
         else:
-            kind = DEFAULT_KIND
             spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
+            kind = kind_for(spec)
         manifest = kind.build(spec)
         warnings = []
         if edited:

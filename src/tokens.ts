@@ -242,6 +242,16 @@ export interface IJobBody {
   image?: string;
 
   /**
+   * The object the job becomes: `PyTorchJob` (default) or `TrainJob`.
+   */
+  kind?: string;
+
+  /**
+   * A TrainJob's Kubeflow Trainer runtime (default `torch-distributed`).
+   */
+  runtime?: string | null;
+
+  /**
    * The command line, one word per item.
    */
   command?: string[];
@@ -498,6 +508,11 @@ export interface IJob {
    * Its state.
    */
   state: JobState;
+
+  /**
+   * The object it is: `PyTorchJob` or `TrainJob`.
+   */
+  kind?: string;
 
   /**
    * Its replicas, master first.

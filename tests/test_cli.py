@@ -13,7 +13,8 @@ import yaml
 
 from jupyter_pytorchjob.kinds.pytorchjob.manifest import parse_manifest
 
-from .crd import manifest_errors
+from . import crd_trainjob
+from .crd import crds_available, manifest_errors
 
 PTJOB = Path(sys.executable).with_name("ptjob")
 
@@ -59,6 +60,25 @@ def test_render_a_priority_class() -> None:
     assert result.returncode == 0, result.stderr
     master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
     assert master["template"]["spec"]["priorityClassName"] == "high"
+
+
+def test_render_a_trainjob() -> None:
+    """``--kind trainjob`` (any case): a TrainJob the published v2.3 models and the real
+    CRD take; what a TrainJob cannot express is refused by its flag."""
+    result = ptjob(
+        "render", "--kind", "trainjob", "--name", "t", "--nodes", "2", "--runtime", "my-torch",
+        "--", "torchrun", "t.py",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert (manifest["kind"], manifest["spec"]["trainer"]["numNodes"]) == ("TrainJob", 2)
+    assert manifest["spec"]["runtimeRef"]["name"] == "my-torch"
+    assert crd_trainjob.model_errors(manifest) == []
+    if crds_available():
+        assert crd_trainjob.schema_errors(manifest) == []
+    refused = ptjob("render", "--kind", "TrainJob", "--name", "t", "--restart-policy", "Never",
+                    "--", "x")  # fmt: skip
+    assert refused.returncode == 2 and "--restart-policy" in refused.stderr
 
 
 def test_render_a_worker_only_job() -> None:

@@ -11,17 +11,34 @@ import pytest
 from jupyter_pytorchjob.backends.kubernetes.backend import KubernetesBackend
 from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
-from jupyter_pytorchjob.kinds import DEFAULT_KIND, KINDS, PYTORCHJOB, kind_named, kind_of
+from jupyter_pytorchjob.job.fields import FIELD
+from jupyter_pytorchjob.kinds import (
+    DEFAULT_KIND,
+    KINDS,
+    PYTORCHJOB,
+    TRAINJOB,
+    kind_for,
+    kind_named,
+    kind_of,
+)
 
 API = ("pytorchjob", "api")
 
 
 def test_the_registry_names_each_kind_once() -> None:
-    assert [k.kind for k in KINDS] == ["PyTorchJob"]
-    assert DEFAULT_KIND is PYTORCHJOB
-    assert kind_named("pytorchjob") is PYTORCHJOB
+    """One registered kind per choice of the field table's ``kind`` (the form, the CLI's
+    ``--kind`` and the OpenAPI enum come from there)."""
+    assert [k.kind for k in KINDS] == list(FIELD["kind"].choices) == ["PyTorchJob", "TrainJob"]
+    assert DEFAULT_KIND is PYTORCHJOB and FIELD["kind"].default == PYTORCHJOB.kind
+    assert kind_named("pytorchjob") is PYTORCHJOB and kind_named("TRAINJOB") is TRAINJOB
+    assert kind_for(JobSpec.from_wire({"name": "a", "command": ["x"], "kind": "trainjob"})) is (
+        TRAINJOB
+    )
     with pytest.raises(JobSpecInvalid) as info:
         kind_named("MPIJob")
+    assert info.value.errors[0].field == "kind"
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({"name": "a", "command": ["x"], "kind": "MPIJob"})
     assert info.value.errors[0].field == "kind" and "PyTorchJob" in info.value.errors[0].message
 
 
@@ -61,7 +78,9 @@ def test_a_manifest_goes_back_through_its_own_kind() -> None:
 def test_a_kind_lists_the_fields_it_expresses() -> None:
     wire = PYTORCHJOB.to_wire()
     assert wire["kind"] == "PyTorchJob" and wire["apiVersion"] == "kubeflow.org/v1"
-    assert wire["fields"] == list(JobSpec(name="x", image="y").to_wire())
+    assert wire["fields"] == [f for f in JobSpec(name="x", image="y").to_wire() if f != "runtime"]
+    trainjob = TRAINJOB.to_wire()["fields"]
+    assert "runtime" in trainjob and "restartPolicy" not in trainjob and "master" not in trainjob
 
 
 async def test_config_says_which_kinds_the_local_backend_runs(jp_fetch: Any) -> None:
@@ -76,8 +95,9 @@ async def test_the_cluster_says_which_kinds_it_serves(fake_kube: Any) -> None:
     and a plain CrdMissing on use, once it is removed."""
     backend = KubernetesBackend(namespace="team-a")
     try:
-        assert await backend.job_kinds() == [PYTORCHJOB]
-        fake_kube.remove_crd()
+        assert await backend.job_kinds() == [PYTORCHJOB, TRAINJOB]
+        fake_kube.remove_crd("pytorchjob")
+        fake_kube.remove_crd("trainjob")
         fresh = KubernetesBackend(namespace="team-a")
         try:
             assert await fresh.job_kinds() == []
@@ -97,8 +117,35 @@ async def test_runtimes_are_empty_where_no_trainjob_runs(jp_fetch: Any) -> None:
 
 
 async def test_a_pytorchjob_only_cluster_has_no_runtimes(fake_kube: Any) -> None:
+    fake_kube.remove_crd("trainjob")
     backend = KubernetesBackend(namespace="team-a")
     try:
         assert await backend.runtimes() == []
     finally:
         await backend.close()
+
+
+def test_a_runtime_is_a_trainjob_field_only() -> None:
+    spec = JobSpec.from_wire({"name": "a", "command": ["x"], "runtime": "torch-distributed"})
+    with pytest.raises(JobSpecInvalid) as info:
+        PYTORCHJOB.build(spec)
+    assert [e.field for e in info.value.errors] == ["runtime"]
+    trainjob = spec.with_changes(kind="TrainJob", runtime="my-torch")
+    manifest = TRAINJOB.build(trainjob)
+    assert manifest["spec"]["runtimeRef"]["name"] == "my-torch"
+    assert TRAINJOB.parse(manifest).runtime == "my-torch"
+    assert (
+        TRAINJOB.parse(TRAINJOB.build(spec.with_changes(kind="TrainJob", runtime=None))).runtime
+        is None
+    )
+
+
+async def test_the_local_backend_refuses_a_trainjob_by_name(jp_fetch: Any) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    body = {"name": "tj", "command": ["python", "-c", "1"], "kind": "TrainJob"}
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch(*API, "jobs", method="POST", body=json.dumps(body))
+    error = json.loads(info.value.response.body)
+    assert info.value.code == 400 and error["field"] == "kind"
+    assert "kubernetes backend" in error["message"]

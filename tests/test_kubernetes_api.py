@@ -107,9 +107,11 @@ async def test_namespaces(fake_kube: Any, jp_fetch: Any) -> None:
 
 
 async def test_crd_missing(fake_kube: Any, jp_fetch: Any) -> None:
-    fake_kube.remove_crd()
+    fake_kube.remove_crd("pytorchjob")
+    fake_kube.remove_crd("trainjob")
     code, body = await error(jp_fetch, "jobs")
     assert code == 404 and "Training Operator" in body["message"]
+    assert "Trainer v2" in body["message"]
 
 
 @pytest.mark.slow

@@ -239,7 +239,8 @@ async def test_errors_become_messages(backend: KubernetesBackend, fake_kube: Any
 
 
 async def test_crd_missing_is_said_plainly(fake_kube: Any) -> None:
-    fake_kube.remove_crd()
+    fake_kube.remove_crd("pytorchjob")
+    fake_kube.remove_crd("trainjob")
     backend = KubernetesBackend()
     try:
         with pytest.raises(CrdMissing) as info:

@@ -29,6 +29,10 @@ CLEAN_POD_POLICIES = ("Running", "All", "None")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
+# The job kinds (jupyter_pytorchjob.kinds registers one for each; tests/test_kinds.py
+# holds the two lists together).
+KINDS = ("PyTorchJob", "TrainJob")
+
 #: The form's sections, in order.
 SECTIONS = ("basics", "resources", "storage", "advanced")
 
@@ -82,6 +86,26 @@ FIELDS: tuple[JobField, ...] = (
         "container image of every replica",
         default=DEFAULT_IMAGE,
         flag="--image",
+    ),
+    JobField(
+        "kind",
+        "kind",
+        "basics",
+        "the kind of job object: PyTorchJob (Kubeflow Training Operator v1) or TrainJob "
+        "(Kubeflow Trainer v2), any case",
+        default="PyTorchJob",
+        choices=KINDS,
+        flag="--kind",
+        metavar="KIND",
+    ),
+    JobField(
+        "runtime",
+        "runtime",
+        "basics",
+        "the Kubeflow Trainer runtime a TrainJob runs on (default: torch-distributed)",
+        nullable=True,
+        flag="--runtime",
+        metavar="NAME",
     ),
     JobField(
         "command",
@@ -353,6 +377,8 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "shm": {"type": "string"},
     "queue": {"type": "string"},
     "priority_class": {"type": "string"},
+    "kind": {"type": "string"},
+    "runtime": {"type": "string"},
     "count": {"type": ["integer", "string"]},
     "nproc": {"type": ["integer", "string"]},
     "optional_count": {"type": ["integer", "string"]},

@@ -109,7 +109,10 @@ class Toleration:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A PyTorchJob as the form, the CLI and the magic describe it.
+    """A job as the form, the CLI and the magic describe it.
+
+    ``kind`` is the object it becomes: a PyTorchJob (Training Operator v1), or a
+    TrainJob (Kubeflow Trainer v2) on the training runtime ``runtime``.
 
     ``nodes`` counts pods: node 0 is the Master, the other ``nodes - 1`` are
     Workers; with ``master`` false (a Worker-only job, e.g. elastic, as the Kubeflow
@@ -122,6 +125,8 @@ class JobSpec:
 
     name: str
     image: str
+    kind: str = "PyTorchJob"
+    runtime: str | None = None
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     script: str | None = None
@@ -277,6 +282,30 @@ class _WireReader:
         if image is not None and (not image or any(c.isspace() for c in image)):
             self.fail(f.wire, "must be a container image reference without spaces")
         return image or ""
+
+    def read_kind(self, f: JobField) -> str:
+        """One of the kinds, in any case (``--kind trainjob``), as the kind spells it."""
+        value = self.body.get(f.wire, f.default)
+        if value is None:
+            return str(f.default)
+        chosen = next(
+            (k for k in f.choices if isinstance(value, str) and k.lower() == value.lower()),
+            None,
+        )
+        if chosen is None:
+            self.fail(f.wire, f"must be one of {', '.join(f.choices)}, got {value!r}")
+            return str(f.default)
+        return chosen
+
+    def read_runtime(self, f: JobField) -> str | None:
+        value = self.text(f.wire, default=None)
+        if value is None:
+            return None
+        problem = rules.check_dns1123_subdomain(value)
+        if problem:
+            self.fail(f.wire, f"must name a training runtime: {problem}")
+            return None
+        return value
 
     def read_resource_name(self, f: JobField) -> str:
         value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))

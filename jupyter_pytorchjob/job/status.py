@@ -73,6 +73,8 @@ class JobInfo:
     nodes: int
     gpus: int
     created: float
+    # The object the job is; every local job runs as a PyTorchJob.
+    kind: str = "PyTorchJob"
     started: float | None = None
     finished: float | None = None
     conditions: list[Condition] = field(default_factory=list)

@@ -9,10 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..job.errors import FieldError, JobSpecInvalid
+from ..job.spec import JobSpec
 from .base import JobKind
 from .pytorchjob import PYTORCHJOB
+from .trainjob import TRAINJOB
 
-KINDS: tuple[JobKind, ...] = (PYTORCHJOB,)
+KINDS: tuple[JobKind, ...] = (PYTORCHJOB, TRAINJOB)
 DEFAULT_KIND: JobKind = PYTORCHJOB
 
 
@@ -20,6 +22,11 @@ def kind_of(manifest: Mapping[str, Any]) -> JobKind:
     """The kind of ``manifest`` (its apiVersion and kind); the default kind when none
     matches, whose ``parse`` then says what it expected."""
     return next((kind for kind in KINDS if kind.owns(manifest)), DEFAULT_KIND)
+
+
+def kind_for(spec: JobSpec) -> JobKind:
+    """The kind ``spec`` is to become (its ``kind`` field)."""
+    return kind_named(spec.kind)
 
 
 def kind_named(name: str) -> JobKind:

@@ -31,7 +31,7 @@ from ..frontends.server import ServerError, running_server, server_tensorboard
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
-from ..kinds import DEFAULT_KIND
+from ..kinds import kind_for
 from .results import JobHandle, JobStatus, JobTable, Progress
 from .runner import Runner
 
@@ -110,7 +110,7 @@ class PtjobMagics(Magics):
     def _do_render(self, invocation: Invocation) -> None:
         spec = JobSpec.from_wire(invocation.job)
         sys.stdout.write(
-            manifest_to_yaml(DEFAULT_KIND.build(spec, namespace=invocation.options.namespace))
+            manifest_to_yaml(kind_for(spec).build(spec, namespace=invocation.options.namespace))
         )
 
     def _do_submit(self, invocation: Invocation) -> JobHandle:

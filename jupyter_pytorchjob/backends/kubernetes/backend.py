@@ -18,8 +18,9 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ...job.errors import FieldError, JobSpecInvalid
 from ...job.spec import JobSpec
-from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_of
+from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes
@@ -251,6 +252,26 @@ class KubernetesBackend(Backend):
             namespaced = {"items": []}
         return available_runtimes(cluster.get("items", []), namespaced.get("items", []))
 
+    async def _resolve_runtime(self, manifest: dict[str, Any]) -> None:
+        """Point a TrainJob's ``runtimeRef`` at the runtime its name means here: the
+        namespace's TrainingRuntime, else the ClusterTrainingRuntime (as the SDK does);
+        400 naming ``runtime`` when there is neither."""
+        ref = manifest["spec"]["runtimeRef"]
+        found = next((r for r in await self.runtimes() if r.name == ref["name"]), None)
+        if found is None:
+            raise JobSpecInvalid(
+                [
+                    FieldError(
+                        "runtime",
+                        f"no training runtime {ref['name']!r} in namespace {self.namespace!r} "
+                        "or the cluster; GET runtimes (the form's picker) lists them",
+                    )
+                ]
+            )
+        if found.usable:
+            raise JobSpecInvalid([FieldError("runtime", f"runtime {found.name!r} {found.usable}")])
+        ref["kind"] = found.kind
+
     async def _kind(self, kind: JobKind) -> JobKind:
         """``kind`` if the cluster serves it; ``CrdMissing`` saying so otherwise."""
         if kind not in await self.job_kinds():
@@ -291,9 +312,11 @@ class KubernetesBackend(Backend):
     # -- contract -----------------------------------------------------------------------
 
     async def submit(self, spec: JobSpec) -> JobInfo:
-        kind = await self._kind(DEFAULT_KIND)
+        kind = await self._kind(kind_for(spec))
         custom = await self.custom()
         manifest = kind.build(spec, namespace=self.namespace)
+        if kind is TRAINJOB:
+            await self._resolve_runtime(manifest)
         create = custom.create_namespaced_custom_object
         what = f"create {kind.plural} (job {spec.name!r})"
         api = (kind.group, kind.version, self.namespace, kind.plural)

@@ -98,6 +98,16 @@ class LocalBackend(Backend):
     # -- contract -----------------------------------------------------------------------
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        if spec.kind != self.kind.kind:
+            raise JobSpecInvalid(
+                [
+                    FieldError(
+                        "kind",
+                        f"the local backend runs {self.kind.kind}s; submit a {spec.kind} "
+                        "with the kubernetes backend",
+                    )
+                ]
+            )
         self._check_nodes(spec)
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
         return await asyncio.to_thread(self._create, spec)

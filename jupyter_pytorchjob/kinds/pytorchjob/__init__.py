@@ -27,6 +27,7 @@ class PyTorchJobKind(JobKind):
     version = status.VERSION
     plural = status.PLURAL
     container = status.CONTAINER
+    unsupported_fields = frozenset({"runtime"})
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
         return build_manifest(spec, namespace=namespace)

@@ -126,6 +126,8 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     """The TrainJob for ``spec``; ``JobSpecInvalid`` naming the field for what a TrainJob
     cannot express or its admission would refuse."""
     problems = unsupported_problems(spec)
+    if spec.kind != KIND:
+        problems.insert(0, FieldError("kind", f"must be {KIND} to build a {KIND}"))
     if problems:
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
@@ -139,7 +141,11 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         trainer["resourcesPerNode"] = needs
 
     body: dict[str, Any] = {
-        "runtimeRef": {"name": DEFAULT_RUNTIME, "kind": RUNTIME_KIND, "apiGroup": GROUP},
+        "runtimeRef": {
+            "name": spec.runtime or DEFAULT_RUNTIME,
+            "kind": RUNTIME_KIND,
+            "apiGroup": GROUP,
+        },
         "trainer": trainer,
     }
     if spec.deadline is not None:
@@ -240,6 +246,12 @@ def _check_types(m: Mapping[str, Any]) -> None:
         raise JobSpecInvalid(errors)
 
 
+def _runtime_name(spec: Mapping[str, Any]) -> str | None:
+    """The runtime's name, None for the default one (the form leaves it empty)."""
+    name = (spec.get("runtimeRef") or {}).get("name")
+    return None if name == DEFAULT_RUNTIME else name
+
+
 def _our_pod_patch(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``node`` pod template of our own runtime patch (empty without one)."""
     for entry in spec.get("runtimePatches") or []:
@@ -279,6 +291,8 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     return {
         "name": m["metadata"].get("name"),
         "image": trainer.get("image") or DEFAULT_IMAGE,
+        "kind": KIND,
+        "runtime": _runtime_name(spec),
         "command": run["command"],
         "args": run["args"],
         "script": run["script"],

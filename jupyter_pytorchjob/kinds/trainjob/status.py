@@ -37,14 +37,17 @@ def replica_name(pod: Mapping[str, Any]) -> str:
 
 
 def job_state(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobState:
-    """Failed, Complete (Succeeded) and Suspended from the conditions; then the pods."""
+    """Failed, Complete (Succeeded) from the conditions; Suspended from ``spec.suspend``
+    (what the user or Kueue asked, before the controller's condition follows), else the
+    condition; then the pods."""
     status = job.get("status") or {}
+    asked = (job.get("spec") or {}).get("suspend")
     true = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
     if "Failed" in true:
         return JobState.FAILED
     if "Complete" in true:
         return JobState.SUCCEEDED
-    if "Suspended" in true:
+    if asked is True or (asked is None and "Suspended" in true):
         return JobState.SUSPENDED
     if any((p.get("status") or {}).get("phase") == "Running" for p in pods):
         return JobState.RUNNING
@@ -140,6 +143,7 @@ def job_info(
         nodes=count,
         gpus=gpus_per_node(trainer),
         created=created,
+        kind="TrainJob",
         started=min((s for s in starts if s is not None), default=None),
         finished=finished,
         conditions=conditions,

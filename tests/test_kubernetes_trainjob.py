@@ -1,0 +1,193 @@
+"""TrainJobs on the kubernetes backend, against the fake API server playing Kubeflow
+Trainer v2.3 (tests/fake_kube/trainer.py, written from the platform's facts): submit,
+watch, merged logs of every node, suspend/resume, delete - through the same backend
+contract as PyTorchJobs - and interop with the real Kubeflow SDK both ways."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jupyter_pytorchjob.backends.base import BackendError, JobState
+from jupyter_pytorchjob.backends.kubernetes.backend import KubernetesBackend
+from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
+from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
+from jupyter_pytorchjob.kinds import PYTORCHJOB, TRAINJOB
+
+from .fake_kube import FakeKube
+
+NS = "team-a"
+
+
+@pytest.fixture
+def backend(fake_kube: FakeKube, jp_asyncio_loop: Any) -> Iterator[KubernetesBackend]:
+    backend = KubernetesBackend(namespace=NS)
+    yield backend
+    jp_asyncio_loop.run_until_complete(backend.close())
+
+
+def trainjob(name: str = "tj", **body: Any) -> JobSpec:
+    return JobSpec.from_wire(
+        {"name": name, "kind": "TrainJob", "command": ["torchrun", "train.py"], **body}
+    )
+
+
+async def test_a_trainjob_from_submit_to_delete(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    fake_kube.seed_pvc(NS, "workspace")
+    info = await backend.submit(
+        trainjob(nodes=2, pvc=[{"claim": "workspace", "mountPath": "/ws"}], shm="1Gi")
+    )
+    assert info.kind == "TrainJob" and info.state is JobState.SUBMITTED
+    assert fake_kube.pruned == []  # every field we write is in the v2.3.0 CRD
+    job = await backend.get_job("tj")
+    assert job.kind == "TrainJob" and job.state is JobState.CREATED
+    assert [(r.name, r.phase) for r in job.replicas] == [
+        ("node-0", "Pending"),
+        ("node-1", "Pending"),
+    ]
+    pod = fake_kube.trainer.pod(NS, "tj", 1)
+    mounts = {m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"]}
+    assert {"/ws", "/dev/shm"} <= mounts  # our runtime patch reached the pods
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+    assert env["PYTHONUNBUFFERED"] == "1" and env["PET_NNODES"] == "2"
+
+    fake_kube.trainer.run(NS, "tj")
+    for index in (0, 1):
+        name = fake_kube.trainer.pod(NS, "tj", index)["metadata"]["name"]
+        fake_kube.append_log(NS, name, "node", f"step 1 on node {index}\n")
+    job = await backend.get_job("tj")
+    assert job.state is JobState.RUNNING and {r.phase for r in job.replicas} == {"Running"}
+    assert [j.name for j in await backend.list_jobs()] == ["tj"]
+    chunks = [c async for c in backend.logs("tj")]
+    lines = {(c.replica, line) for c in chunks for line in c.text.splitlines()}
+    assert lines == {("node-0", "step 1 on node 0"), ("node-1", "step 1 on node 1")}
+
+    suspended = await backend.suspend("tj")
+    assert suspended.state is JobState.SUSPENDED
+    assert fake_kube.get("trainjobs", NS, "tj")["spec"]["suspend"] is True
+    resumed = await backend.resume("tj")
+    assert resumed.state is not JobState.SUSPENDED
+    fake_kube.trainer.run(NS, "tj")
+    fake_kube.trainer.succeed(NS, "tj")
+    done = await backend.get_job("tj")
+    assert done.state is JobState.SUCCEEDED and done.finished is not None
+    with pytest.raises(BackendError) as info_:
+        await backend.suspend("tj")
+    assert info_.value.status == 409
+
+    await backend.delete_job("tj")
+    assert fake_kube.get("trainjobs", NS, "tj") is None
+
+
+async def test_a_runtime_must_exist_and_run_torch(backend: KubernetesBackend) -> None:
+    runtimes = {r.name: r for r in await backend.runtimes()}
+    assert runtimes["torch-distributed"].usable is None
+    assert runtimes["deepspeed-distributed"].usable is not None
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob(runtime="no-such-runtime"))
+    assert (
+        info.value.errors[0].field == "runtime" and "GET runtimes" in info.value.errors[0].message
+    )
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob(runtime="deepspeed-distributed"))
+    assert info.value.errors[0].field == "runtime" and "mpi" in info.value.errors[0].message
+
+
+async def test_a_webhook_refusal_is_a_refused_job_in_its_words(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """An env patch on container ``node`` passes our rules (it comes through ``extras``)
+    but the Trainer's webhook refuses it with 403: a 400 saying so, not "not allowed"."""
+    patch = {
+        "manager": "example.com/me",
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "containers": [
+                                                {
+                                                    "name": "node",
+                                                    "env": [{"name": "A", "value": "1"}],
+                                                }
+                                            ]
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    with pytest.raises(BackendError) as info:
+        await backend.submit(trainjob(extras={"spec": {"runtimePatches": [patch]}}))
+    assert info.value.status == 400 and "refused the job" in info.value.message
+    assert "admission webhook" in info.value.message
+    assert fake_kube.get("trainjobs", NS, "tj") is None
+
+
+async def test_each_kind_needs_its_crd(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
+    fake_kube.remove_crd("pytorchjob")
+    assert await backend.job_kinds() == [TRAINJOB]
+    with pytest.raises(CrdMissing) as info:
+        await backend.submit(JobSpec.from_wire({"name": "pt", "command": ["python"]}))
+    assert "pytorchjobs.kubeflow.org" in info.value.message
+    await backend.submit(trainjob())  # the served kind still works
+    assert [j.kind for j in await backend.list_jobs()] == ["TrainJob"]
+    fake_kube.restore_crd("pytorchjob")
+    assert PYTORCHJOB in await KubernetesBackend(namespace=NS).job_kinds()
+
+
+def sdk_client() -> Any:
+    import os
+
+    from kubeflow.common.types import KubernetesBackendConfig
+    from kubeflow.trainer import TrainerClient
+
+    config = KubernetesBackendConfig(namespace=NS, config_file=os.environ["KUBECONFIG"])
+    return TrainerClient(backend_config=config)
+
+
+def sdk_train() -> None:  # pragma: no cover - runs inside the (simulated) pod
+    print("hello")
+
+
+async def test_the_kubeflow_sdk_and_we_see_each_others_jobs(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """A TrainJob the SDK's ``train`` made shows in our list, view and clone; one we made
+    shows in the SDK's ``get_job`` with its steps."""
+    from kubeflow.trainer import CustomTrainer
+
+    sdk = await asyncio.to_thread(sdk_client)
+    theirs = await asyncio.to_thread(
+        sdk.train,
+        trainer=CustomTrainer(func=sdk_train, num_nodes=2, resources_per_node={"cpu": 2}),
+    )
+    job = await backend.get_job(theirs)
+    assert (job.kind, job.nodes, [r.name for r in job.replicas]) == (
+        "TrainJob",
+        2,
+        ["node-0", "node-1"],
+    )
+    assert job.manifest is not None
+    clone = TRAINJOB.parse(job.manifest)
+    assert (clone.kind, clone.nodes, float(clone.cpu or 0)) == ("TrainJob", 2, 2.0)  # SDK: 2.0
+
+    await backend.submit(trainjob("ours", nodes=2))
+    fake_kube.trainer.run(NS, "ours")
+    seen = await asyncio.to_thread(sdk.get_job, "ours")
+    assert seen.status == "Running"
+    assert sorted(s.name for s in seen.steps) == ["node-0", "node-1"]
