@@ -74,6 +74,8 @@ async def _run(invocation: Invocation) -> int:
     if invocation.command == "render":
         spec = JobSpec.from_wire(invocation.job)
         manifest = kind_for(spec).build(spec, namespace=options.namespace)
+        for warning in spec.warnings:
+            print(f"ptjob: warning: {warning}", file=sys.stderr)
         if options.output == "json":
             print(json.dumps(manifest, indent=2))
         else:

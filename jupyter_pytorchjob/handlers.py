@@ -137,7 +137,7 @@ class RenderHandler(PyTorchJobHandler):
             spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
             kind = kind_for(spec)
         manifest = kind.build(spec)
-        warnings = []
+        warnings = list(spec.warnings)
         if edited:
             dropped = await self.backend.dropped_fields(manifest)
             if dropped:

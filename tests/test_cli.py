@@ -310,3 +310,15 @@ def test_suspend_and_resume(tmp_path: Path) -> None:
     finally:
         for name in ("pausable", "over"):
             run("delete", name)
+
+
+def test_restart_policy_always_is_matched_and_warned_about() -> None:
+    """The operator passes Always to the pods, so the kubelet restarts a Master that
+    exited 0 until the backoff limit fails the job: we build it as asked, and say so."""
+    result = ptjob("render", "--name", "a", "--restart-policy", "Always", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
+    assert master["restartPolicy"] == "Always"
+    assert "warning" in result.stderr and "never succeeds" in result.stderr
+    quiet = ptjob("render", "--name", "a", "--", "python", "t.py")
+    assert "warning" not in quiet.stderr

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from jupyter_pytorchjob.backends import BackendError
 from jupyter_pytorchjob.backends.local.plan import plan_nodes
 from jupyter_pytorchjob.job import JobSpec
 from jupyter_pytorchjob.kinds.pytorchjob.environment import node_env, node_replica, replica_env
@@ -231,24 +230,25 @@ def test_worker_only_nodes_are_workers_from_zero() -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "expected"),
+    ("body", "replicas"),
     [
-        ({"master": False}, "without a Master"),
+        ({"master": False}, ["worker-0", "worker-1"]),
         (
             {"extras": {"spec": {"pytorchReplicaSpecs": {"Worker": {"restartPolicy": "Never"}}}}},
-            "the Worker replicas ask for Never",
+            ["master-0", "worker-0"],
         ),
     ],
+    ids=["worker-only", "per-replica-policy"],
 )
-def test_the_local_plan_refuses_what_it_cannot_run_as_the_operator(
-    tmp_path: Path, body: dict[str, Any], expected: str
+def test_the_local_plan_runs_what_the_operator_runs(
+    tmp_path: Path, body: dict[str, Any], replicas: list[str]
 ) -> None:
-    """Until the local supervisor knows Worker-only jobs and per-replica restart policies,
-    such a job is refused with the reason rather than run differently."""
+    """Worker-only jobs and per-replica restart policies run locally (the supervisor
+    follows each replica type's policy; tests/test_operator_fidelity.py)."""
     spec = JobSpec.from_wire({"name": "j", "command": ["python", "-c", "1"], "nodes": 2, **body})
-    with pytest.raises(BackendError) as info:
-        plan_nodes(spec, claim_dir={}, port=40000, default_cwd=tmp_path, gpu_count=0)
-    assert expected in info.value.message and info.value.status == 400
+    plans = plan_nodes(spec, claim_dir={}, port=40000, default_cwd=tmp_path, gpu_count=0)
+    assert [p.replica for p in plans] == replicas
+    assert [p.env["HOSTNAME"] for p in plans] == [f"j-{r}" for r in replicas]
 
 
 def test_local_nodes_rendezvous_on_this_machine(tmp_path: Path) -> None:

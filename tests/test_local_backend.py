@@ -139,22 +139,8 @@ async def test_failing_script_with_restart_policy_never(backend: LocalBackend) -
     assert "ExitedWithCode" in reasons
 
 
-async def test_on_failure_restarts_until_the_backoff_limit(backend: LocalBackend) -> None:
-    await backend.submit(
-        spec(
-            name="flaky",
-            restartPolicy="OnFailure",
-            backoffLimit=2,
-            command=["python", "-c", FAIL],
-        )
-    )
-    done = await backend.wait("flaky", timeout=60)
-    assert done.state is JobState.FAILED
-    assert done.replicas[0].restarts == 2
-    assert "backoff limit" in done.conditions[-1].message
-    assert [c.type for c in done.conditions if c.type == "Restarting"] == ["Restarting"]
-    previous = await collect_logs(backend, "flaky", previous=True)
-    assert "about to fail" in previous["master-0"]
+# OnFailure, ExitCode, Always, deadlines, TTL and suspend: tests/test_operator_fidelity.py
+# (the same scenarios on the local backend and on the fake operator).
 
 
 async def test_deadline_fails_the_job(backend: LocalBackend) -> None:

@@ -98,20 +98,6 @@ async def test_suspend_then_resume_answers_the_job(jp_fetch: Any, jobs: Any) -> 
     assert suspended_in_spec(job) is False
 
 
-@pytest.mark.parametrize(
-    "backend_name",
-    [
-        pytest.param(
-            "local",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the local supervisor stops and restarts the nodes on runPolicy.suspend "
-                "in the supervisor branch, not yet merged: remove this mark once it is",
-            ),
-        ),
-        "kubernetes",
-    ],
-)
 async def test_a_suspended_job_shows_suspended_and_runs_again_when_resumed(
     jp_fetch: Any, jobs: Any
 ) -> None:

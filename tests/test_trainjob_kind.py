@@ -36,6 +36,7 @@ UNSUPPORTED = (
 @st.composite
 def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
     body = {k: v for k, v in draw(job_bodies()).items() if k not in UNSUPPORTED}
+    body["kind"] = "TrainJob"
     body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
     return body
 
@@ -54,6 +55,7 @@ def test_every_form_job_is_a_valid_trainjob_and_comes_back(body: dict[str, Any])
 def test_the_manifest_against_the_real_crd() -> None:
     spec = JobSpec.from_wire(
         {
+            "kind": "TrainJob",
             "name": "demo",
             "image": "img",
             "script": "print(1)",
@@ -168,7 +170,7 @@ def test_a_foreign_trainjob_reads_back_and_rebuilds_without_loss() -> None:
 def test_the_name_limit_is_jobsets_not_the_crds() -> None:
     assert max_name_length(2) == 48  # <name>-node-0-1-xxxxx fits 63
     assert max_name_length(11) == 47
-    body = {"name": "a" * 49, "image": "img", "command": ["python"], "nodes": 2}
+    body = {"kind": "TrainJob", "name": "a" * 49, "image": "img", "command": ["python"], "nodes": 2}
     with pytest.raises(JobSpecInvalid) as info:
         TRAINJOB.build(JobSpec.from_wire(body))
     assert info.value.errors[0].field == "name" and "48" in info.value.errors[0].message
@@ -204,7 +206,8 @@ def test_admission_rules_name_their_field() -> None:
     ],
 )
 def test_what_a_trainjob_cannot_express_is_refused_by_name(field: str, value: Any) -> None:
-    body = {"name": "demo", "image": "img", "command": ["python"], "nodes": 2, field: value}
+    body = {"kind": "TrainJob", "name": "demo", "image": "img", "command": ["python"], "nodes": 2}
+    body[field] = value
     with pytest.raises(JobSpecInvalid) as info:
         TRAINJOB.build(JobSpec.from_wire(body))
     assert [e.field for e in info.value.errors] == [field]

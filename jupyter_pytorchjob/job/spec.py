@@ -54,6 +54,15 @@ __all__ = [
     "Toleration",
 ]
 
+# What to tell a user who picks Always (shown by the form and the CLI): the operator
+# passes it to the pod, so the kubelet restarts a node even after it exits 0.
+ALWAYS_RESTART_WARNING = (
+    "restart policy Always restarts a node even after it exits 0: the Master never "
+    "succeeds, and the job ends Failed once the restarts reach the backoff limit (the "
+    "Training Operator does this in a cluster, the local backend likewise); use OnFailure "
+    "to restart only failed nodes"
+)
+
 # The operator appends these to every container, so a user value would be silently
 # overridden; ours carry the script and the log directory.
 OPERATOR_ENV = ("PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
@@ -159,6 +168,12 @@ class JobSpec:
     def workers(self) -> int:
         """Worker replicas: every node but the Master (every node without one)."""
         return self.nodes - 1 if self.master else self.nodes
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know about this job as it stands (traps a cluster will
+        spring the same way): shown by the form, the CLI and the magic."""
+        return [ALWAYS_RESTART_WARNING] if self.restart_policy == "Always" else []
 
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""

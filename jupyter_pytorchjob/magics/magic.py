@@ -112,6 +112,8 @@ class PtjobMagics(Magics):
         sys.stdout.write(
             manifest_to_yaml(kind_for(spec).build(spec, namespace=invocation.options.namespace))
         )
+        for warning in spec.warnings:
+            print(f"Warning: {warning}", file=sys.stderr)
 
     def _do_submit(self, invocation: Invocation) -> JobHandle:
         """Ship the cell (or the command after ``--``) as a job and return its handle."""

@@ -172,6 +172,26 @@ describe('JobFormModel', () => {
     model.dispose();
   });
 
+  it("shows the server's warnings about the job as it stands", async () => {
+    const client = fakeClient();
+    const always =
+      'restart policy Always restarts a node even after it exits 0';
+    client.render.mockResolvedValue({
+      ...rendered({ name: 'a', command: ['python'] }),
+      warnings: [always]
+    });
+    const model = new JobFormModel({ client, defaults });
+    expect(model.warnings).toEqual([]);
+    expect(await model.validate()).toBe(true);
+    expect(model.warnings).toEqual([always]);
+    client.render.mockResolvedValue(
+      rendered({ name: 'a', command: ['python'] })
+    );
+    expect(await model.validate()).toBe(true);
+    expect(model.warnings).toEqual([]);
+    model.dispose();
+  });
+
   it('reports invalid YAML without touching the form', async () => {
     const client = fakeClient();
     client.renderYaml.mockRejectedValue(

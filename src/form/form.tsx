@@ -128,6 +128,15 @@ export class JobForm extends ReactWidget {
               </Section>
             );
           })}
+          {model.warnings.map(warning => (
+            <p
+              key={warning}
+              className="jp-PyTorchJobForm-warning"
+              role="status"
+            >
+              {warning}
+            </p>
+          ))}
           {model.generalError && (
             <p className="jp-PyTorchJobForm-generalError" role="alert">
               {model.generalError}

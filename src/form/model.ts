@@ -143,6 +143,14 @@ export class JobFormModel implements IDisposable {
   }
 
   /**
+   * What the server says the user should know about the job as it stands (e.g. that
+   * restart policy Always never lets the Master succeed), from the last render.
+   */
+  get warnings(): readonly string[] {
+    return this._warnings;
+  }
+
+  /**
    * Whether a validation is under way.
    */
   get validating(): boolean {
@@ -367,6 +375,7 @@ export class JobFormModel implements IDisposable {
     this._generalError = '';
     this._yamlError = '';
     this._yaml = result.yaml;
+    this._warnings = result.warnings ?? [];
   }
 
   private _setError(error: unknown): void {
@@ -391,6 +400,7 @@ export class JobFormModel implements IDisposable {
   private _yamlDraft: string | null = null;
   private _yamlError = '';
   private _yamlWarnings: readonly string[] = [];
+  private _warnings: readonly string[] = [];
   private _validating = false;
   private _submitting = false;
   private _volumes: IVolume[] = [];

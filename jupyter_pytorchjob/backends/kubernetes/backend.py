@@ -324,6 +324,7 @@ class KubernetesBackend(Backend):
             await self._call(what, create(*api, manifest, dry_run="All"), name=spec.name, kind=kind)
         created = await self._call(what, create(*api, manifest), name=spec.name, kind=kind)
         info = kind.job_info(created, [])
+        info.warnings.extend(spec.warnings)
         dropped = dropped_fields(manifest, created)
         if dropped:
             info.warnings.append(dropped_warning(dropped, kind.kind))

@@ -36,6 +36,7 @@ from ..base import (
 )
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
+from .supervisor import CRASH_BACK_OFF
 from .watchdog import LOST_REASON
 
 CHUNK = 65536
@@ -53,7 +54,10 @@ class LocalBackend(Backend):
     ``root`` holds the jobs' state, ``volume_root/<claim>`` is the directory a
     claim maps to unless ``claim_dirs`` names another, and ``default_workdir`` is
     where a job without ``workdir`` starts. A job may have at most ``max_nodes`` nodes
-    (default: ``NODES_PER_CPU`` per CPU of this machine).
+    (default: ``NODES_PER_CPU`` per CPU of this machine). ``crash_back_off``: the
+    first wait, in seconds, before a crashed node is restarted in place (OnFailure,
+    Always), doubling up to 30 times that, as the kubelet's 10 s to 5 min (a test knob:
+    the supervisor reads it from the job's ``job.json``).
     """
 
     name = "local"
@@ -66,7 +70,9 @@ class LocalBackend(Backend):
         claim_dirs: Mapping[str, str | Path] | None = None,
         default_workdir: str | Path | None = None,
         max_nodes: int | None = None,
+        crash_back_off: float = CRASH_BACK_OFF,
     ) -> None:
+        self.crash_back_off = crash_back_off
         self.root = Path(root) if root else default_root()
         self.volume_root = Path(volume_root) if volume_root else default_volume_root()
         self.claim_dirs = {k: Path(v) for k, v in (claim_dirs or {}).items()}
@@ -110,7 +116,9 @@ class LocalBackend(Backend):
             )
         self._check_nodes(spec)
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
-        return await asyncio.to_thread(self._create, spec)
+        info = await asyncio.to_thread(self._create, spec)
+        info.warnings[:0] = spec.warnings
+        return info
 
     def _check_nodes(self, spec: JobSpec) -> None:
         """Refuse more nodes than this machine runs, before anything is planned."""
@@ -178,12 +186,12 @@ class LocalBackend(Backend):
                             "last_transition": now,
                         }
                     ],
-                    "restart_policy": spec.restart_policy,
                     "run_policy": manifest["spec"]["runPolicy"],
                     "nodes": spec.nodes,
                     "gpus": spec.gpus,
                     "logdir": spec.logdir,
-                    "port": plans[0].env["MASTER_PORT"],
+                    "port": plans[0].env.get("MASTER_PORT"),
+                    "crash_back_off": self.crash_back_off,
                 },
             )
             jobdir.add_event("Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name)

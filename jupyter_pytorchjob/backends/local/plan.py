@@ -123,7 +123,6 @@ def plan_nodes(
             status=400,
         )
     manifest = PYTORCHJOB.build(spec)  # once: the operator env of every node derives from it
-    _check_runs_here(spec, manifest)
     plans = []
     for node, replica in enumerate(spec.replica_names()):
         env = dict(parent)
@@ -141,26 +140,6 @@ def plan_nodes(
         env.update(replica_env(manifest, rtype, index, master_addr="127.0.0.1", master_port=port))
         plans.append(NodePlan(replica, argv, env, cwd))
     return plans
-
-
-def _check_runs_here(spec: JobSpec, manifest: dict[str, Any]) -> None:
-    """Refuse, with the reason, what the supervisor cannot yet run as the operator would."""
-    if not spec.master:
-        raise BackendError(
-            "a job without a Master (Worker-only) does not run on the local backend yet: "
-            "the local supervisor ends a job when its master-0 exits; submit it to a cluster, "
-            "or give it a Master",
-            status=400,
-        )
-    for rtype, rspec in manifest["spec"]["pytorchReplicaSpecs"].items():
-        policy = rspec.get("restartPolicy")
-        if policy != spec.restart_policy:
-            raise BackendError(
-                f"the local backend restarts every node by one restart policy "
-                f"({spec.restart_policy}, the Master's), but the {rtype} replicas ask for "
-                f"{policy}; give every replica the same policy to run the job here",
-                status=400,
-            )
 
 
 def plans_to_wire(plans: list[NodePlan]) -> list[dict[str, Any]]:

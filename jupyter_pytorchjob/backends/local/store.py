@@ -5,8 +5,10 @@
 watchdog's process identity), ``replicas.json`` (process identity, exit code, restarts
 per replica), ``events.jsonl``, ``logs/<replica>.log`` (each line ``<RFC 3339
 timestamp> <text>``; the previous container's log is ``<replica>.previous.log``) and a
-shipped script in ``script/main.py``. The supervisor is the only writer once the job
-runs (its watchdog writes only after it died); every write is atomic (temporary file +
+shipped script in ``script/main.py``. The supervisor is the only writer of the job's
+state once the job runs (its watchdog writes only after it died); the backend only
+rewrites ``manifest.json``'s ``runPolicy.suspend`` (suspend/resume), which the supervisor
+reads again when it changes. Every write is atomic (temporary file +
 rename), so readers in other processes never see half a file."""
 
 from __future__ import annotations

@@ -2,17 +2,31 @@
 
 Started by ``LocalBackend.submit`` as ``python -m jupyter_pytorchjob.backends.local.supervisor
 <jobdir>``, it daemonises (new session, double fork) so the job outlives the
-JupyterLab server, kernel or terminal that submitted it. It follows the
-Training Operator's rules (kubeflow/trainer v1.9.4):
+JupyterLab server, kernel or terminal that submitted it. It follows the Training
+Operator v1.9.4 (kubeflow/trainer) and the kubelet under it, each replica type by its own
+restartPolicy:
 
-* Created, then Running once the nodes are started;
-* Succeeded when the master exits 0, whatever the workers do;
-* a failed node fails the job with restartPolicy Never; OnFailure/Always restart
-  it in place (the old log becomes the previous container's log) until the
-  restarts reach backoffLimit; ExitCode restarts only exit codes 128-255;
-* activeDeadlineSeconds counts from the start; cleanPodPolicy Running/All stops
-  the nodes still running once the job is finished, None leaves them;
-* ttlSecondsAfterFinished removes the job afterwards.
+* Created, then Running once the Master runs (without a Master: once a Worker runs);
+  Succeeded when the Master exits 0 (without a Master: when every Worker has, or one
+  with ``elasticPolicy``);
+* OnFailure restarts a failed node in place and Always any node that ends, even with
+  exit 0 (so under Always the Master never succeeds): after a back-off of 10 s
+  doubling to 5 min, during which the node shows CrashLoopBackOff; the job stays
+  Running (no Restarting condition), the run's log becomes the previous log, and the
+  job fails as soon as the restarts of the running nodes reach backoffLimit;
+* ExitCode recreates a node that exits with 128-255 (a new "pod": restarts 0, its
+  logs gone, unlimited unless backoffLimit is 0) and fails the job on 1-127; Never
+  fails the job at once; with backoffLimit 0 any failure gives the backoff message;
+* the conditions list is shaped as util/status.go's setCondition does it, with the
+  operator's texts word for word;
+* activeDeadlineSeconds counts from the (last) start; once the job is finished
+  cleanPodPolicy applies (None: nodes keep running but are not restarted; Running:
+  running ones stop; All: every one stops and its logs go, as a pod's do);
+* ttlSecondsAfterFinished counts from completion, then stops whatever still runs and
+  removes the job;
+* ``runPolicy.suspend`` in the job's spec (``manifest.json``, rewritten by the
+  backend's suspend/resume and read again whenever it changes) stops every node (their
+  logs go) and sets Suspended; clearing it starts them again with a new start time.
 
 Each node runs in its own session and process group, so stopping it stops everything
 it started (torchrun's workers included). SIGTERM stops every node and exits.
@@ -39,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...kinds.pytorchjob.status import state_of
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
@@ -52,10 +67,35 @@ STOP_GRACE = 5.0
 STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 
+# The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
+# 10 s, doubling after each restart, at most 5 min (the kubelet's CrashLoopBackOff). The
+# backend writes the first wait into job.json (``crash_back_off``; tests shorten it),
+# the longest is always 30 times the first.
+CRASH_BACK_OFF = 10.0
+CRASH_BACK_OFF_GROWTH = 30
+CONTAINER = "pytorch"
+# Local jobs have no namespace; the operator's texts for Worker-only jobs name one.
+NAMESPACE = "default"
+
+# The operator's condition texts, word for word (paths under kubeflow/trainer pkg/).
+RUNNING = "PyTorchJob {name} is running."  # pytorchjob_controller.go:385-387
+SUCCEEDED = "PyTorchJob {name} is successfully completed."  # :391-398
+RUNNING_WORKERS = "PyTorchJob {ns}/{name} is running."  # :410-423 (no Master)
+SUCCEEDED_WORKERS = "PyTorchJob {ns}/{name} successfully completed."
+RESTARTING = "PyTorchJob {name} is restarting because {count} {rtype} replica(s) failed."  # :430
+FAILED = "PyTorchJob {name} is failed because {count} {rtype} replica(s) failed."  # :435
+RECREATING = "job {name} is restarting because {rtype} replica(s) failed."  # common/pod.go:362
+FAILING = 'job "{name}" is failing because "{rtype}" replica(s) failed.'  # common/pod.go:369
+BACKOFF = "Job {name} has failed because it has reached the specified backoff limit"
+DEADLINE = "Job {name} has failed because it was active longer than specified deadline"
+SUSPENDED = "PyTorchJob {name} is suspended."  # common/job.go:146-166
+RESUMED = "PyTorchJob {name} is resumed."  # common/job.go:167-173
+
 
 @dataclass
 class Replica:
     plan: NodePlan
+    policy: str = "OnFailure"  # its replica type's restartPolicy
     process: asyncio.subprocess.Process | None = None
     identity: ProcessIdentity | None = None
     pump: asyncio.Task[None] | None = None
@@ -65,6 +105,17 @@ class Replica:
     reason: str | None = None
     message: str | None = None
     started: float | None = None
+    # In CrashLoopBackOff: when the kubelet would start the container again.
+    back_off_until: float | None = None
+
+    @property
+    def rtype(self) -> str:
+        return "Master" if self.plan.replica.startswith("master-") else "Worker"
+
+    @property
+    def alive(self) -> bool:
+        """Its process is not yet reaped."""
+        return self.process is not None and self.process.returncode is None
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -83,16 +134,55 @@ class Supervisor:
     jobdir: JobDir
     replicas: dict[str, Replica] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)  # the manifest's spec, as last read
     stopping: bool = False
+    suspended: bool = False
     unsaved: bool = False  # the last ``save`` failed
     # Pids (= process groups) of the nodes that have finished; see ``stop_strays``.
     ended_nodes: set[int] = field(default_factory=set)
+    _spec_key: tuple[int, int, int] | None = None
+    # An ExitCode replica whose "pod" is to be created again (``recreate_pending``).
+    recreate: Replica | None = None
 
     def __post_init__(self) -> None:
         self.job = read_json(self.jobdir.job, {})
-        self.run_policy = self.job["run_policy"]
+        self.read_spec()
+        policies = {
+            rtype: rspec.get("restartPolicy") or "OnFailure"  # the operator's default
+            for rtype, rspec in (self.spec.get("pytorchReplicaSpecs") or {}).items()
+        }
         for plan in plans_from_wire(read_json(self.jobdir.plan)):
-            self.replicas[plan.replica] = Replica(plan)
+            replica = Replica(plan)
+            replica.policy = policies.get(replica.rtype, "OnFailure")
+            self.replicas[plan.replica] = replica
+        self.back_off = float(self.job.get("crash_back_off", CRASH_BACK_OFF))
+
+    @property
+    def name(self) -> str:
+        return self.jobdir.name
+
+    @property
+    def run_policy(self) -> dict[str, Any]:
+        policy: dict[str, Any] = self.spec.get("runPolicy") or {}
+        return policy
+
+    def read_spec(self) -> bool:
+        """Read the job's spec (``manifest.json``) again if it changed (the backend
+        rewrites it to suspend or resume); whether it did."""
+        try:
+            stat = self.jobdir.manifest.stat()
+        except OSError:
+            return False
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if key == self._spec_key:
+            return False
+        try:
+            manifest = read_json(self.jobdir.manifest)
+        except (OSError, ValueError):
+            return False  # caught mid-write by another writer: the next poll reads it
+        self._spec_key = key
+        self.spec = manifest.get("spec") or {}
+        return True
 
     # -- state --------------------------------------------------------------------
 
@@ -109,37 +199,25 @@ class Supervisor:
         self.unsaved = False
         return True
 
-    def condition(self, type_: str, reason: str, message: str) -> None:
-        """Append a condition as the operator does: the newest last, Running and
-        Restarting replacing each other, Running False once finished."""
-        now = time.time()
+    def set_condition(self, type_: str, status: str, reason: str, message: str) -> None:
         conditions = self.job.setdefault("conditions", [])
-        for c in conditions:
-            if c["type"] in ("Running", "Restarting") and type_ in (
-                "Running",
-                "Restarting",
-                "Succeeded",
-                "Failed",
-            ):
-                c["status"] = "False"
-        conditions[:] = [c for c in conditions if c["type"] != type_]
-        conditions.append(
-            {
-                "type": type_,
-                "status": "True",
-                "reason": f"PyTorchJob{reason}",
-                "message": message,
-                "last_transition": now,
-            }
-        )
-        self.job["state"] = type_
-        if type_ in ("Succeeded", "Failed"):
-            self.job["finished"] = now
+        now = time.time()
+        if not set_condition(conditions, type_, status, reason, message, now):
+            return
+        self.job["state"] = state_of(conditions).value
+        if status == "True" and type_ in ("Succeeded", "Failed"):
+            self.job.setdefault("finished", now)  # completionTime
         self.save()
+
+    def fail(self, message: str) -> None:
+        self.set_condition("Failed", "True", "PyTorchJobFailed", message)
+
+    def text(self, template: str, **values: Any) -> str:
+        return template.format(name=self.name, ns=NAMESPACE, **values)
 
     @property
     def state(self) -> JobState:
-        return JobState(self.job.get("state", "Created"))
+        return state_of(self.job.get("conditions") or [])
 
     # -- nodes ----------------------------------------------------------------------
 
@@ -166,6 +244,7 @@ class Supervisor:
         replica.identity = ProcessIdentity.of(process.pid)
         replica.phase = "Running"
         replica.started = time.time()
+        replica.back_off_until = None
         replica.exit_code = replica.reason = replica.message = None
         assert process.stdout is not None
         replica.pump = asyncio.create_task(pump(process.stdout, log))
@@ -173,7 +252,7 @@ class Supervisor:
             "Normal",
             "SuccessfulCreatePod",
             f"Started {plan.replica} (pid {process.pid})",
-            self.jobdir.name,
+            self.name,
         )
 
     def start_failed(self, replica: Replica, err: Exception) -> None:
@@ -186,20 +265,11 @@ class Supervisor:
         replica.reason = "StartError"
         replica.message = f"cannot start {name}: {err}"
         self.jobdir.add_event("Warning", "Failed", f"Error: {replica.message}", name)
-        if not self.state.finished:
-            self.condition(
-                "Failed",
-                "Failed",
-                f"PyTorchJob {self.jobdir.name} is failed because {name} could not start: {err}",
-            )
+        self.fail(f"PyTorchJob {self.name} is failed because {name} could not start: {err}")
 
     def running_nodes(self) -> set[int]:
         """Pids of the nodes not yet reaped (each leads its own process group)."""
-        return {
-            r.process.pid
-            for r in self.replicas.values()
-            if r.process is not None and r.process.returncode is None
-        }
+        return {r.process.pid for r in self.replicas.values() if r.alive and r.process}
 
     def stop_strays(self) -> None:
         stop_strays(self.running_nodes(), self.ended_nodes)
@@ -217,11 +287,8 @@ class Supervisor:
 
     async def finish_replica(self, replica: Replica, code: int) -> None:
         await self.drain(replica)
-        replica.exit_code = code
-        replica.phase = "Succeeded" if code == 0 else "Failed"
+        settle(replica, code)
         if code != 0:
-            replica.reason = "Error" if code < 128 else f"Signal{code - 128}"
-            replica.message = f"exited with code {code}"
             self.jobdir.add_event(
                 "Warning",
                 "ExitedWithCode",
@@ -229,86 +296,236 @@ class Supervisor:
                 replica.plan.replica,
             )
 
-    def restartable(self, code: int) -> bool:
-        policy = self.job["restart_policy"]
-        if policy in ("OnFailure", "Always"):
-            return True
-        return policy == "ExitCode" and code >= 128
+    def remove_logs(self, replica: Replica) -> None:
+        """A deleted pod's logs go with it."""
+        for previous in (False, True):
+            self.jobdir.log(replica.plan.replica, previous=previous).unlink(missing_ok=True)
 
     async def on_exit(self, replica: Replica, code: int) -> None:
+        """A node ended: the kubelet restarts it in place (OnFailure on a failure, Always
+        on any exit), or its "pod" ends Succeeded/Failed; then the operator reconciles."""
         await self.finish_replica(replica, code)
-        name = self.jobdir.name
-        if self.state.finished:
+        if self.state.finished or self.suspended:
             self.save()
             return
-        if replica.plan.replica == "master-0" and code == 0:
-            self.condition(
-                "Succeeded", "Succeeded", f"PyTorchJob {name} is successfully completed."
-            )
+        if replica.policy == "Always" or (replica.policy == "OnFailure" and code != 0):
+            self.crash_loop(replica, code)
+            self.reconcile()
             return
-        if code == 0:
-            self.save()
-            return
-        limit = self.run_policy.get("backoffLimit")
-        total = sum(r.restarts for r in self.replicas.values())
-        if self.restartable(code) and (limit is None or total < limit):
-            self.condition(
-                "Restarting",
-                "Restarting",
-                f"PyTorchJob {name} is restarting because 1 {replica.plan.replica} "
-                "replica(s) failed.",
-            )
-            replica.restarts += 1
-            log = self.jobdir.log(replica.plan.replica)
-            if log.exists():
-                log.replace(self.jobdir.log(replica.plan.replica, previous=True))
-            await self.launch(replica)
-            if not self.state.finished:
-                self.condition("Running", "Running", f"PyTorchJob {name} is running.")
-            return
-        if self.restartable(code):
-            message = f"Job {name} has failed because it has reached the specified backoff limit"
-        else:
-            message = (
-                f"PyTorchJob {name} is failed because 1 {replica.plan.replica} replica(s) failed."
-            )
-        self.condition("Failed", "Failed", message)
+        self.reconcile(failed=replica if replica.phase == "Failed" else None)
 
-    async def stop_replica(self, replica: Replica, reason: str) -> None:
-        process = replica.process
-        if process is None or process.returncode is not None:
+    def crash_loop(self, replica: Replica, code: int) -> None:
+        """Restarted in place after a back-off: the pod stays Running, restartCount + 1,
+        the run's log becomes the previous container's log."""
+        replica.restarts += 1
+        delay = min(
+            self.back_off * 2 ** (replica.restarts - 1), self.back_off * CRASH_BACK_OFF_GROWTH
+        )
+        replica.phase = "Running"
+        replica.exit_code = code
+        replica.reason = "CrashLoopBackOff"
+        replica.message = (
+            f"back-off {go_duration(delay)} restarting failed container={CONTAINER} "
+            f"pod={self.name}-{replica.plan.replica}"
+        )
+        replica.back_off_until = time.time() + delay
+        log = self.jobdir.log(replica.plan.replica)
+        if log.exists():
+            log.replace(self.jobdir.log(replica.plan.replica, previous=True))
+        self.jobdir.add_event(
+            "Warning", "BackOff", "Back-off restarting failed container", replica.plan.replica
+        )
+        self.save()
+
+    def reconcile(self, failed: Replica | None = None) -> None:
+        """One pass of ReconcileJobs (common/job.go:78-364) after ``failed`` ended in
+        phase Failed (or a restart in place): the backoff limit first, then the ExitCode
+        rule, then the job's conditions from its replicas."""
+        limit = self.run_policy.get("backoffLimit")
+        # exceedsBackoffLimit, job.go:192-204: a new failure only counts when the limit
+        # is 0 (the work queue's retries are 0); else the restarts of running pods.
+        if limit is not None and ((failed is not None and limit == 0) or self.past_limit(limit)):
+            self.fail(self.text(BACKOFF))
             return
-        identity = replica.identity
-        if identity is not None:
-            identity.send_group(signal.SIGTERM) or identity.send(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), STOP_GRACE)
-        except asyncio.TimeoutError:
+        if failed is not None and failed.policy == "ExitCode":
+            exit_code = failed.exit_code if failed.exit_code is not None else 0
+            if exit_code < 128:  # not retryable, util/train/train_util.go:24-26
+                self.fail(self.text(FAILING, rtype=failed.rtype))
+                return
+            message = self.text(RECREATING, rtype=failed.rtype)
+            self.jobdir.add_event("Warning", "PyTorchJobRestarting", message, self.name)
+            self.set_condition("Restarting", "True", "PyTorchJobRestarting", message)
+            self.recreate = failed
+            return
+        self.update_status()
+
+    def past_limit(self, limit: int) -> bool:
+        """PastBackoffLimit, core/job.go:95-133: restarts of the running pods of replica
+        types whose policy is not Never."""
+        restarts = sum(
+            r.restarts
+            for r in self.replicas.values()
+            if r.policy != "Never" and r.phase == "Running"
+        )
+        return restarts > 0 if limit == 0 else restarts >= limit
+
+    def update_status(self) -> None:
+        """UpdateJobStatus, pytorchjob_controller.go:343-447, Master first."""
+        by_type: dict[str, list[Replica]] = {}
+        for replica in self.replicas.values():
+            by_type.setdefault(replica.rtype, []).append(replica)
+        has_master = "Master" in by_type
+        elastic = self.spec.get("elasticPolicy") is not None
+        for rtype in sorted(by_type, key=lambda t: t != "Master"):
+            replicas = by_type[rtype]
+            succeeded, running, failed = (
+                sum(r.phase == phase for r in replicas)
+                for phase in ("Succeeded", "Running", "Failed")
+            )
+            expected = len(replicas) - succeeded
+            if has_master:
+                if rtype == "Master":
+                    if running > 0:
+                        self.set_condition(
+                            "Running", "True", "PyTorchJobRunning", self.text(RUNNING)
+                        )
+                    if expected == 0:
+                        self.set_condition(
+                            "Succeeded", "True", "PyTorchJobSucceeded", self.text(SUCCEEDED)
+                        )
+                        return
+            elif expected == 0 or (elastic and succeeded > 0):
+                self.set_condition(
+                    "Succeeded", "True", "PyTorchJobSucceeded", self.text(SUCCEEDED_WORKERS)
+                )
+            elif running > 0:
+                self.set_condition(
+                    "Running", "True", "PyTorchJobRunning", self.text(RUNNING_WORKERS)
+                )
+            if failed > 0 and len(replicas) > succeeded + running:
+                if replicas[0].policy != "Never":
+                    message = self.text(RESTARTING, count=failed, rtype=rtype)
+                    self.set_condition("Restarting", "True", "PyTorchJobRestarting", message)
+                else:
+                    self.fail(self.text(FAILED, count=failed, rtype=rtype))
+        self.save()
+
+    async def recreate_pending(self) -> None:
+        """ExitCode, common/pod.go:350-366: the failed pod is deleted and created again:
+        a new process, restarts 0, its logs gone."""
+        replica, self.recreate = self.recreate, None
+        if replica is None or self.state.finished or self.suspended:
+            return
+        self.remove_logs(replica)
+        replica.restarts = 0
+        self.jobdir.add_event(
+            "Normal",
+            "SuccessfulDeletePod",
+            f"Deleted pod: {self.name}-{replica.plan.replica}",
+            self.name,
+        )
+        await self.launch(replica)
+        if not self.state.finished:
+            self.update_status()
+
+    async def stop_replica(
+        self, replica: Replica, reason: str, *, phase: str = "Deleted", ended_too: bool = False
+    ) -> None:
+        """Stop the node as its pod is deleted (SIGTERM, SIGKILL after a grace period).
+        A node that has ended (not in back-off) keeps its phase unless ``ended_too``."""
+        process = replica.process
+        if not ended_too and replica.phase not in ("Pending", "Running"):
+            return
+        replica.back_off_until = None
+        if process is not None and process.returncode is None:
+            identity = replica.identity
             if identity is not None:
-                identity.send_group(signal.SIGKILL) or identity.send(signal.SIGKILL)
-            await process.wait()
-        await self.drain(replica)
-        replica.phase = "Deleted"
-        replica.exit_code = exit_code(await process.wait())
+                identity.send_group(signal.SIGTERM) or identity.send(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), STOP_GRACE)
+            except asyncio.TimeoutError:
+                if identity is not None:
+                    identity.send_group(signal.SIGKILL) or identity.send(signal.SIGKILL)
+                await process.wait()
+            await self.drain(replica)
+            replica.exit_code = exit_code(await process.wait())
+        replica.phase = phase
         replica.reason = reason
+        replica.message = None
         self.save()
 
     async def clean_pods(self) -> None:
-        if self.run_policy.get("cleanPodPolicy", "None") in ("Running", "All"):
-            for replica in self.replicas.values():
+        """cleanPodPolicy once the job is finished (common/job.go:41-69): None keeps every
+        node; Running stops the running ones; All stops every one and its logs go."""
+        policy = self.run_policy.get("cleanPodPolicy", "None")
+        for replica in self.replicas.values():
+            if policy == "None":
+                if replica.back_off_until is not None and replica.exit_code is not None:
+                    settle(replica, replica.exit_code)  # never restarted now
+            elif policy == "Running":
                 await self.stop_replica(replica, "CleanPodPolicy")
+            elif policy == "All":
+                await self.stop_replica(replica, "CleanPodPolicy", ended_too=True)
+                self.remove_logs(replica)
+        self.save()
+
+    # -- suspend / resume (common/job.go:146-173) ------------------------------------------
+
+    async def suspend(self) -> None:
+        """Every pod deleted (its log with it), Running False, Suspended True."""
+        self.suspended = True
+        await asyncio.gather(
+            *(
+                self.stop_replica(r, "Suspended", phase="Pending", ended_too=True)
+                for r in self.replicas.values()
+            )
+        )
+        for replica in self.replicas.values():
+            replica.restarts = 0
+            replica.exit_code = None
+            self.remove_logs(replica)
+        conditions = self.job.get("conditions") or []
+        if any(c["type"] == "Running" and c["status"] == "True" for c in conditions):
+            self.set_condition("Running", "False", "PyTorchJobSuspended", self.text(SUSPENDED))
+        self.set_condition("Suspended", "True", "PyTorchJobSuspended", self.text(SUSPENDED))
+        self.jobdir.add_event("Normal", "PyTorchJobSuspended", self.text(SUSPENDED), self.name)
+        self.save()
+
+    async def resume(self) -> None:
+        """Suspended False, the start time reset, every node started again."""
+        self.suspended = False
+        self.set_condition("Suspended", "False", "PyTorchJobResumed", self.text(RESUMED))
+        self.jobdir.add_event("Normal", "PyTorchJobResumed", self.text(RESUMED), self.name)
+        await self.start_all()
+
+    async def start_all(self) -> None:
+        self.job["started"] = time.time()  # startTime, reset on resume
+        for replica in self.replicas.values():
+            await self.launch(replica)
+        if not self.state.finished:  # a node that could not start failed the job
+            self.update_status()
+
+    async def follow_spec(self) -> None:
+        """React to ``runPolicy.suspend`` changing (ignored once finished, :122-144)."""
+        if not self.read_spec() or self.state.finished:
+            return
+        wanted = bool(self.run_policy.get("suspend"))
+        if wanted and not self.suspended:
+            await self.suspend()
+        elif not wanted and self.suspended:
+            await self.resume()
 
     # -- main loop --------------------------------------------------------------------
 
     async def run(self) -> None:
+        """Run the job until it is finished and no node is left, or its TTL expired
+        (then the job directory is removed)."""
         self.job.update(watchdog.identities())
-        self.job["started"] = time.time()
         self.save()
-        for replica in self.replicas.values():
-            await self.launch(replica)
-        if not self.state.finished:  # a node that could not start failed the job
-            self.condition("Running", "Running", f"PyTorchJob {self.jobdir.name} is running.")
-        deadline = self.run_policy.get("activeDeadlineSeconds")
+        if self.run_policy.get("suspend"):
+            await self.suspend()
+        else:
+            await self.start_all()
         cleaned = False
         ticks = 0
         while not self.stopping:
@@ -317,37 +534,55 @@ class Supervisor:
                 self.stop_strays()
                 if self.unsaved:
                     self.save()
-            for replica in self.replicas.values():
-                process = replica.process
-                if (
-                    process is not None
-                    and process.returncode is not None
-                    and replica.phase == "Running"
-                ):
-                    await self.on_exit(replica, exit_code(process.returncode))
-            if (
-                deadline is not None
-                and not self.state.finished
-                and time.time() - self.job["started"] >= deadline
-            ):
-                self.condition(
-                    "Failed",
-                    "Failed",
-                    f"Job {self.jobdir.name} has failed because it was active longer than "
-                    "specified deadline",
-                )
-                for replica in self.replicas.values():
-                    await self.stop_replica(replica, "DeadlineExceeded")
+            await self.follow_spec()
+            await self.step()
             if self.state.finished and not cleaned:
                 cleaned = True
                 await self.clean_pods()
-            if self.state.finished and all(
-                r.process is None or r.process.returncode is not None
-                for r in self.replicas.values()
-            ):
-                break
+            if self.state.finished:
+                ttl = self.run_policy.get("ttlSecondsAfterFinished")
+                if ttl is not None and time.time() >= self.job["finished"] + ttl:
+                    await self.expire()
+                    return
+                if ttl is None and not any(r.alive for r in self.replicas.values()):
+                    break
             await asyncio.sleep(POLL)
         await self.save_eventually()
+
+    async def step(self) -> None:
+        """Nodes that ended, back-offs that are over, the deadline."""
+        for replica in self.replicas.values():
+            process = replica.process
+            if (
+                process is not None
+                and process.returncode is not None
+                and replica.phase == "Running"
+                and replica.back_off_until is None
+            ):
+                await self.on_exit(replica, exit_code(process.returncode))
+                await self.recreate_pending()
+        now = time.time()
+        for replica in self.replicas.values():
+            until = replica.back_off_until
+            if until is not None and now >= until and not self.state.finished:
+                await self.launch(replica)  # the kubelet starts the container again
+                self.save()
+        deadline = self.run_policy.get("activeDeadlineSeconds")
+        started = self.job.get("started")
+        if (
+            deadline is not None
+            and started is not None
+            and not self.suspended
+            and not self.state.finished
+            and now - started >= deadline
+        ):
+            self.fail(self.text(DEADLINE))  # core/job.go:82-91; cleanPodPolicy follows
+
+    async def expire(self) -> None:
+        """ttlSecondsAfterFinished past completionTime (common/job.go:420-453): the job is
+        deleted and what still runs of it goes with it."""
+        await asyncio.gather(*(self.stop_replica(r, "Deleted") for r in self.replicas.values()))
+        shutil.rmtree(self.jobdir.path, ignore_errors=True)
 
     async def save_eventually(self) -> None:
         """The final state, written even if the disk is full for a while."""
@@ -359,11 +594,9 @@ class Supervisor:
         """The supervisor cannot go on: the job fails with the error as its message (the
         nodes die with the supervisor; its watchdog stops what they leave)."""
         if not self.state.finished:
-            self.condition(
-                "Failed",
-                "Failed",
-                f"PyTorchJob {self.jobdir.name} is failed because its supervisor failed: "
-                f"{type(err).__name__}: {err}",
+            self.fail(
+                f"PyTorchJob {self.name} is failed because its supervisor failed: "
+                f"{type(err).__name__}: {err}"
             )
 
     async def stop(self) -> None:
@@ -371,6 +604,50 @@ class Supervisor:
         self.stopping = True
         # All at once, as pods are deleted: one grace period, not one per node.
         await asyncio.gather(*(self.stop_replica(r, "Deleted") for r in self.replicas.values()))
+
+
+def set_condition(
+    conditions: list[dict[str, Any]], type_: str, status: str, reason: str, message: str, now: float
+) -> bool:
+    """setCondition, util/status.go:100-149, on ``conditions`` in place; whether it changed
+    them. Nothing once Failed; a repeat of the same type, status and reason changes
+    nothing (the old message and time stay); else the condition replaces its type (the
+    transition time kept when only the reason changed),
+    Running and Restarting remove each other, and Succeeded/Failed turn Running False."""
+    if any(c["type"] == "Failed" and c["status"] == "True" for c in conditions):
+        return False
+    current = next((c for c in conditions if c["type"] == type_), None)
+    if current is not None and (current["status"], current["reason"]) == (status, reason):
+        return False
+    if current is not None and current["status"] == status:
+        now = current["last_transition"]  # :116-119: the status did not change
+    kept = []
+    for c in conditions:
+        if c["type"] == type_ or {type_, c["type"]} == {"Running", "Restarting"}:
+            continue
+        if type_ in ("Succeeded", "Failed") and c["type"] == "Running":
+            c = {**c, "status": "False"}
+        kept.append(c)
+    new = {"type": type_, "status": status, "reason": reason, "message": message}
+    conditions[:] = [*kept, {**new, "last_transition": now}]
+    return True
+
+
+def settle(replica: Replica, code: int) -> None:
+    """The node's process ended with ``code``: phase, reason and message as a pod's."""
+    replica.back_off_until = None
+    replica.exit_code = code
+    replica.phase = "Succeeded" if code == 0 else "Failed"
+    replica.reason = None if code == 0 else ("Error" if code < 128 else f"Signal{code - 128}")
+    replica.message = None if code == 0 else f"exited with code {code}"
+
+
+def go_duration(seconds: float) -> str:
+    """A duration as Go prints it (the kubelet's back-off text): 10s, 1m20s, 5m0s, 200ms."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
 
 
 def exit_code(returncode: int) -> int:
@@ -406,12 +683,6 @@ async def amain(path: Path) -> None:
     if error is not None:
         supervisor.fatal(error)
         raise error
-    ttl = supervisor.run_policy.get("ttlSecondsAfterFinished")
-    if ttl is not None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(stopped.wait(), ttl)
-        if not stopped.is_set():
-            shutil.rmtree(path, ignore_errors=True)
 
 
 def daemonize(log: Path) -> None:

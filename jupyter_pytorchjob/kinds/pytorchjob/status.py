@@ -29,11 +29,11 @@ INIT_CONTAINER = "init-pytorch"
 OPERATOR_GRACE = 30.0
 
 
-def job_state(job: Mapping[str, Any]) -> JobState:
-    """Failed and Succeeded win; then Suspended; then the newest of Restarting,
-    Running, Created; no conditions at all is Submitted (no operator has reconciled
-    it yet - the operator's first pass sets Created)."""
-    conditions = (job.get("status") or {}).get("conditions") or []
+def state_of(conditions: Sequence[Mapping[str, Any]]) -> JobState:
+    """The state a list of operator conditions says: Failed and Succeeded win; then
+    Suspended; then the newest True of Restarting, Running, Created; no conditions at
+    all is Submitted (no operator has reconciled the job yet). The local supervisor
+    keeps the same conditions, so it reads its state with this too."""
     true = [c for c in conditions if c.get("status") == "True"]
     types = {c.get("type") for c in true}
     for final in ("Failed", "Succeeded", "Suspended"):
@@ -43,6 +43,11 @@ def job_state(job: Mapping[str, Any]) -> JobState:
         if c.get("type") in ("Restarting", "Running", "Created"):
             return JobState(c["type"])
     return JobState.CREATED if conditions else JobState.SUBMITTED
+
+
+def job_state(job: Mapping[str, Any]) -> JobState:
+    """The state the job's conditions say."""
+    return state_of((job.get("status") or {}).get("conditions") or [])
 
 
 def waiting_message(state: JobState, created: float, now: float) -> str | None:
