@@ -53,11 +53,33 @@ async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
     return backend
 
 
-async def time_list(root: Path, tmp: Path, requests: int) -> tuple[list[float], int, float]:
-    """Latencies of ``GET jobs`` (ms), the number of jobs listed, the worst loop stall."""
+async def remove(backends: list[LocalBackend], tmp: Path) -> None:
+    """Stop the running jobs ``seed`` started and remove ``tmp``."""
+    for backend in backends:
+        for job in await backend.list_jobs():
+            if job.name.startswith("run-"):
+                await backend.delete_job(job.name)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve(
+    root: Path,
+    tmp: Path,
+    lags: Path,
+    *args: str,
+    extensions: str = "{'jupyter_pytorchjob': True}",
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``jupyter server`` with the loop monitor (``server_with_loop_monitor.py``, stalls
+    written to ``lags``) on the local backend's ``root``, and its port; ``args`` add to
+    the command line."""
     port = free_port()
-    lags = tmp / f"lags-{root.name}.json"
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp / "rt"), "LOOP_MONITOR_OUT": str(lags)}
+    environ = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(tmp / "rt"),
+        "LOOP_MONITOR_OUT": str(lags),
+        **(env or {}),
+    }
     server = subprocess.Popen(
         [
             sys.executable,
@@ -70,12 +92,20 @@ async def time_list(root: Path, tmp: Path, requests: int) -> tuple[list[float], 
             f"--ServerApp.root_dir={tmp}",
             "--PyTorchJobApp.backend=local",
             f"--PyTorchJobApp.local_root={root}",
-            "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
+            f"--ServerApp.jpserver_extensions={extensions}",
+            *args,
         ],
-        env=env,
+        env=environ,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    return server, port
+
+
+async def time_list(root: Path, tmp: Path, requests: int) -> tuple[list[float], int, float]:
+    """Latencies of ``GET jobs`` (ms), the number of jobs listed, the worst loop stall."""
+    lags = tmp / f"lags-{root.name}.json"
+    server, port = serve(root, tmp, lags)
     base = f"http://127.0.0.1:{port}/"
     latencies = []
     count = 0
@@ -134,11 +164,7 @@ async def main() -> None:
             f"(goal: {args.jobs} jobs <= 300 ms)"
         )
     finally:
-        for backend in backends:
-            for job in await backend.list_jobs():
-                if job.name.startswith("run-"):
-                    await backend.delete_job(job.name)
-        shutil.rmtree(tmp, ignore_errors=True)
+        await remove(backends, tmp)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,14 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     delete = sub.add_parser("delete", help="stop every replica and remove the job")
     _add_global_flags(delete)
     delete.add_argument("job", metavar="NAME")
+    suspend = sub.add_parser(
+        "suspend", help="stop the job's replicas and keep the job (runPolicy.suspend)"
+    )
+    _add_global_flags(suspend)
+    suspend.add_argument("job", metavar="NAME")
+    resume = sub.add_parser("resume", help="start a suspended job's replicas again, from scratch")
+    _add_global_flags(resume)
+    resume.add_argument("job", metavar="NAME")
     tensorboard = sub.add_parser(
         "tensorboard",
         help="open TensorBoard on the job's log directory (--logdir)",

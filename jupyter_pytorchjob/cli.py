@@ -127,6 +127,14 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         await backend.delete_job(options.job)
         print(f"deleted {options.job}")
         return 0
+    if invocation.command == "suspend":
+        await backend.suspend(options.job)
+        print(f"suspended {options.job}")
+        return 0
+    if invocation.command == "resume":
+        await backend.resume(options.job)
+        print(f"resumed {options.job}")
+        return 0
     if invocation.command == "tensorboard":
         return await _tensorboard(options.job, backend)
     raise UsageError(f"unknown command {invocation.command!r}")  # pragma: no cover

@@ -24,7 +24,7 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from .backends import Backend, BackendError, LogChunk
+from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
@@ -161,7 +161,7 @@ class JobsHandler(PyTorchJobHandler):
     async def get(self) -> None:
         """Answer ``{jobs: [...]}``, newest first."""
         jobs = await self.backend.list_jobs()
-        self.write_json({"jobs": [j.to_wire() for j in jobs]})
+        self.finish('{"jobs": [' + ", ".join(job.list_json() for job in jobs) + "]}")
 
     @web.authenticated
     @authorized
@@ -175,21 +175,38 @@ class JobsHandler(PyTorchJobHandler):
 
 
 class JobHandler(PyTorchJobHandler):
-    """``GET jobs/{name}`` (with its manifest and form body) and ``DELETE``."""
+    """``GET jobs/{name}`` (with its manifest and form body), ``PATCH`` (suspend or
+    resume) and ``DELETE``."""
 
-    @web.authenticated
-    @authorized
-    @api_errors
-    async def get(self, name: str) -> None:
-        """Answer the job, its manifest and the job body to clone it."""
-        job = await self.backend.get_job(name)
+    def detail(self, job: JobInfo) -> dict[str, Any]:
+        """The job, its manifest and the job body to clone it."""
         wire = job.to_wire(with_manifest=True)
         if job.manifest is not None:
             with contextlib.suppress(JobSpecInvalid):
                 kind = kind_of(job.manifest)
                 spec = kind.parse(job.manifest, gpu_resource=self.defaults["gpuResource"])
                 wire["spec"] = spec.to_wire()
-        self.write_json(wire)
+        return wire
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer the job, its manifest and the job body to clone it."""
+        self.write_json(self.detail(await self.backend.get_job(name)))
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def patch(self, name: str) -> None:
+        """``{"suspend": true}`` suspends the job (``runPolicy.suspend``: its replicas
+        stop, the job stays), ``{"suspend": false}`` resumes it; answers the job as
+        ``GET`` does. 409 when the job has finished."""
+        if suspend_requested(self.json_body()):
+            job = await self.backend.suspend(name)
+        else:
+            job = await self.backend.resume(name)
+        self.write_json(self.detail(job))
 
     @web.authenticated
     @authorized
@@ -199,6 +216,29 @@ class JobHandler(PyTorchJobHandler):
         await self.backend.delete_job(name)
         self.set_status(204)
         self.finish()
+
+
+def suspend_requested(body: dict[str, Any]) -> bool:
+    """The ``suspend`` of a ``PATCH jobs/{name}`` body, the one field it may change;
+    ``JobSpecInvalid`` naming the field otherwise."""
+    for field in body:
+        if field != "suspend":
+            shown = field if len(field) <= 40 else field[:37] + "..."
+            raise JobSpecInvalid(
+                [
+                    FieldError(
+                        shown,
+                        "a job's only field that can change is suspend: send "
+                        '{"suspend": true} to suspend it or {"suspend": false} to resume it',
+                    )
+                ]
+            )
+    suspend = body.get("suspend")
+    if not isinstance(suspend, bool):
+        raise JobSpecInvalid(
+            [FieldError("suspend", f"must be true or false, got {json.dumps(suspend)[:40]}")]
+        )
+    return suspend
 
 
 class EventsHandler(PyTorchJobHandler):

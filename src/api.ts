@@ -66,6 +66,17 @@ export class PyTorchJobClient {
   }
 
   /**
+   * `PATCH jobs/{name}` with `{suspend}`: suspend the job (its replicas stop,
+   * the job stays) or resume it; the job as the server has it now.
+   */
+  setSuspended(name: string, suspend: boolean): Promise<IJob> {
+    return this._request<IJob>(Private.jobPath(name), {
+      method: 'PATCH',
+      body: JSON.stringify({ suspend })
+    });
+  }
+
+  /**
    * `GET jobs/{name}/events`: events of the job and its replicas.
    */
   async events(name: string): Promise<IJobEvent[]> {

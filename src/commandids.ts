@@ -40,6 +40,16 @@ export namespace CommandIDs {
   export const deleteJob = 'pytorchjob:delete-job';
 
   /**
+   * Suspend a job: its replicas stop, the job stays (args: `name`).
+   */
+  export const suspendJob = 'pytorchjob:suspend-job';
+
+  /**
+   * Resume a suspended job: its replicas start again (args: `name`).
+   */
+  export const resumeJob = 'pytorchjob:resume-job';
+
+  /**
    * Open the form pre-filled with a job (args: `name`).
    */
   export const cloneJob = 'pytorchjob:clone-job';

@@ -151,6 +151,30 @@ export class JobView extends ReactWidget {
             >
               {trans.__('Clone & edit')}
             </button>
+            {job && job.state === 'Suspended' ? (
+              <button
+                type="button"
+                className="jp-mod-styled"
+                title={trans.__('Start the job’s replicas again, from scratch')}
+                onClick={() => run(CommandIDs.resumeJob)}
+              >
+                {trans.__('Resume')}
+              </button>
+            ) : (
+              job &&
+              !isFinished(job.state) && (
+                <button
+                  type="button"
+                  className="jp-mod-styled"
+                  title={trans.__(
+                    'Stop the job’s replicas and keep the job, to resume it later'
+                  )}
+                  onClick={() => run(CommandIDs.suspendJob)}
+                >
+                  {trans.__('Suspend')}
+                </button>
+              )
+            )}
             <button
               type="button"
               className="jp-mod-styled jp-mod-warn"

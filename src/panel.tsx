@@ -147,7 +147,7 @@ export class JobsPanel extends ReactWidget {
           </p>
         ) : (
           <ul className="jp-PyTorchJobPanel-list" aria-label={trans.__('Jobs')}>
-            {model.jobs.map(job => (
+            {model.jobs.slice(0, this._rows).map(job => (
               <JobItem
                 key={job.name}
                 job={job}
@@ -156,6 +156,27 @@ export class JobsPanel extends ReactWidget {
                 run={run}
               />
             ))}
+            {model.jobs.length > this._rows && (
+              // Keyed by the rows shown: mounted anew after each page, so the
+              // observer reports it again if it is still in view.
+              <li
+                key={`more-${this._rows}`}
+                className="jp-PyTorchJobPanel-more"
+                ref={this._observeMore}
+              >
+                <button
+                  type="button"
+                  className="jp-PyTorchJobPanel-link"
+                  onClick={this._showMore}
+                >
+                  {trans.__(
+                    'Show more (%1 of %2 shown)',
+                    this._rows,
+                    model.jobs.length
+                  )}
+                </button>
+              </li>
+            )}
           </ul>
         )}
         {this.tensorboards && (
@@ -178,9 +199,45 @@ export class JobsPanel extends ReactWidget {
     );
   }
 
+  dispose(): void {
+    this._moreObserver?.disconnect();
+    super.dispose();
+  }
+
+  /**
+   * Render another page of rows.
+   */
+  private _showMore = (): void => {
+    this._rows += JobsPanel.ROWS_PER_PAGE;
+    this.update();
+  };
+
+  /**
+   * Show more rows as soon as the end of the list scrolls into view (where the
+   * browser has an IntersectionObserver; the button works everywhere).
+   */
+  private _observeMore = (node: HTMLLIElement | null): void => {
+    if (typeof IntersectionObserver === 'undefined') {
+      return;
+    }
+    if (!this._moreObserver) {
+      this._moreObserver = new IntersectionObserver(entries => {
+        if (entries.some(entry => entry.isIntersecting)) {
+          this._showMore();
+        }
+      });
+    }
+    this._moreObserver.disconnect();
+    if (node) {
+      this._moreObserver.observe(node);
+    }
+  };
+
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
   private _config: IConfig | null = null;
+  private _rows = JobsPanel.ROWS_PER_PAGE;
+  private _moreObserver: IntersectionObserver | null = null;
 }
 
 /**
@@ -276,6 +333,13 @@ export namespace JobsPanel {
    * The DOM id of the panel, also its key in the layout restorer.
    */
   export const ID = 'jp-pytorchjob-panel';
+
+  /**
+   * Rows rendered at first, and added each time the end of the list comes into
+   * view: with 1,000 jobs, styling and laying out every row took seconds
+   * (`benchmarks/panel_first_render.py`).
+   */
+  export const ROWS_PER_PAGE = 50;
 
   /**
    * The options of the panel.

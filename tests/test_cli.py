@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -285,6 +286,44 @@ def test_a_reader_going_away_is_no_traceback(tmp_path: Path) -> None:
         assert process.wait(timeout=60) == 141, (args, stderr)
         assert stderr == "", (args, stderr)
     subprocess.run([str(PTJOB), "delete", "many"], env=env, check=True, capture_output=True)
+
+
+def test_suspend_and_resume(tmp_path: Path) -> None:
+    """``ptjob suspend|resume NAME`` set ``runPolicy.suspend`` of a running job; a job that
+    does not exist or has finished is an error on one line (exit 1), never a traceback."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    manifest = tmp_path / "home" / "jobs" / "pausable" / "manifest.json"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    def suspended() -> object:
+        return json.loads(manifest.read_text())["spec"].get("runPolicy", {}).get("suspend")
+
+    sleep = ["--", "python", "-c", "import time; time.sleep(120)"]
+    try:
+        assert run("submit", "--name", "pausable", "--shm", "off", *sleep).returncode == 0
+        done = run("suspend", "pausable")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "suspended pausable\n", "")
+        assert suspended() is True
+        done = run("resume", "pausable")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "resumed pausable\n", "")
+        assert suspended() is False
+
+        missing = run("suspend", "nobody")
+        assert missing.returncode == 1 and missing.stdout == ""
+        assert "nobody" in missing.stderr and len(missing.stderr.splitlines()) == 1
+
+        assert run("submit", "--name", "over", "--shm", "off", "--", "true").returncode == 0
+        assert run("wait", "over", "--timeout", "60").returncode == 0
+        finished = run("resume", "over")
+        assert finished.returncode == 1
+        assert "is Succeeded" in finished.stderr and len(finished.stderr.splitlines()) == 1
+    finally:
+        for name in ("pausable", "over"):
+            run("delete", name)
 
 
 def test_restart_policy_always_is_matched_and_warned_about() -> None:

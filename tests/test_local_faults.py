@@ -4,16 +4,23 @@ parent is now), and the log written so far intact."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
+import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_pytorchjob.backends import JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
@@ -25,6 +32,7 @@ from .local_jobs import (
     eventually,
     make_spec,
     processes_with_environ,
+    running,
 )
 
 pytestmark = pytest.mark.slow
@@ -197,3 +205,170 @@ async def test_disk_full_on_the_job_directory(small_disk: Path, marker: str) -> 
     finally:
         for job in await backend.list_jobs():
             await backend.delete_job(job.name)
+
+
+# Ticks until a file appears, then ends: a job whose log has a known, finite end.
+TICK_UNTIL = """
+import os, pathlib, sys, time
+stop = pathlib.Path(os.environ["STOP"])
+i = 0
+while not stop.exists():
+    print("tick", i, flush=True)
+    i += 1
+    time.sleep(0.005)
+print("tick", i, flush=True)
+print("done", flush=True)
+"""
+
+
+class JupyterServer:
+    """``jupyter server`` (local backend) as a real process, for faults a process can
+    suffer: started on ``start()``, killed by the ``jupyter_server`` fixture's teardown."""
+
+    TOKEN = "fault-token"
+
+    def __init__(self, tmp: Path, local_root: Path) -> None:
+        self.tmp, self.local_root = tmp, local_root
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    @property
+    def api(self) -> str:
+        return f"127.0.0.1:{self.port}/pytorchjob/api"
+
+    async def start(self) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
+                f"--IdentityProvider.token={self.TOKEN}",
+                "--ServerApp.allow_root=True",
+                "--ServerApp.open_browser=False",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--ServerApp.root_dir={self.tmp}",
+                "--PyTorchJobApp.backend=local",
+                f"--PyTorchJobApp.local_root={self.local_root}",
+                "--PyTorchJobApp.default_shm=off",
+            ],
+            env={
+                **os.environ,
+                "JUPYTER_CONFIG_DIR": str(self.tmp / "config"),
+                "JUPYTER_RUNTIME_DIR": str(self.tmp / "runtime"),
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        async def answers() -> bool:
+            assert self.process is not None and self.process.poll() is None, "server exited"
+            try:
+                await self.fetch("config")
+            except OSError:
+                return False
+            return True
+
+        assert await eventually(answers, timeout=60), "the server did not start"
+
+    async def fetch(self, path: str, *, parse: bool = True, **kwargs: Any) -> Any:
+        """The answer's JSON (its text with ``parse=False``)."""
+        response = await AsyncHTTPClient().fetch(
+            f"http://{self.api}/{path}",
+            headers={"Authorization": f"token {self.TOKEN}"},
+            **kwargs,
+        )
+        text = response.body.decode()
+        return json.loads(text) if parse and text else text
+
+    async def logs(self, name: str, **query: str) -> WebSocketClientConnection:
+        request = HTTPRequest(
+            f"ws://{self.api}/jobs/{name}/logs?{urlencode(query)}",
+            headers={"Authorization": f"token {self.TOKEN}"},
+        )
+        return await websocket_connect(request)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def jupyter_server(
+    tmp_path: Path, jp_asyncio_loop: asyncio.AbstractEventLoop
+) -> Iterator[JupyterServer]:
+    server = JupyterServer(tmp_path, tmp_path / "ptjob-home")
+    yield server
+    server.kill()
+    # The jobs it left, deleted through a backend on the same root.
+    local = LocalBackend(root=server.local_root, default_workdir=EXAMPLES)
+    for job in jp_asyncio_loop.run_until_complete(local.list_jobs()):
+        jp_asyncio_loop.run_until_complete(local.delete_job(job.name))
+
+
+async def read_messages(
+    ws: WebSocketClientConnection, messages: list[dict[str, Any]], until: Callable[[], bool]
+) -> bool:
+    """Append the socket's messages until ``until()`` holds (True) or it closes (False)."""
+    while not until():
+        text = await ws.read_message()
+        if text is None:
+            return False
+        messages.append(json.loads(text))
+    return True
+
+
+def lines(messages: list[dict[str, Any]]) -> str:
+    """The log text of the websocket's messages."""
+    return "".join(m.get("text", "") for m in messages)
+
+
+async def test_server_killed_while_following_logs(
+    jupyter_server: JupyterServer, marker: str, tmp_path: Path
+) -> None:
+    """The job lives on under its supervisor; a restarted server serves it, and following
+    again from the last offset received loses and repeats no line."""
+    stop = tmp_path / "stop"
+    await jupyter_server.start()
+    body = {"name": "survivor", "script": TICK_UNTIL, "env": {"MARK": marker, "STOP": str(stop)}}
+    await jupyter_server.fetch("jobs", method="POST", body=json.dumps(body))
+
+    first: list[dict[str, Any]] = []
+    ws = await jupyter_server.logs("survivor", follow="1")
+    assert await read_messages(ws, first, lambda: len(ticks(lines(first))) >= 50)
+    supervisor = json.loads(
+        (jupyter_server.local_root / "jobs" / "survivor" / "job.json").read_text()
+    )
+    jupyter_server.kill()
+    # The client sees its socket close, not a hang.
+    assert not await asyncio.wait_for(read_messages(ws, first, lambda: False), 10)
+    assert all("error" not in m for m in first)
+    # The job runs on under the same supervisor.
+    assert running(supervisor["supervisor"]["pid"])
+
+    await jupyter_server.start()
+    job = await jupyter_server.fetch("jobs/survivor")
+    assert job["state"] == "Running"
+    since = {m["replica"]: m["offset"] for m in first if "offset" in m}
+    second: list[dict[str, Any]] = []
+    ws = await jupyter_server.logs("survivor", follow="1", since=json.dumps(since))
+    assert await read_messages(ws, second, lambda: len(ticks(lines(second))) >= 50)
+    stop.touch()
+    assert await asyncio.wait_for(
+        read_messages(ws, second, lambda: bool(second) and second[-1].get("end") is True), 30
+    )
+    assert all("error" not in m for m in second)
+
+    seen = ticks(lines(first) + lines(second))
+    assert seen == list(range(len(seen)))
+    assert lines(second).endswith("done\n")
+    # What was followed is all the log holds.
+    log = await jupyter_server.fetch("jobs/survivor/logs?replica=master-0", parse=False)
+    assert log == lines(first) + lines(second)
+    assert (await jupyter_server.fetch("jobs/survivor"))["state"] == "Succeeded"
+    assert await eventually(lambda: processes_with_environ(marker) == [])

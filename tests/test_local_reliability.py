@@ -293,8 +293,21 @@ async def test_the_job_list_rereads_only_what_changed(backend: LocalBackend) -> 
     tmp.replace(replicas)
     (changed,) = await backend.list_jobs()
     assert changed.replicas[0].restarts == 7
+    assert json.loads(changed.list_json())["replicas"][0]["restarts"] == 7
 
     await backend.submit(make_spec(name="second", command=python("pass")))
     assert [j.name for j in await backend.list_jobs()] == ["second", "first"]
     await backend.delete_job("first")
     assert [j.name for j in await backend.list_jobs()] == ["second"]
+
+
+async def test_a_finished_job_is_serialised_once_for_the_list(backend: LocalBackend) -> None:
+    await backend.submit(make_spec(name="done", command=python("pass")))
+    await backend.wait("done", timeout=60)
+    await backend.submit(make_spec(name="busy", command=python("import time; time.sleep(60)")))
+    first = {j.name: j.list_json() for j in await backend.list_jobs()}
+    again = {j.name: j for j in await backend.list_jobs()}
+    assert json.loads(first["done"]) == json.loads(json.dumps(again["done"].to_wire()))
+    assert again["done"].list_json() is first["done"]  # made once
+    assert again["busy"].finished is None
+    assert again["busy"].list_json() is not first["busy"]  # its duration grows

@@ -696,3 +696,37 @@ def test_cli_tensorboard_runs_a_local_one_until_ctrl_c(tmp_path: Path) -> None:
             proc.kill()
         with contextlib.suppress(Exception):
             asyncio.run(LocalBackend(root=tmp_path / "home").delete_job("with-tb"))
+
+
+def test_suspend_and_resume_magics(
+    shell: InteractiveShell,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``%ptjob suspend|resume NAME`` on a running local job; a finished job's refusal is
+    the magic's usage error, not a traceback."""
+    backend = LocalBackend(root=tmp_path / "home")
+    monkeypatch.setattr(backend_choice, "open_backend", lambda name, namespace=None: backend)
+    shell.run_line_magic("load_ext", "jupyter_pytorchjob")
+    manifest = backend.jobs_dir / "pausable" / "manifest.json"
+    runner = runner_of(shell)
+    try:
+        shell.run_line_magic(
+            "ptjob", "submit --name pausable --shm off -- python -c 'import time; time.sleep(120)'"
+        )
+        capsys.readouterr()
+        shell.run_line_magic("ptjob", "suspend pausable")
+        assert capsys.readouterr().out == "suspended pausable\n"
+        assert json.loads(manifest.read_text())["spec"]["runPolicy"]["suspend"] is True
+        shell.run_line_magic("ptjob", "resume pausable")
+        assert capsys.readouterr().out == "resumed pausable\n"
+        assert json.loads(manifest.read_text())["spec"]["runPolicy"]["suspend"] is False
+
+        shell.run_line_magic("ptjob", "submit --name over --shm off -- true")
+        runner.run(backend.wait("over", timeout=60))
+        with pytest.raises(UsageError, match="is Succeeded: a finished job cannot be suspended"):
+            shell.run_line_magic("ptjob", "suspend over")
+    finally:
+        for job in runner.run(backend.list_jobs()):
+            runner.run(backend.delete_job(job.name))

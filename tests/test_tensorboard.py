@@ -437,3 +437,75 @@ async def test_at_most_max_instances_run(
     assert await wait_gone(first["pid"])
     assert [i.id for i in manager.list()] == [second["id"]]
     await jp_fetch(*API, second["id"], method="DELETE")
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of process group ``pgid`` (TensorBoard and its data server)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and alive(int(entry.name)):
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid:
+                members.append(int(entry.name))
+    return members
+
+
+async def scalar_tags(jp_fetch: Any, tb: dict[str, Any]) -> dict[str, Any]:
+    """The scalar tags per run TensorBoard shows now; the proxy never answers 500."""
+    response = await proxied(jp_fetch, tb, "data/plugin/scalars/tags", raise_error=False)
+    assert response.code == 200, response.body
+    tags: dict[str, Any] = json.loads(response.body)
+    return tags
+
+
+async def until_tags(jp_fetch: Any, tb: dict[str, Any], expected: dict[str, list[str]]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        shown = {run: sorted(tags) for run, tags in (await scalar_tags(jp_fetch, tb)).items()}
+        if shown == expected:
+            return
+        assert time.monotonic() < deadline, f"TensorBoard still shows {shown}, not {expected}"
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("load_fast", ["auto", "false"])
+async def test_logdir_deleted_while_tensorboard_runs(
+    jp_fetch: Any, logdir: Path, manager: TensorBoardManager, load_fast: str
+) -> None:
+    """TensorBoard shows the directory as it is (empty, then the new run), never a 500;
+    its entry stays true (listed while it runs), and stopping it leaves no process."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    manager.load_fast = load_fast  # the Rust data server and the Python loader
+    tb = await open_tensorboard(jp_fetch, {"logdir": "runs/exp"})
+    await until_tags(jp_fetch, tb, {".": ["loss"]})
+    shutil.rmtree(logdir)
+
+    await until_tags(jp_fetch, tb, {})
+    for path in ("data/runs", "data/environment", ""):
+        response = await proxied(jp_fetch, tb, path, raise_error=False)
+        assert response.code == 200, (path, response.body)
+    listed = json.loads((await jp_fetch(*API)).body)
+    assert [(i["id"], i["pid"]) for i in listed] == [(tb["id"], tb["pid"])]
+    assert alive(tb["pid"])
+
+    # A recreated directory: the same TensorBoard serves its new run, and only that.
+    writer = SummaryWriter(log_dir=str(logdir))
+    writer.add_scalar("accuracy", 0.5, 0)
+    writer.close()
+    again = await open_tensorboard(jp_fetch, {"logdir": "runs/exp"})
+    assert again["id"] == tb["id"]
+    await until_tags(jp_fetch, again, {".": ["accuracy"]})
+
+    members = group_members(again["pid"])
+    assert again["pid"] in members
+    response = await jp_fetch(*API, again["id"], method="DELETE")
+    assert response.code == 204
+    for pid in members:
+        assert await wait_gone(pid)
+    assert group_members(again["pid"]) == []
+    assert json.loads((await jp_fetch(*API)).body) == []

@@ -19,18 +19,7 @@
  */
 'use strict';
 
-const path = require('path');
-const { chromium } = require(
-  path.join(
-    __dirname,
-    '..',
-    '..',
-    'ui-tests',
-    'node_modules',
-    '@playwright',
-    'test'
-  )
-);
+const { launchChromium, openLab } = require('../chromium');
 
 function option(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -105,38 +94,8 @@ async function main() {
   );
 
   // 2. JupyterLab in Chromium.
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync'
-    ]
-  });
-  const page = await browser.newPage({
-    viewport: { width: 1400, height: 900 }
-  });
-  page.on('crash', () => console.error('the page crashed'));
-  page.on('console', m => {
-    if (process.env.BENCH_DEBUG) {
-      console.error('console', m.text());
-    }
-  });
-  page.on('pageerror', error => console.error('page error:', error.message));
-  // A fresh workspace, so that no earlier tab is restored.
-  await page.goto(
-    `${BASE}/lab/workspaces/${JOB}?reset${TOKEN ? `&token=${TOKEN}` : ''}`
-  );
-  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
-  await page.waitForFunction(
-    () => window.jupyterapp && window.jupyterapp.started
-  );
-  await page.evaluate(() => window.jupyterapp.started);
+  const browser = await launchChromium();
+  const page = await openLab(browser, BASE, TOKEN, JOB);
 
   // 3. Time to first paint and to the whole log.
   const timings = await page.evaluate(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,3 +110,16 @@ class JobInfo:
         if with_manifest:
             wire["manifest"] = copy.deepcopy(self.manifest)
         return wire
+
+    def list_json(self) -> str:
+        """``to_wire()`` as JSON, made once for a finished job: the local backend hands
+        out the same ``JobInfo`` while a finished job's files are unchanged, so a list
+        of 1,000 jobs serialises only the running ones (``GET jobs`` spent most of its
+        time in ``json.dumps``). A running job's duration grows: never kept."""
+        if self.finished is None:
+            return json.dumps(self.to_wire())
+        # Kept beside the fields (not one of them: to_wire and == ignore it).
+        cached: str | None = self.__dict__.get("_list_json")
+        if cached is None:
+            cached = self.__dict__["_list_json"] = json.dumps(self.to_wire())
+        return cached

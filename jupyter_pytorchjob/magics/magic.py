@@ -145,6 +145,16 @@ class PtjobMagics(Magics):
         self.runner.run(self._backend(invocation.options).delete_job(name))
         print(f"deleted {name}")
 
+    def _do_suspend(self, invocation: Invocation) -> None:
+        name = invocation.options.job
+        self.runner.run(self._backend(invocation.options).suspend(name))
+        print(f"suspended {name}")
+
+    def _do_resume(self, invocation: Invocation) -> None:
+        name = invocation.options.job
+        self.runner.run(self._backend(invocation.options).resume(name))
+        print(f"resumed {name}")
+
     def _do_logs(self, invocation: Invocation) -> None:
         """Stream the logs into the output; an interrupt stops following, quietly."""
         options = invocation.options
@@ -254,6 +264,7 @@ PtjobMagics.ptjob.__doc__ = (
     "    %ptjob submit [JOB FLAGS] -- COMMAND ... a script on the PVC\n"
     "    %ptjob logs NAME [-f] [--replica R] [--tail N] [--previous]\n"
     "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
+    "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
     "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
     "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
     "of every replica), so the job never depends on the notebook's files. A script\n"

@@ -78,4 +78,47 @@ describe('PyTorchJobClient', () => {
       })
     ).toBe('/a%40b/pytorchjob/tensorboard/abc/');
   });
+
+  it('suspends and resumes with PATCH jobs/{name} and answers the job', async () => {
+    const sent: Array<[string, string, string]> = [];
+    const fetch = jest.fn(
+      async (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = input instanceof Request ? input : null;
+        sent.push([
+          // Without the cache-busting query ServerConnection adds to a request.
+          (request ? request.url : String(input)).split('?')[0],
+          request ? request.method : (init?.method ?? 'GET'),
+          request ? await request.text() : String(init?.body)
+        ]);
+        return {
+          ok: true,
+          status: 200,
+          statusText: 'OK',
+          text: () =>
+            Promise.resolve('{"name": "my job", "state": "Suspended"}')
+        } as Response;
+      }
+    );
+    const patching = new PyTorchJobClient(
+      ServerConnection.makeSettings({
+        baseUrl: 'http://localhost:8888/a%40b/',
+        fetch: fetch as unknown as typeof window.fetch
+      })
+    );
+    const job = await patching.setSuspended('my job', true);
+    await patching.setSuspended('my job', false);
+    expect(job.state).toBe('Suspended');
+    expect(sent).toEqual([
+      [
+        'http://localhost:8888/a%40b/pytorchjob/api/jobs/my%20job',
+        'PATCH',
+        '{"suspend":true}'
+      ],
+      [
+        'http://localhost:8888/a%40b/pytorchjob/api/jobs/my%20job',
+        'PATCH',
+        '{"suspend":false}'
+      ]
+    ]);
+  });
 });

@@ -85,8 +85,22 @@ function fakeClient() {
     isTensorBoardRunning: jest.fn().mockResolvedValue(true),
     tensorBoardUrl: jest.fn().mockReturnValue('about:blank'),
     listTensorBoards: jest.fn().mockResolvedValue([BOARD]),
-    stopTensorBoard: jest.fn().mockResolvedValue(undefined)
+    stopTensorBoard: jest.fn().mockResolvedValue(undefined),
+    setSuspended: jest.fn()
   };
+}
+
+/**
+ * Resolves once `condition` holds; fails after 5 s.
+ */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      throw new Error(`still waiting for ${condition}`);
+    }
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
 }
 
 describe('the commands', () => {
@@ -176,6 +190,58 @@ describe('the commands', () => {
     expect(shown()).toEqual([logs]);
     expect(logs.title.label).toBe('Logs: ddp');
     expect(logs.content.lines.replica).toBe('worker-0');
+  });
+
+  it('suspend a job from its view, then resume it', async () => {
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    const view = trackers.jobs.find(() => true)!.content;
+    const labels = () =>
+      Array.from(view.node.querySelectorAll('button')).map(b => b.textContent);
+    const click = (label: string) =>
+      Array.from(view.node.querySelectorAll('button'))
+        .find(b => b.textContent === label)!
+        .click();
+    const state = () =>
+      view.node.querySelector('[role="status"]')?.textContent ?? '';
+
+    await until(() => state() === 'Running');
+    expect(labels()).toContain('Suspend');
+    expect(labels()).not.toContain('Resume');
+
+    const suspended = { ...JOB, state: 'Suspended' };
+    client.setSuspended.mockResolvedValue(suspended);
+    client.getJob.mockResolvedValue(suspended);
+    click('Suspend');
+    await until(() => state() === 'Suspended');
+    expect(client.setSuspended).toHaveBeenCalledWith('ddp', true);
+    expect(labels()).toContain('Resume');
+    expect(labels()).not.toContain('Suspend');
+
+    client.setSuspended.mockResolvedValue(JOB);
+    client.getJob.mockResolvedValue(JOB);
+    click('Resume');
+    await until(() => state() === 'Running');
+    expect(client.setSuspended).toHaveBeenLastCalledWith('ddp', false);
+    expect(labels()).toContain('Suspend');
+  });
+
+  it('offer neither suspend nor resume for a finished job', async () => {
+    client.getJob.mockResolvedValue({ ...JOB, state: 'Succeeded' });
+    await commands.execute(CommandIDs.openJob, { name: 'ddp' });
+    const view = trackers.jobs.find(() => true)!.content;
+    await until(
+      () =>
+        view.node.querySelector('[role="status"]')?.textContent === 'Succeeded'
+    );
+    const labels = Array.from(view.node.querySelectorAll('button')).map(
+      b => b.textContent
+    );
+    expect(labels).toContain('Delete');
+    expect(labels).not.toContain('Suspend');
+    expect(labels).not.toContain('Resume');
+    expect(commands.label(CommandIDs.suspendJob, { name: 'ddp' })).toBe(
+      'Suspend job ddp'
+    );
   });
 
   it('open one TensorBoard tab per target', async () => {

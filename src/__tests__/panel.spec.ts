@@ -147,4 +147,38 @@ describe('JobsPanel', () => {
     panel.show();
     expect(model.visible).toBe(true);
   });
+
+  it('renders a page of rows at first, and more on demand', async () => {
+    const many: IJob[] = Array.from(
+      { length: JobsPanel.ROWS_PER_PAGE * 2 + 5 },
+      (_, i) => ({ ...jobs[1], name: `job-${i}` })
+    );
+    const big = new JobsModel({
+      fetchJobs: () => Promise.resolve(many),
+      refreshInterval: 3600
+    });
+    const paged = new JobsPanel({ model: big, commands, trans });
+    Widget.attach(paged, document.body);
+    await big.refresh();
+    await rendered(paged);
+    const rows = () =>
+      paged.node.querySelectorAll('.jp-PyTorchJobPanel-item').length;
+    const more = () =>
+      paged.node.querySelector(
+        '.jp-PyTorchJobPanel-more button'
+      ) as HTMLElement | null;
+    expect(rows()).toBe(JobsPanel.ROWS_PER_PAGE);
+    expect(more()!.textContent).toBe(
+      `Show more (${JobsPanel.ROWS_PER_PAGE} of ${many.length} shown)`
+    );
+    more()!.click();
+    await rendered(paged);
+    expect(rows()).toBe(JobsPanel.ROWS_PER_PAGE * 2);
+    more()!.click();
+    await rendered(paged);
+    expect(rows()).toBe(many.length);
+    expect(more()).toBeNull();
+    paged.dispose();
+    big.dispose();
+  });
 });

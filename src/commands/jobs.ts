@@ -82,6 +82,30 @@ export function addJobCommands(
     execute: args => Private.deleteJob(context, trackers, nameArg(args))
   });
 
+  commands.addCommand(CommandIDs.suspendJob, {
+    label: args =>
+      jobLabel(
+        args,
+        name => trans.__('Suspend job %1', name),
+        trans.__('Suspend job')
+      ),
+    describedBy: { args: NAME_SCHEMA },
+    execute: args =>
+      Private.setSuspended(context, trackers, nameArg(args), true)
+  });
+
+  commands.addCommand(CommandIDs.resumeJob, {
+    label: args =>
+      jobLabel(
+        args,
+        name => trans.__('Resume job %1', name),
+        trans.__('Resume job')
+      ),
+    describedBy: { args: NAME_SCHEMA },
+    execute: args =>
+      Private.setSuspended(context, trackers, nameArg(args), false)
+  });
+
   notifyFinishedJobs(context);
 }
 
@@ -303,6 +327,36 @@ namespace Private {
       );
     }
     return job.spec ?? undefined;
+  }
+
+  /**
+   * Suspend or resume a job; the list and the job's view show its new state.
+   */
+  export async function setSuspended(
+    context: ICommandContext,
+    trackers: ITrackers,
+    name: string,
+    suspend: boolean
+  ): Promise<IJob | undefined> {
+    const { client, model, trans } = context;
+    let job: IJob;
+    try {
+      job = await client.setSuspended(name, suspend);
+    } catch (error) {
+      notifyError(
+        suspend
+          ? trans.__(
+              'Could not suspend %1: %2',
+              name,
+              formatError(error, trans)
+            )
+          : trans.__('Could not resume %1: %2', name, formatError(error, trans))
+      );
+      return undefined;
+    }
+    const view = trackers.jobs.find(w => w.content.jobName === name);
+    await Promise.all([model.refresh(), view?.content.refresh()]);
+    return job;
   }
 
   /**
