@@ -17,9 +17,17 @@ from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.kinds import PYTORCHJOB, TRAINJOB
 
+from .crd import require_crds
 from .fake_kube import FakeKube
 
 NS = "team-a"
+
+
+@pytest.fixture(autouse=True)
+def trainer_crds() -> None:
+    """The fake plays Trainer v2 from the real CRDs and shipped runtimes (../shared):
+    skipped in a bare clone, a failure in CI (PTJOB_REQUIRE_CRDS=1)."""
+    require_crds()
 
 
 @pytest.fixture
