@@ -27,6 +27,11 @@ import {
 import { IJob, IJobEvent } from './tokens';
 
 /**
+ * The kind of a job that does not say (every local job is one): an object kind, not text.
+ */
+const PYTORCHJOB = 'PyTorchJob';
+
+/**
  * The details of one job, refreshed while it is shown.
  */
 export class JobView extends ReactWidget {
@@ -205,6 +210,8 @@ export class JobView extends ReactWidget {
               </dd>
               <dt>{trans.__('Duration')}</dt>
               <dd>{formatDuration(jobDuration(job, now), trans)}</dd>
+              <dt>{trans.__('Kind')}</dt>
+              <dd>{job.kind ?? PYTORCHJOB}</dd>
               <dt>{trans.__('Nodes')}</dt>
               <dd>
                 {trans._n('%1 node', '%1 nodes', job.nodes)}

@@ -274,6 +274,14 @@ function JobItem(props: {
         >
           {job.name}
         </button>
+        {job.kind === 'TrainJob' && (
+          <span
+            className="jp-PyTorchJobPanel-kind"
+            title={trans.__('A Kubeflow Trainer v2 TrainJob')}
+          >
+            {job.kind}
+          </span>
+        )}
         <span
           className={stateClass(job.state)}
           aria-label={trans.__('State: %1', stateLabel(job.state, trans))}

@@ -109,6 +109,29 @@ describe('JobsPanel', () => {
     const second = rows[1] as HTMLElement;
     expect(second.textContent).toContain('1m 0s');
     expect(second.textContent).not.toContain('GPU');
+    expect(panel.node.querySelector('.jp-PyTorchJobPanel-kind')).toBeNull();
+  });
+
+  it('marks TrainJobs among PyTorchJobs', async () => {
+    const mixed = new JobsModel({
+      fetchJobs: () =>
+        Promise.resolve([
+          { ...jobs[1], name: 'tj', kind: 'TrainJob' },
+          jobs[0]
+        ]),
+      refreshInterval: 3600
+    });
+    panel.dispose();
+    panel = new JobsPanel({ model: mixed, commands, trans });
+    Widget.attach(panel, document.body);
+    await mixed.refresh();
+    await rendered(panel);
+    const rows = panel.node.querySelectorAll('.jp-PyTorchJobPanel-item');
+    expect(rows[0].querySelector('.jp-PyTorchJobPanel-kind')!.textContent).toBe(
+      'TrainJob'
+    );
+    expect(rows[1].querySelector('.jp-PyTorchJobPanel-kind')).toBeNull();
+    mixed.dispose();
   });
 
   it('runs the row actions as commands', () => {
