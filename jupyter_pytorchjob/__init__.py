@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from ._version import __version__
-except ImportError:  # pragma: no cover - only in a source tree that was never built
-    __version__ = "0.0.0+unknown"
+from .package_version import __version__
 
 __all__ = ["__version__"]
 

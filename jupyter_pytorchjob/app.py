@@ -13,9 +13,9 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, CaselessStrEnum, Dict, Float, Integer, List, Unicode, default
 
-from . import __version__
 from .backends import Backend, BackendError, create_backend
 from .job.fields import DEFAULT_GPU_RESOURCE, DEFAULT_IMAGE, DEFAULT_SHM, config_fields
+from .package_version import __version__
 
 
 class PyTorchJobApp(ExtensionApp):
