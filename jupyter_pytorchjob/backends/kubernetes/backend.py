@@ -232,10 +232,9 @@ class KubernetesBackend(Backend):
     async def runtimes(self) -> list[Runtime]:
         """ClusterTrainingRuntimes, overridden by the namespace's TrainingRuntimes of the
         same name (which a user may not be allowed to list: then only the cluster's)."""
-        api = await self.api()
-        if not await self._serves(api, TRAINJOB):
+        if TRAINJOB not in await self.job_kinds():
             return []
-        custom = client.CustomObjectsApi(api)
+        custom = client.CustomObjectsApi(await self.api())
         group, version = TRAINJOB.group, TRAINJOB.version
         cluster = await self._call(
             "list clustertrainingruntimes",
@@ -440,10 +439,10 @@ class KubernetesBackend(Backend):
         """A merge patch of the kind's suspend field (PyTorchJob: ``runPolicy.suspend``,
         what Kueue and ``kubectl patch`` do); the controller deletes or recreates the
         pods (v1.9.4 common/job.go:146-173)."""
-        kind, _ = await self._job(name)
-        current = await self.get_job(name)
-        if current.state.finished:
-            raise finished_error(name, current.state, "suspended" if suspend else "resumed")
+        kind, job = await self._job(name)
+        state = kind.job_info(job, []).state  # finished or not: the conditions say, not pods
+        if state.finished:
+            raise finished_error(name, state, "suspended" if suspend else "resumed")
         custom = await self.custom()
         # The client would pick json-patch+json for a dict body: say merge patch (its
         # typed signature lacks the generic ``_content_type`` option, hence the dict).
