@@ -466,7 +466,10 @@ async def read_lines(
     if offset > size:  # the file was rotated (a restart): start over on the new one
         offset = 0
     while offset < size:
-        data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+        try:
+            data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+        except FileNotFoundError:
+            return  # deleted meanwhile (cleanPodPolicy All, a deadline): as a pod's log goes
         cut = data.rfind(b"\n") + 1
         if not cut:
             if len(data) < CHUNK:
