@@ -14,6 +14,7 @@ import {
   IJobBody,
   IJobEvent,
   IRenderResult,
+  IRuntime,
   ITensorBoard,
   IVolume
 } from './tokens';
@@ -122,6 +123,15 @@ export class PyTorchJobClient {
   async volumes(): Promise<IVolume[]> {
     const answer = await this._request<{ volumes: IVolume[] }>('volumes');
     return answer.volumes;
+  }
+
+  /**
+   * `GET runtimes`: the Kubeflow Trainer runtimes a TrainJob can run on here,
+   * usable ones first (empty where TrainJobs are not served).
+   */
+  async runtimes(): Promise<IRuntime[]> {
+    const answer = await this._request<{ runtimes: IRuntime[] }>('runtimes');
+    return answer.runtimes;
   }
 
   /**

@@ -644,6 +644,61 @@ export interface IJobEvent {
 }
 
 /**
+ * A Kubeflow Trainer runtime a TrainJob can name (`GET runtimes`).
+ */
+export interface IRuntime {
+  /**
+   * The runtime's name (`runtimeRef.name`).
+   */
+  name: string;
+
+  /**
+   * `ClusterTrainingRuntime` or `TrainingRuntime` (this namespace's).
+   */
+  kind: string;
+
+  /**
+   * Its `trainer.kubeflow.org/framework` label (`torch`, `deepspeed`, …).
+   */
+  framework: string | null;
+
+  /**
+   * Whether it is labelled `trainer.kubeflow.org/support: deprecated`.
+   */
+  deprecated: boolean;
+
+  /**
+   * Its default node count (`mlPolicy.numNodes`).
+   */
+  nodes: number;
+
+  /**
+   * The image of its `node` container.
+   */
+  image: string | null;
+
+  /**
+   * Which `mlPolicy` it sets (`torch`, `mpi`, …).
+   */
+  policy: string | null;
+
+  /**
+   * Its replicated jobs (the valid patch targets).
+   */
+  replicatedJobs: string[];
+
+  /**
+   * Its initializer jobs (`dataset-initializer`, `model-initializer`).
+   */
+  initializers: string[];
+
+  /**
+   * Why this tool cannot submit to it; `null` when it can.
+   */
+  unusable: string | null;
+}
+
+/**
  * A claim a job can mount.
  */
 export interface IVolume {

@@ -27,6 +27,7 @@ from jupyter_pytorchjob.job.fields import (
     json_schema,
 )
 from jupyter_pytorchjob.job.spec import JobSpec, _WireReader
+from jupyter_pytorchjob.kinds import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = yaml.safe_load(
@@ -86,6 +87,7 @@ def test_tokens_ts_job_body_is_the_table() -> None:
         ("IFieldInfo", SCHEMAS["FieldInfo"]),
         ("IPvcMount", SCHEMAS["PvcMount"]),
         ("IToleration", SCHEMAS["Toleration"]),
+        ("IRuntime", SCHEMAS["Runtime"]),
     ],
 )
 def test_tokens_ts_types_what_the_server_sends(interface: str, schema: dict[str, Any]) -> None:
@@ -97,6 +99,12 @@ def test_tokens_ts_types_what_the_server_sends(interface: str, schema: dict[str,
 def test_the_jest_fixture_is_what_the_server_sends() -> None:
     fixture = json.loads((ROOT / "src" / "__tests__" / "fields.json").read_text())
     assert fixture == config_fields()
+
+
+def test_the_jest_kinds_fixture_is_what_the_server_sends() -> None:
+    """The form's kind switch and hidden fields are tested on GET config's ``kinds``."""
+    fixture = json.loads((ROOT / "src" / "__tests__" / "kinds.json").read_text())
+    assert fixture == [kind.to_wire() for kind in KINDS]
 
 
 def test_the_readme_lists_every_flag() -> None:

@@ -11,6 +11,7 @@ import { JobForm } from '../form/form';
 import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
 import FIELDS from './fields.json';
+import KINDS from './kinds.json';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -191,5 +192,134 @@ describe('JobForm', () => {
     expect(
       control('[data-field="tolerations"] .jp-PyTorchJobForm-error').textContent
     ).toBe('tolerations[0].key: is required');
+  });
+});
+
+describe('JobForm kinds', () => {
+  const texts = formTexts(trans).fields;
+
+  async function open(kinds: typeof KINDS): Promise<JobForm> {
+    const client = fakeClient() as unknown as Record<string, jest.Mock>;
+    client.runtimes = jest.fn().mockResolvedValue([
+      {
+        name: 'torch-distributed',
+        kind: 'ClusterTrainingRuntime',
+        framework: 'torch',
+        deprecated: false,
+        nodes: 2,
+        image: 'torch:2',
+        policy: 'torch',
+        replicatedJobs: ['node'],
+        initializers: [],
+        unusable: null
+      },
+      {
+        name: 'old-torch',
+        kind: 'TrainingRuntime',
+        framework: 'torch',
+        deprecated: true,
+        nodes: 1,
+        image: 'torch:1',
+        policy: 'torch',
+        replicatedJobs: ['node'],
+        initializers: [],
+        unusable: null
+      },
+      {
+        name: 'mpi-distributed',
+        kind: 'ClusterTrainingRuntime',
+        framework: 'deepspeed',
+        deprecated: false,
+        nodes: 1,
+        image: 'ds:1',
+        policy: 'mpi',
+        replicatedJobs: ['launcher', 'node'],
+        initializers: [],
+        unusable: 'runs mpi jobs, not torch (torchrun) ones'
+      }
+    ]);
+    const model = new JobFormModel({
+      client: client as unknown as FormClient,
+      defaults: {
+        image: 'img',
+        shm: '2Gi',
+        gpuResource: 'nvidia.com/gpu',
+        fields: FIELDS,
+        kinds
+      },
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    const form = new JobForm({ model, trans, onSubmitted: () => undefined });
+    form.id = 'form';
+    Widget.attach(form, document.body);
+    await model.loadRuntimes();
+    await rendered(form);
+    return form;
+  }
+
+  function close(form: JobForm): void {
+    Widget.detach(form);
+    form.dispose();
+  }
+
+  it('has no kind switch where the backend runs one kind', async () => {
+    const form = await open([KINDS[1]]);
+    expect(form.node.querySelector('#form-f-kind')).toBeNull();
+    // That kind is a TrainJob: its runtime picker, no Elastic section.
+    expect(form.node.querySelector('#form-f-runtime')).not.toBeNull();
+    expect(form.node.querySelector('[data-section="elastic"]')).toBeNull();
+    expect(form.model.body.kind).toBe('TrainJob');
+    close(form);
+  });
+
+  it('switches to a TrainJob: runtime picker in, what it cannot express out', async () => {
+    const form = await open(KINDS);
+    const q = <T extends Element = HTMLInputElement>(selector: string) =>
+      form.node.querySelector(selector) as T;
+    const kind = q<HTMLSelectElement>('#form-f-kind');
+    expect(q('[data-field="kind"] label').textContent).toBe(texts.kind.label);
+    expect([...kind.options].map(o => o.value)).toEqual([
+      'PyTorchJob',
+      'TrainJob'
+    ]);
+    expect(q('#form-f-runtime')).toBeNull();
+    expect(q('[data-section="elastic"]')).not.toBeNull();
+
+    type(kind, 'TrainJob');
+    await rendered(form);
+    q<HTMLButtonElement>('[data-section="advanced"] h3 button').click();
+    await rendered(form);
+    expect(q('[data-section="elastic"]')).toBeNull();
+    for (const hidden of ['ttl', 'backoffLimit', 'restartPolicy', 'workdir']) {
+      expect(q(`[data-field="${hidden}"]`)).toBeNull();
+    }
+    for (const kept of ['env', 'tolerations', 'deadline', 'pvc', 'shm']) {
+      expect(q(`[data-field="${kept}"]`)).not.toBeNull();
+    }
+    const picker = q<HTMLSelectElement>('#form-f-runtime');
+    expect([...picker.options].map(o => [o.textContent, o.disabled])).toEqual([
+      [texts.runtime.choices![''], false],
+      ['torch-distributed (torch)', false],
+      ['old-torch (torch) · deprecated', false],
+      [
+        'mpi-distributed (deepspeed) · unusable: runs mpi jobs, not torch (torchrun) ones',
+        true
+      ]
+    ]);
+
+    type(picker, 'torch-distributed');
+    await rendered(form);
+    expect(form.model.state).toMatchObject({
+      kind: 'TrainJob',
+      runtime: 'torch-distributed',
+      image: 'torch:2',
+      nodes: '2'
+    });
+    expect(q('#form-f-image').value).toBe('torch:2');
+    expect(q('#form-f-runtime-hint').textContent).toBe(
+      'ClusterTrainingRuntime · 2 nodes · torch:2'
+    );
+    close(form);
   });
 });

@@ -4,8 +4,9 @@
 
 import { FormClient, JobFormModel } from '../form/model';
 import { PyTorchJobAPIError } from '../request';
-import { IJobBody, IRenderResult } from '../tokens';
+import { IJobBody, IRenderResult, IRuntime } from '../tokens';
 import FIELDS from './fields.json';
+import KINDS from './kinds.json';
 
 const defaults = {
   image: 'img',
@@ -32,8 +33,25 @@ function fakeClient(): jest.Mocked<FormClient> {
     render: jest.fn(),
     renderYaml: jest.fn(),
     submit: jest.fn(),
-    volumes: jest.fn().mockResolvedValue([])
+    volumes: jest.fn().mockResolvedValue([]),
+    runtimes: jest.fn().mockResolvedValue([])
   } as unknown as jest.Mocked<FormClient>;
+}
+
+function runtime(patch: Partial<IRuntime>): IRuntime {
+  return {
+    name: 'torch-distributed',
+    kind: 'ClusterTrainingRuntime',
+    framework: 'torch',
+    deprecated: false,
+    nodes: 1,
+    image: 'pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime',
+    policy: 'torch',
+    replicatedJobs: ['node'],
+    initializers: [],
+    unusable: null,
+    ...patch
+  };
 }
 
 describe('JobFormModel', () => {
@@ -264,6 +282,78 @@ describe('JobFormModel', () => {
     client.volumes.mockRejectedValueOnce(new Error('forbidden'));
     await model.loadVolumes();
     expect(model.volumes.map(v => v.name)).toEqual(['data']);
+    model.dispose();
+  });
+});
+
+describe('JobFormModel with job kinds', () => {
+  it('lists the runtimes only where a kind names one', async () => {
+    const client = fakeClient();
+    const pytorchOnly = new JobFormModel({
+      client,
+      defaults: { ...defaults, kinds: [KINDS[0]] }
+    });
+    await pytorchOnly.loadRuntimes();
+    expect(client.runtimes).not.toHaveBeenCalled();
+    pytorchOnly.dispose();
+
+    client.runtimes.mockResolvedValue([runtime({})]);
+    const model = new JobFormModel({
+      client,
+      defaults: { ...defaults, kinds: KINDS }
+    });
+    await model.loadRuntimes();
+    expect(model.runtimes.map(r => r.name)).toEqual(['torch-distributed']);
+    expect(model.runtimesError).toBe('');
+    model.dispose();
+  });
+
+  it('says why the runtimes could not be listed', async () => {
+    const client = fakeClient();
+    client.runtimes.mockRejectedValue(new Error('forbidden'));
+    const model = new JobFormModel({
+      client,
+      defaults: { ...defaults, kinds: KINDS }
+    });
+    await model.loadRuntimes();
+    expect(model.runtimes).toEqual([]);
+    expect(model.runtimesError).toBe('forbidden');
+    model.dispose();
+  });
+
+  it("takes a picked runtime's image and node count, and sends it", async () => {
+    const client = fakeClient();
+    client.runtimes.mockResolvedValue([
+      runtime({ name: 'torch-big', nodes: 4, image: 'big:1' }),
+      runtime({ name: 'no-image', nodes: 2, image: null })
+    ]);
+    const model = new JobFormModel({
+      client,
+      defaults: { ...defaults, kinds: KINDS },
+      debounce: 3600 * 1000
+    });
+    await model.loadRuntimes();
+    model.set({ kind: 'TrainJob', ttl: '30' });
+    model.pickRuntime('torch-big');
+    expect(model.state).toMatchObject({
+      runtime: 'torch-big',
+      image: 'big:1',
+      nodes: '4'
+    });
+    model.pickRuntime('no-image');
+    expect(model.state).toMatchObject({ image: 'big:1', nodes: '2' });
+    // The TrainJob's body: kind and runtime, no field it cannot express.
+    expect(model.body).toMatchObject({
+      kind: 'TrainJob',
+      runtime: 'no-image',
+      nodes: 2
+    });
+    expect(model.body).not.toHaveProperty('ttl');
+    client.render.mockResolvedValue(rendered({ name: 'x' }));
+    await model.validate();
+    expect(client.render).toHaveBeenLastCalledWith(
+      expect.objectContaining({ kind: 'TrainJob', runtime: 'no-image' })
+    );
     model.dispose();
   });
 });

@@ -10,15 +10,19 @@ import {
   errorsByField,
   errorsUnder,
   IFormState,
+  isShown,
   joinWords,
+  kindFields,
   sectionOf,
   splitWords,
+  sectionShown,
   stateToBody,
   suggestName,
   usesDataLoaderWorkers
 } from '../form/state';
 import { IConfig, IJobBody } from '../tokens';
 import FIELDS from './fields.json';
+import KINDS from './kinds.json';
 
 const defaults = {
   image: 'pytorch/pytorch:latest',
@@ -379,7 +383,8 @@ describe('formDefaults', () => {
       gpuResource: 'amd.com/gpu',
       pvc: [],
       workdir: null,
-      fields: FIELDS
+      fields: FIELDS,
+      kinds: []
     });
   });
 
@@ -413,5 +418,85 @@ describe('bodyForFile', () => {
     expect(bodyForFile('sub/train.py', null)).toEqual({
       command: ['python', 'sub/train.py']
     });
+  });
+});
+
+describe('job kinds', () => {
+  const both = { ...defaults, kinds: KINDS };
+  const trainjob = kindFields(KINDS, 'TrainJob');
+
+  it('starts on the kind the backend prefers (the only one it has)', () => {
+    expect(defaultFormState(both).kind).toBe('PyTorchJob');
+    expect(defaultFormState({ ...defaults, kinds: [KINDS[1]] }).kind).toBe(
+      'TrainJob'
+    );
+    // The backend did not say: the server's default, nothing sent.
+    expect(defaultFormState(defaults).kind).toBe('');
+    expect(stateToBody(form())).not.toHaveProperty('kind');
+  });
+
+  it('sends kind and runtime, and leaves out what the kind cannot express', () => {
+    const state = form({
+      kind: 'TrainJob',
+      runtime: 'torch-distributed',
+      command: 'torchrun train.py',
+      nodes: '2',
+      ttl: '60',
+      backoffLimit: '2',
+      minNodes: '1',
+      priorityClassName: 'high',
+      workdir: '/w'
+    });
+    const body = stateToBody(state, trainjob);
+    expect(body).toMatchObject({
+      kind: 'TrainJob',
+      runtime: 'torch-distributed',
+      nodes: 2,
+      shm: '2Gi'
+    });
+    for (const hidden of [
+      'ttl',
+      'backoffLimit',
+      'minNodes',
+      'priorityClassName',
+      'workdir',
+      'restartPolicy',
+      'cleanPodPolicy'
+    ]) {
+      expect(body).not.toHaveProperty(hidden);
+    }
+    // A PyTorchJob has no runtime.
+    const pytorch = stateToBody(
+      { ...state, kind: 'PyTorchJob' },
+      kindFields(KINDS, 'PyTorchJob')
+    );
+    expect(pytorch).not.toHaveProperty('runtime');
+    expect(pytorch).toMatchObject({ kind: 'PyTorchJob', ttl: 60 });
+  });
+
+  it('reads kind and runtime back from a body', () => {
+    const state = bodyToState(
+      { name: 'tj', kind: 'TrainJob', runtime: 'torch-custom' },
+      defaultFormState(both)
+    );
+    expect(state.kind).toBe('TrainJob');
+    expect(state.runtime).toBe('torch-custom');
+    expect(bodyToState({ name: 'x' }, state).kind).toBe('TrainJob');
+  });
+
+  it("shows the chosen kind's fields and sections only", () => {
+    expect(isShown('ttl', FIELDS, trainjob)).toBe(false);
+    expect(isShown('runtime', FIELDS, trainjob)).toBe(true);
+    expect(isShown('pvc', FIELDS, trainjob)).toBe(true);
+    // The form's own settings are no body fields: always shown.
+    expect(isShown('mode', FIELDS, trainjob)).toBe(true);
+    expect(isShown('ttl', FIELDS, null)).toBe(true);
+    expect(sectionShown('elastic', FIELDS, trainjob)).toBe(false);
+    expect(sectionShown('storage', FIELDS, trainjob)).toBe(true);
+    expect(
+      sectionShown('elastic', FIELDS, kindFields(KINDS, 'PyTorchJob'))
+    ).toBe(true);
+    expect(kindFields(KINDS, 'trainjob')).toEqual(trainjob);
+    expect(kindFields(KINDS, 'Other')).toBeNull();
   });
 });

@@ -31,7 +31,8 @@ export function formDefaults(
     gpuResource: config.defaults.gpuResource,
     pvc: config.defaults.pvc ?? [],
     workdir: config.defaults.workdir ?? null,
-    fields: config.fields
+    fields: config.fields,
+    kinds: config.kinds
   };
 }
 

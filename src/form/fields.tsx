@@ -10,8 +10,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, closeIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { IFieldInfo } from '../tokens';
-import { defaultText, errorsUnder, IFormState } from './state';
+import { IFieldInfo, IJobKind, IRuntime } from '../tokens';
+import { defaultText, errorsUnder, IFormState, isShown } from './state';
 import { FieldName, FormTexts } from './texts';
 
 /**
@@ -52,6 +52,35 @@ export interface IFormContext {
    * The prefix of the element ids of this form (its widget's id).
    */
   idPrefix: string;
+
+  /**
+   * The body fields the chosen kind expresses (the others are hidden);
+   * `null`: every field.
+   */
+  supported: ReadonlySet<string> | null;
+
+  /**
+   * The kinds the backend runs (a switch when more than one).
+   */
+  kinds: readonly IJobKind[];
+
+  /**
+   * The runtimes a TrainJob can run on, and why they could not be listed.
+   */
+  runtimes: readonly IRuntime[];
+  runtimesError: string;
+
+  /**
+   * Choose a runtime, taking its image and node count.
+   */
+  pickRuntime: (name: string) => void;
+}
+
+/**
+ * Whether the form shows a setting for the chosen kind.
+ */
+export function shown(form: IFormContext, name: string): boolean {
+  return isShown(name, form.fields, form.supported);
 }
 
 /**
@@ -92,8 +121,11 @@ export function Field(props: {
   name: FieldName;
   hint?: React.ReactNode;
   control: (id: string, describedBy: string) => React.ReactNode;
-}): JSX.Element {
+}): JSX.Element | null {
   const { form, name } = props;
+  if (!shown(form, name)) {
+    return null;
+  }
   const id = `${form.idPrefix}-f-${name}`;
   const hint = props.hint ?? form.texts.fields[name].hint;
   const invalid = errorsUnder(form.errors, name).length > 0;
@@ -117,7 +149,7 @@ export function Field(props: {
 /**
  * A one-line text field.
  */
-export function TextField(props: IFieldProps<TextSetting>): JSX.Element {
+export function TextField(props: IFieldProps<TextSetting>): JSX.Element | null {
   const { form, name } = props;
   return (
     <Field
@@ -148,7 +180,7 @@ export function TextField(props: IFieldProps<TextSetting>): JSX.Element {
  */
 export function NumberField(
   props: IFieldProps<TextSetting> & { min: number; hint?: React.ReactNode }
-): JSX.Element {
+): JSX.Element | null {
   const { form, name } = props;
   return (
     <Field
@@ -175,7 +207,7 @@ export function NumberField(
  */
 export function SelectField(
   props: IFieldProps<TextSetting> & { choices: readonly string[] }
-): JSX.Element {
+): JSX.Element | null {
   const { form, name } = props;
   return (
     <Field
@@ -205,7 +237,7 @@ export function SelectField(
  */
 export function CodeField(
   props: IFieldProps<TextSetting> & { rows: number }
-): JSX.Element {
+): JSX.Element | null {
   const { form, name } = props;
   return (
     <Field

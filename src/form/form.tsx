@@ -14,7 +14,7 @@ import { IJob } from '../tokens';
 import { IFormContext } from './fields';
 import { JobFormModel } from './model';
 import { Section, SECTION_FIELDS } from './sections';
-import { FORM_SECTIONS, FormSection } from './state';
+import { FORM_SECTIONS, FormSection, sectionShown } from './state';
 import { FormTexts, formTexts } from './texts';
 import { SubmitBar, YamlPreview } from './actions';
 
@@ -34,6 +34,7 @@ export class JobForm extends ReactWidget {
     this.addClass('jp-PyTorchJobForm');
     this.model.changed.connect(() => this.update(), this);
     void this.model.loadVolumes();
+    void this.model.loadRuntimes();
     void this.model.validate();
   }
 
@@ -93,7 +94,12 @@ export class JobForm extends ReactWidget {
       trans,
       texts: this._texts,
       fields: model.fields,
-      idPrefix: this.id
+      idPrefix: this.id,
+      supported: model.supported,
+      kinds: model.kinds,
+      runtimes: model.runtimes,
+      runtimesError: model.runtimesError,
+      pickRuntime: name => model.pickRuntime(name)
     };
     const withErrors = model.sectionsWithErrors;
     return (
@@ -113,7 +119,9 @@ export class JobForm extends ReactWidget {
           <h2 className="jp-PyTorchJobForm-title">
             {trans.__('New PyTorch job')}
           </h2>
-          {FORM_SECTIONS.map(id => {
+          {FORM_SECTIONS.filter(id =>
+            sectionShown(id, model.fields, form.supported)
+          ).map(id => {
             const Fields = SECTION_FIELDS[id];
             return (
               <Section

@@ -10,7 +10,15 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { PyTorchJobClient } from '../api';
 import { PyTorchJobAPIError } from '../request';
-import { IFieldInfo, IJob, IJobBody, IRenderResult, IVolume } from '../tokens';
+import {
+  IFieldInfo,
+  IJob,
+  IJobBody,
+  IJobKind,
+  IRenderResult,
+  IRuntime,
+  IVolume
+} from '../tokens';
 import {
   bodyToState,
   defaultFormState,
@@ -18,6 +26,7 @@ import {
   FormSection,
   IFormDefaults,
   IFormState,
+  kindFields,
   sectionOf,
   splitWords,
   stateToBody,
@@ -29,7 +38,7 @@ import {
  */
 export type FormClient = Pick<
   PyTorchJobClient,
-  'render' | 'renderYaml' | 'submit' | 'volumes'
+  'render' | 'renderYaml' | 'submit' | 'volumes' | 'runtimes'
 >;
 
 /**
@@ -56,12 +65,41 @@ export class JobFormModel implements IDisposable {
     }
     this._state = state;
     this.fields = options.defaults.fields;
+    this.kinds = options.defaults.kinds ?? [];
   }
 
   /**
    * Every field's section, default and choices, as the server declares them.
    */
   readonly fields: Record<string, IFieldInfo>;
+
+  /**
+   * The kinds the backend runs, preferred first (a switch shows them when
+   * there is more than one).
+   */
+  readonly kinds: readonly IJobKind[];
+
+  /**
+   * The body fields the chosen kind expresses (the form hides the others);
+   * `null`: every field.
+   */
+  get supported(): ReadonlySet<string> | null {
+    return kindFields(this.kinds, this._state.kind);
+  }
+
+  /**
+   * The Kubeflow Trainer runtimes a TrainJob can run on (`GET runtimes`).
+   */
+  get runtimes(): readonly IRuntime[] {
+    return this._runtimes;
+  }
+
+  /**
+   * Why the runtimes could not be listed (empty when they were, or were not asked for).
+   */
+  get runtimesError(): string {
+    return this._runtimesError;
+  }
 
   /**
    * The form's fields.
@@ -184,7 +222,7 @@ export class JobFormModel implements IDisposable {
    * The job body of the current state.
    */
   get body(): IJobBody {
-    return stateToBody(this._state);
+    return stateToBody(this._state, this.supported);
   }
 
   /**
@@ -356,6 +394,42 @@ export class JobFormModel implements IDisposable {
   }
 
   /**
+   * Load the runtimes, where a kind the backend runs names one (TrainJob).
+   */
+  async loadRuntimes(): Promise<void> {
+    if (!this.kinds.some(kind => kind.fields.includes('runtime'))) {
+      return;
+    }
+    try {
+      this._runtimes = await this._client.runtimes();
+      this._runtimesError = '';
+    } catch (error) {
+      // The runtime stays a free choice of the server's default.
+      this._runtimesError =
+        error instanceof Error ? error.message : String(error);
+    }
+    if (!this._disposed) {
+      this._changed.emit();
+    }
+  }
+
+  /**
+   * Choose a runtime (empty: the server's default) and take its image and
+   * node count as the job's.
+   */
+  pickRuntime(name: string): void {
+    const runtime = this._runtimes.find(r => r.name === name);
+    const patch: Partial<IFormState> = { runtime: name };
+    if (runtime) {
+      patch.nodes = String(runtime.nodes);
+      if (runtime.image) {
+        patch.image = runtime.image;
+      }
+    }
+    this.set(patch);
+  }
+
+  /**
    * Stop validating.
    */
   dispose(): void {
@@ -404,6 +478,8 @@ export class JobFormModel implements IDisposable {
   private _validating = false;
   private _submitting = false;
   private _volumes: IVolume[] = [];
+  private _runtimes: IRuntime[] = [];
+  private _runtimesError = '';
   private _seq = 0;
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _disposed = false;

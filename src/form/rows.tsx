@@ -8,7 +8,13 @@
 import * as React from 'react';
 
 import { IVolume } from '../tokens';
-import { AddButton, FieldErrors, IFormContext, RemoveButton } from './fields';
+import {
+  AddButton,
+  FieldErrors,
+  IFormContext,
+  RemoveButton,
+  shown
+} from './fields';
 import { choicesOf, IFormState, IKeyValue, IPvcRow } from './state';
 import { FieldName } from './texts';
 
@@ -26,7 +32,7 @@ export type KeyValueSetting = {
 export function KeyValueEditor(props: {
   form: IFormContext;
   name: KeyValueSetting;
-}): JSX.Element {
+}): JSX.Element | null {
   const { form, name } = props;
   const { trans } = form;
   const label = form.texts.fields[name].label;
@@ -73,7 +79,7 @@ export function KeyValueEditor(props: {
 export function PvcEditor(props: {
   form: IFormContext;
   volumes: readonly IVolume[];
-}): JSX.Element {
+}): JSX.Element | null {
   const { form, volumes } = props;
   const { trans } = form;
   const listId = `${form.idPrefix}-claims`;
@@ -182,7 +188,9 @@ function PvcRow(props: {
 /**
  * The editor of tolerations.
  */
-export function TolerationEditor(props: { form: IFormContext }): JSX.Element {
+export function TolerationEditor(props: {
+  form: IFormContext;
+}): JSX.Element | null {
   const { form } = props;
   const { trans } = form;
   const effects = form.texts.fields.tolerations.choices ?? {};
@@ -273,8 +281,11 @@ function RowsFieldset(props: {
   addLabel: string;
   onAdd: () => void;
   children: React.ReactNode;
-}): JSX.Element {
+}): JSX.Element | null {
   const { form, name } = props;
+  if (!shown(form, name)) {
+    return null;
+  }
   return (
     <fieldset
       className="jp-PyTorchJobForm-field jp-PyTorchJobForm-rows"

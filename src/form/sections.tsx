@@ -8,7 +8,7 @@
 import * as React from 'react';
 
 import { describeNodes } from '../format';
-import { IVolume } from '../tokens';
+import { IRuntime, IVolume } from '../tokens';
 import {
   CodeField,
   Field,
@@ -90,6 +90,14 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
   return (
     <>
       <TextField form={form} name="name" />
+      {form.kinds.length > 1 && (
+        <SelectField
+          form={form}
+          name="kind"
+          choices={form.kinds.map(k => k.kind)}
+        />
+      )}
+      <RuntimeField form={form} />
       <TextField form={form} name="image" />
       <RadioField form={form} name="mode" />
       {form.state.mode === 'command' ? (
@@ -100,6 +108,56 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
       <TextField form={form} name="args" />
       <TextField form={form} name="workdir" />
     </>
+  );
+}
+
+/**
+ * A TrainJob's runtime, picked among those of the cluster (`GET runtimes`):
+ * each with its framework, whether it is deprecated and why this tool cannot
+ * use it; picking one takes its image and node count.
+ */
+function RuntimeField(props: { form: IFormContext }): JSX.Element | null {
+  const { form } = props;
+  const { trans, state } = form;
+  if (!form.supported?.has('runtime')) {
+    return null;
+  }
+  const runtimes = [...form.runtimes];
+  if (state.runtime && !runtimes.some(r => r.name === state.runtime)) {
+    runtimes.push(Private.unknownRuntime(state.runtime));
+  }
+  const chosen = form.runtimes.find(r => r.name === state.runtime);
+  const hint = form.runtimesError
+    ? trans.__('Could not list the runtimes: %1', form.runtimesError)
+    : chosen
+      ? Private.describeRuntime(chosen, trans)
+      : form.texts.fields.runtime.hint;
+  return (
+    <Field
+      form={form}
+      name="runtime"
+      hint={hint}
+      control={(id, describedBy) => (
+        <select
+          id={id}
+          className="jp-mod-styled"
+          value={state.runtime}
+          aria-describedby={describedBy}
+          onChange={e => form.pickRuntime(e.currentTarget.value)}
+        >
+          <option value="">{form.texts.fields.runtime.choices?.['']}</option>
+          {runtimes.map(r => (
+            <option
+              key={r.name}
+              value={r.name}
+              disabled={r.unusable !== null && r.name !== state.runtime}
+            >
+              {Private.runtimeLabel(r, trans)}
+            </option>
+          ))}
+        </select>
+      )}
+    />
   );
 }
 
@@ -271,4 +329,67 @@ function ExtrasField(props: { form: IFormContext }): JSX.Element | null {
       ))}
     </div>
   );
+}
+
+/**
+ * Module-private helpers.
+ */
+namespace Private {
+  /**
+   * A runtime's line in the picker: name, framework, deprecated, why unusable.
+   */
+  export function runtimeLabel(
+    runtime: IRuntime,
+    trans: IFormContext['trans']
+  ): string {
+    let label = runtime.framework
+      ? `${runtime.name} (${runtime.framework})`
+      : runtime.name;
+    if (runtime.deprecated) {
+      label += ' · ' + trans.__('deprecated');
+    }
+    if (runtime.unusable) {
+      label += ' · ' + trans.__('unusable: %1', runtime.unusable);
+    }
+    return label;
+  }
+
+  /**
+   * What the chosen runtime gives a job.
+   */
+  export function describeRuntime(
+    runtime: IRuntime,
+    trans: IFormContext['trans']
+  ): string {
+    const parts = [
+      runtime.kind,
+      trans._n('%1 node', '%1 nodes', runtime.nodes),
+      runtime.image ?? trans.__('no image')
+    ];
+    if (runtime.deprecated) {
+      parts.push(trans.__('deprecated'));
+    }
+    if (runtime.unusable) {
+      parts.push(trans.__('unusable: %1', runtime.unusable));
+    }
+    return parts.join(' · ');
+  }
+
+  /**
+   * A runtime the job names but the cluster does not list (a clone).
+   */
+  export function unknownRuntime(name: string): IRuntime {
+    return {
+      name,
+      kind: '',
+      framework: null,
+      deprecated: false,
+      nodes: 1,
+      image: null,
+      policy: null,
+      replicatedJobs: [],
+      initializers: [],
+      unusable: null
+    };
+  }
 }

@@ -13,6 +13,7 @@ import {
   IFieldError,
   IFieldInfo,
   IJobBody,
+  IJobKind,
   IPvcMount,
   IToleration
 } from '../tokens';
@@ -105,6 +106,16 @@ export interface IFormState {
    * Container image.
    */
   image: string;
+
+  /**
+   * The kind of job object (`PyTorchJob`, `TrainJob`); empty: the server's.
+   */
+  kind: string;
+
+  /**
+   * A TrainJob's runtime; empty: the server's default.
+   */
+  runtime: string;
 
   /**
    * A command line, or a script shipped in the job.
@@ -305,6 +316,26 @@ export interface IFormDefaults {
    * Every field's section, default and choices (`GET config`'s `fields`).
    */
   fields: Record<string, IFieldInfo>;
+
+  /**
+   * The kinds the backend runs, preferred first, each with the fields it
+   * expresses (`GET config`'s `kinds`); absent: the server's default kind.
+   */
+  kinds?: IJobKind[];
+}
+
+/**
+ * The body fields the chosen kind expresses; `null` when the backend did not
+ * say (every field is then shown).
+ */
+export function kindFields(
+  kinds: readonly IJobKind[] | undefined,
+  kind: string
+): ReadonlySet<string> | null {
+  const found = (kinds ?? []).find(
+    k => k.kind.toLowerCase() === kind.toLowerCase()
+  );
+  return found ? new Set(found.fields) : null;
 }
 
 /**
@@ -331,6 +362,35 @@ export function defaultText(
 }
 
 /**
+ * Whether the form shows a setting: every setting that is no body field
+ * (`mode`), and the body fields the chosen kind expresses.
+ */
+export function isShown(
+  name: string,
+  fields: Record<string, IFieldInfo>,
+  supported: ReadonlySet<string> | null
+): boolean {
+  return supported === null || !(name in fields) || supported.has(name);
+}
+
+/**
+ * Whether a section has a field the chosen kind expresses (a TrainJob has no
+ * Elastic section).
+ */
+export function sectionShown(
+  section: FormSection,
+  fields: Record<string, IFieldInfo>,
+  supported: ReadonlySet<string> | null
+): boolean {
+  return (
+    supported === null ||
+    Object.entries(fields).some(
+      ([name, info]) => info.section === section && supported.has(name)
+    )
+  );
+}
+
+/**
  * A fresh form.
  */
 export function defaultFormState(defaults: IFormDefaults): IFormState {
@@ -338,6 +398,9 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
   return {
     name: '',
     image: defaults.image,
+    // The backend's preferred kind (the only one where the cluster has one).
+    kind: defaults.kinds?.[0]?.kind ?? '',
+    runtime: '',
     mode: 'command',
     command: '',
     args: '',
@@ -377,10 +440,19 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
 
 /**
  * The job body of a form state; empty fields are left to the server.
+ *
+ * @param state - The form.
+ * @param supported - The fields the chosen kind expresses (`kindFields`):
+ * the others (hidden in the form) are left out; `null`: every field.
  */
-export function stateToBody(state: IFormState): IJobBody {
+export function stateToBody(
+  state: IFormState,
+  supported: ReadonlySet<string> | null = null
+): IJobBody {
   const body: IJobBody = { name: state.name.trim() };
   setText(body, 'image', state.image);
+  setText(body, 'kind', state.kind);
+  setText(body, 'runtime', state.runtime);
   if (state.mode === 'script') {
     body.script = state.script;
   } else {
@@ -463,6 +535,13 @@ export function stateToBody(state: IFormState): IJobBody {
   if (Object.keys(state.extras).length > 0) {
     body.extras = state.extras;
   }
+  if (supported) {
+    for (const key of Object.keys(body)) {
+      if (key !== 'kind' && !supported.has(key)) {
+        delete (body as Record<string, unknown>)[key];
+      }
+    }
+  }
   return body;
 }
 
@@ -478,6 +557,8 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
   return {
     name: body.name ?? base.name,
     image: body.image ?? base.image,
+    kind: body.kind ?? base.kind,
+    runtime: body.runtime ?? '',
     mode: script !== null ? 'script' : 'command',
     command: script !== null ? base.command : joinWords(body.command ?? []),
     args: joinWords(body.args ?? []),

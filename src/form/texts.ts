@@ -91,6 +91,19 @@ function basicsTexts(trans: TranslationBundle) {
       )
     },
     image: { label: trans.__('Image') },
+    kind: {
+      label: trans.__('Kind'),
+      hint: trans.__(
+        'PyTorchJob: Kubeflow Training Operator v1. TrainJob: Kubeflow Trainer v2, on a runtime.'
+      )
+    },
+    runtime: {
+      label: trans.__('Runtime'),
+      hint: trans.__(
+        'The Kubeflow Trainer runtime the TrainJob runs on; picking one takes its image and node count.'
+      ),
+      choices: { '': trans.__('default (torch-distributed)') }
+    },
     mode: {
       label: trans.__('Runs'),
       ariaLabel: trans.__('What the job runs'),
