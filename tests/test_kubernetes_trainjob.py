@@ -92,6 +92,53 @@ async def test_a_trainjob_from_submit_to_delete(
     assert fake_kube.get("trainjobs", NS, "tj") is None
 
 
+async def test_a_trainjobs_events_are_its_jobsets_jobs_and_pods_in_time_order(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    await backend.submit(trainjob(nodes=2))
+    fake_kube.trainer.run(NS, "tj")
+    fake_kube.trainer.succeed(NS, "tj")
+    events = await backend.events("tj")
+    by_object = {(e.object, e.reason) for e in events}
+    assert {
+        ("job/tj-node-0", "SuccessfulCreate"),
+        ("job/tj-node-0", "Completed"),
+        ("jobset/tj", "AllJobsCompleted"),
+        ("node-0", "Scheduled"),
+        ("node-1", "Started"),
+    } <= by_object
+    assert {e.object for e in events} == {"jobset/tj", "job/tj-node-0", "node-0", "node-1"}
+    times = [e.time for e in events]
+    assert times == sorted(times) and times[0] > 0
+    # Merged in time: the Job creates the pods before the JobSet completes.
+    reasons = [e.reason for e in events]
+    assert reasons.index("SuccessfulCreate") < reasons.index("AllJobsCompleted")
+
+
+async def test_a_name_too_long_for_jobset_shows_the_warning_not_created(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """A TrainJob made elsewhere (kubectl, the SDK) with a 50-character name passes the
+    TrainJob admission (63) but JobSet refuses its Jobs: no status and no pods for ever,
+    Warning events on the TrainJob (notes/trainjob.md §2, Pitfalls 4). The job says why."""
+    name = "a" * 50
+    manifest = TRAINJOB.build(trainjob("short"), namespace=NS)
+    manifest["metadata"]["name"] = name
+    custom = await backend.custom()
+    await custom.create_namespaced_custom_object(
+        TRAINJOB.group, TRAINJOB.version, NS, TRAINJOB.plural, manifest
+    )
+    job = await backend.get_job(name)
+    assert job.state is JobState.SUBMITTED
+    assert job.message is not None
+    assert job.message.startswith("TrainJobResourcesCreationFailed: TrainJob resources")
+    assert "JobSet name is too long, pod names generated" in job.message
+    [listed] = await backend.list_jobs()
+    assert listed.message == job.message
+    warnings = [e for e in await backend.events(name) if e.type == "Warning"]
+    assert [(e.object, e.reason) for e in warnings] == [(name, "TrainJobResourcesCreationFailed")]
+
+
 async def test_a_runtime_must_exist_and_run_torch(backend: KubernetesBackend) -> None:
     runtimes = {r.name: r for r in await backend.runtimes()}
     assert runtimes["torch-distributed"].usable is None

@@ -81,7 +81,7 @@ class Event:
     type: str  # Normal or Warning
     reason: str
     message: str
-    object: str  # the job name or a replica name
+    object: str  # the job name, a replica name, or kind/name of an object made for it
     time: float
     count: int = 1
 

@@ -94,6 +94,17 @@ class JobKind(ABC):
     def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
         """The replica a pod runs, as the views name it (``master-0``, ``node-1``...)."""
 
+    def event_sources(
+        self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], str]:
+        """The objects whose events are the job's, by (``involvedObject`` kind, name), each
+        with the name the views give it: the job itself and its pods (as replicas)."""
+        name = str((job.get("metadata") or {}).get("name", ""))
+        sources = {(self.kind, name): name}
+        for pod in pods:
+            sources[("Pod", str(pod["metadata"]["name"]))] = self.replica_of_pod(pod)
+        return sources
+
     @abstractmethod
     def job_info(
         self,

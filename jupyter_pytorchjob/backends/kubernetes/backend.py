@@ -30,6 +30,7 @@ from ..base import (
     Event,
     JobInfo,
     JobNotFound,
+    JobState,
     LogChunk,
     Volume,
     dropped_warning,
@@ -47,6 +48,20 @@ from .connection import (
 from .discovery import NotebookPod, within
 from .logs import LogMerger
 from .pruning import dropped_fields
+
+
+def event_of(event: Any, source: str) -> Event:
+    """A core/v1 Event of ``source`` (as the views name it). The Trainer records through
+    events.k8s.io, whose events have only ``eventTime``."""
+    when = event.last_timestamp or event.event_time or event.first_timestamp
+    return Event(
+        type=event.type or "Normal",
+        reason=event.reason or "",
+        message=event.message or "",
+        object=source,
+        time=epoch(when) or 0.0,
+        count=event.count or 1,
+    )
 
 
 class KubernetesBackend(Backend):
@@ -360,10 +375,12 @@ class KubernetesBackend(Backend):
             by_job: dict[str, list[dict[str, Any]]] = {}
             for pod in await self._pods(kind.pod_selector()):
                 by_job.setdefault(kind.job_of_pod(pod) or "", []).append(pod)
-            infos += [
+            found = [
                 kind.job_info(j, by_job.get(j["metadata"]["name"], []))
                 for j in jobs.get("items", [])
             ]
+            await asyncio.gather(*[self._why_not_made(kind, info) for info in found])
+            infos += found
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
@@ -387,7 +404,9 @@ class KubernetesBackend(Backend):
     async def get_job(self, name: str) -> JobInfo:
         kind, job = await self._job(name)
         pods = await self._pods(kind.pod_selector(name))
-        return kind.job_info(job, pods, with_manifest=True)
+        info = kind.job_info(job, pods, with_manifest=True)
+        await self._why_not_made(kind, info)
+        return info
 
     async def _pods(self, selector: str) -> list[dict[str, Any]]:
         """Pods as plain dicts, read without building client models: log following
@@ -465,11 +484,12 @@ class KubernetesBackend(Backend):
         return kind.job_info(patched, pods, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
-        kind, _ = await self._job(name)
+        """The events of the job and of what its kind makes for it (a TrainJob's JobSet
+        and Jobs), and of its pods, oldest first."""
+        kind, job = await self._job(name)
         core = await self.core()
         pods = await self._pods(kind.pod_selector(name))
-        replica_of = {name: name, **{p["metadata"]["name"]: kind.replica_of_pod(p) for p in pods}}
-        names = list(replica_of)
+        sources = kind.event_sources(job, pods)
         results = await asyncio.gather(
             *[
                 self._call(
@@ -478,24 +498,40 @@ class KubernetesBackend(Backend):
                         self.namespace, field_selector=f"involvedObject.name={n}"
                     ),
                 )
-                for n in names
+                for n in sorted({n for _, n in sources})
             ]
         )
-        events = []
-        for result in results:
-            for e in result.items:
-                when = e.last_timestamp or e.event_time or e.first_timestamp
-                events.append(
-                    Event(
-                        type=e.type or "Normal",
-                        reason=e.reason or "",
-                        message=e.message or "",
-                        object=replica_of.get(e.involved_object.name, e.involved_object.name),
-                        time=epoch(when) or 0.0,
-                        count=e.count or 1,
-                    )
-                )
+        found = [
+            e
+            for result in results
+            for e in result.items
+            if (e.involved_object.kind, e.involved_object.name) in sources
+        ]
+        # Timestamps have whole seconds; within one, the resourceVersion (etcd's revision:
+        # opaque, but increasing in practice) keeps the order they happened in.
+        found.sort(key=lambda e: int(e.metadata.resource_version or 0))
+        events = [
+            event_of(e, sources[(e.involved_object.kind, e.involved_object.name)]) for e in found
+        ]
         return sorted(events, key=lambda e: e.time)
+
+    async def _why_not_made(self, kind: JobKind, info: JobInfo) -> None:
+        """A job nothing was made for yet (no status, no pods): its controller's newest
+        Warning event as its message - e.g. a TrainJob whose name is too long for JobSet
+        stays so for ever, and only its events say why."""
+        if info.state is not JobState.SUBMITTED:
+            return
+        core = await self.core()
+        selector = f"involvedObject.kind={kind.kind},involvedObject.name={info.name},type=Warning"
+        try:
+            found = await self._call(
+                "list events", core.list_namespaced_event(self.namespace, field_selector=selector)
+            )
+        except BackendError:
+            return  # events unreadable (RBAC): the state and the waiting message stand
+        warnings = sorted((event_of(e, info.name) for e in found.items), key=lambda e: e.time)
+        if warnings:
+            info.message = f"{warnings[-1].reason}: {warnings[-1].message}"
 
     async def volumes(self) -> list[Volume]:
         core = await self.core()

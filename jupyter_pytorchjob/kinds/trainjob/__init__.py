@@ -53,6 +53,15 @@ class TrainJobKind(JobKind):
     def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
         return status.replica_name(pod)
 
+    def event_sources(
+        self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], str]:
+        """Also the JobSet the Trainer makes (same name) and its Jobs: most of what goes
+        wrong between a TrainJob and its pods is told there."""
+        sources = super().event_sources(job, pods)
+        sources.update(status.child_sources(job, pods))
+        return sources
+
     def job_info(
         self,
         job: Mapping[str, Any],

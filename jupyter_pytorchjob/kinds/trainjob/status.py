@@ -23,6 +23,7 @@ from .manifest import NODE
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 # How long a job may have neither status nor pods before we say so.
 CONTROLLER_GRACE = 30.0
@@ -34,6 +35,23 @@ def replica_name(pod: Mapping[str, Any]) -> str:
     if index is None:  # the Job controller also writes it as an annotation
         index = (meta.get("annotations") or {}).get(INDEX_LABEL, "?")
     return f"{NODE}-{index}"
+
+
+def child_sources(
+    job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, str], str]:
+    """The JobSet (named as the TrainJob) and its Jobs ``<name>-<replicatedJob>-<i>``: the
+    replicated jobs of ``status.jobsStatus`` (index 0; ancestor jobs have one replica),
+    the ``node`` one before there is a status, and every Job a pod names."""
+    name = str((job.get("metadata") or {}).get("name", ""))
+    rjobs = [str(j.get("name")) for j in (job.get("status") or {}).get("jobsStatus") or []]
+    jobs = {f"{name}-{rjob}-0" for rjob in [*rjobs, NODE]}
+    jobs |= {
+        str(labels[JOB_NAME_LABEL])
+        for pod in pods
+        if JOB_NAME_LABEL in (labels := (pod.get("metadata") or {}).get("labels") or {})
+    }
+    return {("JobSet", name): f"jobset/{name}", **{("Job", j): f"job/{j}" for j in jobs}}
 
 
 def job_state(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobState:
