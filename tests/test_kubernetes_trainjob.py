@@ -139,6 +139,42 @@ async def test_a_name_too_long_for_jobset_shows_the_warning_not_created(
     assert [(e.object, e.reason) for e in warnings] == [(name, "TrainJobResourcesCreationFailed")]
 
 
+async def test_suspend_leaves_the_immutable_fields_alone(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """Suspend/resume patch ``spec.suspend`` only: the CRD's CEL rules (trainer,
+    runtimeRef, activeDeadlineSeconds immutable) let them through."""
+    await backend.submit(trainjob(nodes=2, deadline=600))
+    assert (await backend.suspend("tj")).state is JobState.SUSPENDED
+    assert (await backend.resume("tj")).state is not JobState.SUSPENDED
+    spec = fake_kube.get("trainjobs", NS, "tj")["spec"]
+    assert spec["activeDeadlineSeconds"] == 600 and spec["trainer"]["numNodes"] == 2
+
+
+async def test_a_refused_edit_names_the_field_in_the_servers_words(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    await backend.submit(trainjob(nodes=2))
+    # An immutable field (our only edit, suspend, never touches one: this is the path any
+    # edit takes). The CRD's CEL rule refuses it with 422.
+    with pytest.raises(BackendError) as info:
+        await backend._patch(TRAINJOB, "tj", {"spec": {"trainer": {"numNodes": 3}}}, "edit")
+    assert info.value.status == 400
+    assert info.value.message.startswith("the cluster refused to edit trainjob 'tj': ")
+    assert 'spec.trainer: Invalid value: "object": field is immutable' in info.value.message
+    assert fake_kube.get("trainjobs", NS, "tj")["spec"]["trainer"]["numNodes"] == 2
+    # A deleted runtime (notes/trainjob.md Pitfall 9): the webhook refuses even suspend.
+    fake_kube.delete("clustertrainingruntimes", "", "torch-distributed")
+    with pytest.raises(BackendError) as info:
+        await backend.suspend("tj")
+    assert info.value.status == 400
+    assert info.value.message.startswith("the cluster refused to suspend trainjob 'tj': ")
+    assert "spec.RuntimeRef: Invalid value: " in info.value.message
+    assert info.value.message.endswith(
+        "specified clusterTrainingRuntime must be created before the TrainJob is created"
+    )
+
+
 async def test_a_runtime_must_exist_and_run_torch(backend: KubernetesBackend) -> None:
     runtimes = {r.name: r for r in await backend.runtimes()}
     assert runtimes["torch-distributed"].usable is None

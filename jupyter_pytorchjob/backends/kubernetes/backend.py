@@ -293,7 +293,13 @@ class KubernetesBackend(Backend):
         return kind
 
     def _translate(
-        self, err: Exception, *, what: str, name: str | None = None, kind: JobKind = DEFAULT_KIND
+        self,
+        err: Exception,
+        *,
+        what: str,
+        name: str | None = None,
+        kind: JobKind = DEFAULT_KIND,
+        change: bool = False,
     ) -> BackendError:
         connecting = isinstance(err, aiohttp.ConnectionTimeoutError)
         return translate(
@@ -304,15 +310,22 @@ class KubernetesBackend(Backend):
             server=self._server,
             timeout=self.connect_timeout if connecting else self.request_timeout,
             missing_crd=kind.missing_message(),
+            change=change,
         )
 
     async def _call(
-        self, what: str, coro: Any, *, name: str | None = None, kind: JobKind = DEFAULT_KIND
+        self,
+        what: str,
+        coro: Any,
+        *,
+        name: str | None = None,
+        kind: JobKind = DEFAULT_KIND,
+        change: bool = False,
     ) -> Any:
         try:
             return await coro
         except ApiException as err:
-            error = self._translate(err, what=what, name=name, kind=kind)
+            error = self._translate(err, what=what, name=name, kind=kind, change=change)
             if isinstance(error, CrdMissing):
                 self._served = None  # uninstalled meanwhile: look again next time
             raise error from err
@@ -462,23 +475,25 @@ class KubernetesBackend(Backend):
         state = kind.job_info(job, []).state  # finished or not: the conditions say, not pods
         if state.finished:
             raise finished_error(name, state, "suspended" if suspend else "resumed")
+        verb = "suspend" if suspend else "resume"
+        return await self._patch(kind, name, kind.suspend_patch(suspend), verb)
+
+    async def _patch(self, kind: JobKind, name: str, patch: dict[str, Any], verb: str) -> JobInfo:
+        """Edit a job by merge patch: only the fields in ``patch`` are sent, so fields the
+        CRD makes immutable (a TrainJob's ``trainer``, ``runtimeRef``...) stay as they
+        were; a refusal (CEL, a webhook) is a 400 naming the field in the server's words."""
         custom = await self.custom()
         # The client would pick json-patch+json for a dict body: say merge patch (its
         # typed signature lacks the generic ``_content_type`` option, hence the dict).
         merge: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
         patched = await self._call(
-            f"patch {kind.kind.lower()} {name!r}",
+            f"{verb} {kind.kind.lower()} {name!r}",
             custom.patch_namespaced_custom_object(
-                kind.group,
-                kind.version,
-                self.namespace,
-                kind.plural,
-                name,
-                kind.suspend_patch(suspend),
-                **merge,
+                kind.group, kind.version, self.namespace, kind.plural, name, patch, **merge
             ),
             name=name,
             kind=kind,
+            change=True,
         )
         pods = await self._pods(kind.pod_selector(name))
         return kind.job_info(patched, pods, with_manifest=True)

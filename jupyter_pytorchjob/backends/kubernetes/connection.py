@@ -112,10 +112,14 @@ def translate(
     server: str | None = None,
     timeout: float | None = None,
     missing_crd: str = "the cluster does not serve this kind of job (its CRD is not installed)",
+    change: bool = False,
 ) -> BackendError:
     """A Kubernetes or network error as a message a person can act on.
 
-    ``what`` says what was being done ("create the job", "read pod logs");
+    ``what`` says what was being done ("create the job", "read pod logs"); ``change``:
+    it was an edit of an existing job, which the API server's CEL rules (immutable
+    fields) or a webhook may refuse - said as the refused edit, with the server's words
+    (they name the field: ``spec.trainer: Invalid value: "object": field is immutable``);
     ``server`` and ``timeout`` name the API server and the time it had;
     ``missing_crd`` is the message when the API answers that the kind is not served.
     """
@@ -132,6 +136,8 @@ def translate(
                 f"{what}; the token may have expired - log in again or refresh the kubeconfig",
                 status=401,
             )
+        if change and (code == 422 or (code == 403 and "denied the request" in message)):
+            return BackendError(f"the cluster refused to {what}: {message}", status=400)
         if code == 403 and "denied the request" in message:
             # A validating webhook built on controller-runtime (the Trainer's, JobSet's)
             # refuses with 403, not 422: the job is wrong, not the user's permissions.
