@@ -85,6 +85,15 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="list jobs with their state")
     _add_global_flags(listing)
+    runtimes = sub.add_parser(
+        "runtimes",
+        help="list the Kubeflow Trainer runtimes a TrainJob can name (--runtime)",
+        description="List the Kubeflow Trainer runtimes of the namespace: ClusterTrainingRuntimes "
+        "and the namespace's TrainingRuntimes (which override those of the same name), with "
+        "their framework, default node count, image, and whether a TrainJob of ours can use "
+        "them (and why not).",
+    )
+    _add_global_flags(runtimes)
     status = sub.add_parser("status", help="a job's state, conditions and replicas")
     _add_global_flags(status)
     status.add_argument("job", metavar="NAME")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
-from .frontends.formatting import format_jobs, format_status, write_chunk
+from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
@@ -107,6 +107,9 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         return 0
     if invocation.command == "status":
         print(format_status(await backend.get_job(options.job)))
+        return 0
+    if invocation.command == "runtimes":
+        print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
         prefix = options.replica is None

@@ -336,3 +336,31 @@ def test_restart_policy_always_is_matched_and_warned_about() -> None:
     assert "warning" in result.stderr and "never succeeds" in result.stderr
     quiet = ptjob("render", "--name", "a", "--", "python", "t.py")
     assert "warning" not in quiet.stderr
+
+
+def test_runtimes_table_from_the_cluster(tmp_path: Path) -> None:
+    """``ptjob runtimes`` prints the fake Trainer's runtimes: usable torch ones, and why
+    the others are not."""
+    from .crd import TRAINJOB_CRD, require_crds
+    from .test_magics import FakeKubeThread
+
+    require_crds(TRAINJOB_CRD)
+    kube = FakeKubeThread()
+    try:
+        config = kube.fake.write_kubeconfig(tmp_path / "kubeconfig")
+        env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+        result = subprocess.run(
+            [str(PTJOB), "runtimes", "--backend", "kubernetes"],
+            capture_output=True,
+            text=True,
+            env={**env, "KUBECONFIG": str(config)},
+            timeout=60,
+        )
+    finally:
+        kube.stop()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "SCOPE", "FRAMEWORK", "NODES", "IMAGE", "USABLE"]
+    torch = next(line for line in lines if line.startswith("torch-distributed "))
+    assert torch.split()[1:3] == ["cluster", "torch"] and torch.endswith(" yes")
+    assert any("no: runs mpi jobs" in line for line in lines)

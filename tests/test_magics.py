@@ -730,3 +730,52 @@ def test_suspend_and_resume_magics(
     finally:
         for job in runner.run(backend.list_jobs()):
             runner.run(backend.delete_job(job.name))
+
+
+def test_runtimes_and_a_trainjob_submit_on_the_kubernetes_backend(
+    shell: InteractiveShell,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``%ptjob runtimes`` lists the fake Trainer's runtimes (text and HTML), and
+    ``%ptjob submit --kind trainjob --runtime X`` makes a TrainJob on that runtime."""
+    from .crd import TRAINJOB_CRD, require_crds
+
+    require_crds(TRAINJOB_CRD)
+    kube = FakeKubeThread()
+    try:
+        monkeypatch.setenv("KUBECONFIG", str(kube.fake.write_kubeconfig(tmp_path / "kubeconfig")))
+        monkeypatch.setenv("PTJOB_BACKEND", "kubernetes")
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        shell.run_line_magic("load_ext", "jupyter_pytorchjob")
+        table = shell.run_line_magic("ptjob", "runtimes")
+        lines = repr(table).splitlines()
+        assert lines[0].split() == ["NAME", "SCOPE", "FRAMEWORK", "NODES", "IMAGE", "USABLE"]
+        rows = {line.split()[0]: line for line in lines[1:]}
+        assert rows["torch-distributed"].split()[1:5] == [
+            "cluster",
+            "torch",
+            "1",
+            "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
+        ]
+        assert rows["torch-distributed"].rstrip().endswith("  yes")
+        assert "no: runs mpi jobs, not torch (torchrun) ones" in rows["deepspeed-distributed"]
+        assert "<td>torch-distributed</td><td>cluster</td>" in table._repr_html_()
+
+        shell.run_line_magic(
+            "ptjob",
+            "submit --kind trainjob --runtime torch-distributed --name tj --nodes 2 "
+            "-- torchrun train.py",
+        )
+        assert "Submitted tj: 2 node(s)" in capsys.readouterr().out
+        job = kube.call(kube.fake.get, "trainjobs", "team-a", "tj")
+        assert job["spec"]["runtimeRef"]["name"] == "torch-distributed"
+        assert job["spec"]["trainer"]["numNodes"] == 2
+        with pytest.raises(UsageError, match=r"--runtime: .*no-such"):
+            shell.run_line_magic(
+                "ptjob", "submit --kind trainjob --runtime no-such --name tj2 -- torchrun t.py"
+            )
+    finally:
+        runner_of(shell).run(runner_of(shell).backend("kubernetes", None).close())
+        kube.stop()

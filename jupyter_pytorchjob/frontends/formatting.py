@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..backends import JobInfo, LogChunk
+from ..kinds.trainjob.runtimes import Runtime
 
 _STATE_COLOR = {
     "Succeeded": "var(--jp-success-color1, #388e3c)",
@@ -104,6 +105,36 @@ def replicas_table(job: JobInfo) -> Table:
 def conditions_table(job: JobInfo) -> Table:
     rows = [[c.type, c.status, c.reason, c.message] for c in job.conditions]
     return Table(["CONDITION", "STATUS", "REASON", "MESSAGE"], rows)
+
+
+# ClusterTrainingRuntimes serve every namespace, TrainingRuntimes their own.
+_SCOPE = {"ClusterTrainingRuntime": "cluster", "TrainingRuntime": "namespace"}
+NO_RUNTIMES = "no Kubeflow Trainer runtimes (this backend runs no TrainJobs here)"
+
+
+def runtimes_table(runtimes: Sequence[Runtime]) -> Table:
+    """``ptjob runtimes`` / ``%ptjob runtimes``: what ``--runtime`` may name."""
+    rows = [
+        [
+            r.name,
+            _SCOPE.get(r.kind, r.kind),
+            r.framework or "-",
+            str(r.nodes),
+            r.image or "-",
+            ("yes" if r.usable is None else f"no: {r.usable}")
+            + (" (deprecated)" if r.deprecated else ""),
+        ]
+        for r in runtimes
+    ]
+    return Table(["NAME", "SCOPE", "FRAMEWORK", "NODES", "IMAGE", "USABLE"], rows)
+
+
+def format_runtimes(runtimes: Sequence[Runtime]) -> str:
+    return runtimes_table(runtimes).text() if runtimes else NO_RUNTIMES
+
+
+def runtimes_html(runtimes: Sequence[Runtime]) -> str:
+    return runtimes_table(runtimes).html() if runtimes else f"<p>{NO_RUNTIMES}</p>"
 
 
 def format_jobs(jobs: Sequence[JobInfo]) -> str:

@@ -32,7 +32,7 @@ from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
 from ..kinds import kind_for
-from .results import JobHandle, JobStatus, JobTable, Progress
+from .results import JobHandle, JobStatus, JobTable, Progress, RuntimeTable
 from .runner import Runner
 
 #: Seconds between two looks at a job in ``%ptjob wait``.
@@ -135,6 +135,9 @@ class PtjobMagics(Magics):
 
     def _do_list(self, invocation: Invocation) -> JobTable:
         return JobTable(self.runner.run(self._backend(invocation.options).list_jobs()))
+
+    def _do_runtimes(self, invocation: Invocation) -> RuntimeTable:
+        return RuntimeTable(self.runner.run(self._backend(invocation.options).runtimes()))
 
     def _do_status(self, invocation: Invocation) -> JobStatus:
         backend = self._backend(invocation.options)
@@ -265,6 +268,7 @@ PtjobMagics.ptjob.__doc__ = (
     "    %ptjob logs NAME [-f] [--replica R] [--tail N] [--previous]\n"
     "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
     "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
+    "    %ptjob runtimes                       Kubeflow Trainer runtimes (--kind trainjob)\n"
     "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
     "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
     "of every replica), so the job never depends on the notebook's files. A script\n"

@@ -10,12 +10,15 @@ from collections.abc import Iterator
 from ..backends import Backend, JobInfo
 from ..frontends.formatting import (
     format_jobs,
+    format_runtimes,
     format_status,
     human_duration,
     jobs_html,
+    runtimes_html,
     state_html,
     status_html,
 )
+from ..kinds.trainjob.runtimes import Runtime
 from .runner import Runner, default_runner
 
 
@@ -36,6 +39,25 @@ class JobTable:
 
     def _repr_html_(self) -> str:
         return jobs_html(self.jobs)
+
+
+class RuntimeTable:
+    """``%ptjob runtimes``: the Kubeflow Trainer runtimes, as a table."""
+
+    def __init__(self, runtimes: list[Runtime]) -> None:
+        self.runtimes = runtimes
+
+    def __iter__(self) -> Iterator[Runtime]:
+        return iter(self.runtimes)
+
+    def __len__(self) -> int:
+        return len(self.runtimes)
+
+    def __repr__(self) -> str:
+        return format_runtimes(self.runtimes)
+
+    def _repr_html_(self) -> str:
+        return runtimes_html(self.runtimes)
 
 
 class JobStatus:
