@@ -36,6 +36,7 @@ import importlib
 import inspect
 import linecache
 import pickle
+import sys
 import textwrap
 import types
 from collections.abc import Iterator
@@ -349,13 +350,11 @@ def _capture_class(name: str, cls: type, state: _Capture, user: str) -> None:
     source = _class_source(cls)
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.ClassDef)
-    namespace = (
-        vars(importlib.import_module(cls.__module__)) if cls.__module__ != "__main__" else {}
-    )
     methods = [_unwrap_member(v) for v in vars(cls).values()]
     functions = [m for m in methods if inspect.isfunction(m)]
-    if functions:
-        namespace = functions[0].__globals__
+    # The names the class body sees: its module's (the notebook's) globals.
+    module = sys.modules.get(cls.__module__)
+    namespace = functions[0].__globals__ if functions else vars(module) if module else {}
     names = dict.fromkeys(_def_time_names(node))
     for fn in functions:
         names.update(dict.fromkeys(_code_globals(inspect.unwrap(fn).__code__)))
