@@ -20,6 +20,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
 
 from jupyter_pytorchjob import CaptureError, InvalidArguments, Job, JobFailed, ResultError, submit
@@ -28,7 +29,16 @@ from jupyter_pytorchjob.frontends import backend_choice
 from jupyter_pytorchjob.function import capture, job_script, read_result
 from jupyter_pytorchjob.magics import runner as runner_module
 
-from .test_magics import FakeKubeThread, kernel_env, text_of
+from .test_magics import (  # noqa: F401 - fixtures: shell, fake, jupyter_server
+    FakeBackend,
+    FakeKubeThread,
+    _FakeServer,
+    fake,
+    jupyter_server,
+    kernel_env,
+    shell,
+    text_of,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -263,6 +273,27 @@ def test_without_a_volume_result_says_why(
     with pytest.raises(ResultError) as info:
         job.result()
     assert "cannot come back" in str(info.value) and "pvc=" in str(info.value)
+
+
+def test_the_handle_shows_tensorboard_and_returns_its_url(
+    fake: FakeBackend,  # noqa: F811 - the fixture imported above
+    jupyter_server: dict[str, Any],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The magic's TensorBoard, from the handle: inline through the server, and the URL."""
+    monkeypatch.setattr(runner_module, "_DEFAULT_RUNNER", None)
+    fake.logdir = "/runs/demo"
+    _FakeServer.known_jobs = True
+    try:
+        with capture_output() as captured:
+            url = Job("demo").tensorboard()
+        assert url == f"{jupyter_server['url']}pytorchjob/tensorboard/abc/"
+        assert (
+            '<iframe src="/a%40b/pytorchjob/tensorboard/abc/"'
+            in (captured.outputs[0].data["text/html"])
+        )
+    finally:
+        runner_module.default_runner().close()
 
 
 # -- the example notebook on a real kernel ------------------------------------------------

@@ -228,7 +228,8 @@ PtjobMagics.ptjob.__doc__ = (
     "anything is created, with a message saying to put the code on a PVC and run it\n"
     "with ``%ptjob submit [JOB FLAGS] --pvc CLAIM:MOUNT -- python MOUNT/train.py``.\n\n"
     "``submit`` returns a JobHandle (``job = _``): ``job.status()``, ``job.logs()``,\n"
-    "``job.wait(timeout=None)``, ``job.delete()``. ``%ptjob logs NAME -f`` follows the\n"
+    "``job.wait(timeout=None)``, ``job.result()``, ``job.delete()`` - the handle\n"
+    "``jupyter_pytorchjob.submit(function, ...)`` returns. ``%ptjob logs NAME -f`` follows the\n"
     "logs until the job ends; interrupt the kernel to stop following (the job goes on).\n"
     "The backend is ``--backend``, else $PTJOB_BACKEND, else local ($PTJOB_HOME).\n\n"
     + build_parser("%ptjob").format_help()
