@@ -112,6 +112,16 @@ def gen():
     yield 1
 
 
+def kubeflow_style():
+    import torch.distributed as dist
+
+    dist.init_process_group(backend="gloo")  # as under the Kubeflow SDK: ours is there
+    total = torch.ones(1)
+    dist.all_reduce(total)
+    dist.destroy_process_group()
+    return total.item()
+
+
 def fails():
     raise RuntimeError("boom in the function")
 
@@ -138,14 +148,14 @@ def cell(tmp_path_factory: pytest.TempPathFactory) -> types.ModuleType:
     return module
 
 
-def run_script(script: str, tmp_path: Path) -> Path:
-    """Run a job script as one process of a job would (no group: no RANK env)."""
+def run_script(script: str, tmp_path: Path, *launcher: str) -> Path:
+    """Run a job script as the processes of a job would (``python``: one, no group)."""
     (tmp_path / "main.py").write_text(script)
     logdir = tmp_path / "logdir"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
     env["PTJOB_LOGDIR"] = str(logdir)
     done = subprocess.run(
-        [sys.executable, str(tmp_path / "main.py")],
+        [sys.executable, *launcher, str(tmp_path / "main.py")],
         env=env,
         capture_output=True,
         text=True,
@@ -180,6 +190,14 @@ def test_a_closure_over_plain_values_travels(cell: types.ModuleType, tmp_path: P
     assert dict(captured.captured)["k"] == "constant"
     logdir = run_script(job_script(captured, {}, job="inner"), tmp_path)
     assert json.loads((logdir / "ptjob-result-inner.json").read_text()) == {"value": 21}
+
+
+def test_under_torchrun_the_group_is_there_and_a_second_init_is_skipped(
+    cell: types.ModuleType, tmp_path: Path
+) -> None:
+    torchrun = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    logdir = run_script(job_script(capture(cell.kubeflow_style), {}, job="kf"), tmp_path, *torchrun)
+    assert read_result(logdir, "kf") == 2.0
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,11 @@ def _ptjob_main(
 
     env = os.environ
     distributed = all(k in env for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
+    if not distributed and env.get("PET_NNODES", "1") not in ("1", "1:1"):
+        raise RuntimeError(
+            "ptjob: this process is one of several nodes but has no RANK/WORLD_SIZE (it was "
+            "not started by torchrun): keep the Master, or set nproc_per_node >= 2"
+        )
     owns_group = False
     if distributed and dist.is_available() and not dist.is_initialized():
         cuda = torch.cuda.is_available()
@@ -38,8 +43,20 @@ def _ptjob_main(
         dist.init_process_group("nccl" if cuda else "gloo")
         owns_group = True
     rank = dist.get_rank() if owns_group else int(env.get("RANK", "0"))
-    value = fn(**kwargs)
-    if owns_group:
+    # A function written for torchrun alone (the Kubeflow SDK's) initialises the group
+    # itself: that call finds ours and is skipped.
+    init = dist.init_process_group
+
+    def _ptjob_init_once(*args: object, **kwargs: object) -> None:
+        if not dist.is_initialized():
+            init(*args, **kwargs)  # type: ignore[arg-type]
+
+    dist.init_process_group = _ptjob_init_once
+    try:
+        value = fn(**kwargs)
+    finally:
+        dist.init_process_group = init
+    if owns_group and dist.is_initialized():  # the function may have destroyed it
         dist.barrier()
         dist.destroy_process_group()
     if rank != 0:
