@@ -55,6 +55,7 @@ SCALE = 3
 NAMES = {"a": [1, 2.5, None], "b": ("x", b"y")}
 LOCK = threading.Lock()
 LINEAR = nn.Linear(2, 1)
+BIG = ["x" * 30000] * 5
 
 
 class Net(nn.Module):
@@ -120,6 +121,10 @@ def kubeflow_style():
     dist.all_reduce(total)
     dist.destroy_process_group()
     return total.item()
+
+
+def uses_big():
+    return len(BIG)
 
 
 def fails():
@@ -260,6 +265,16 @@ def test_bad_keywords_name_the_keyword_and_create_nothing(
     with pytest.raises(InvalidArguments) as info:
         submit(cell.train, **fields)
     assert str(info.value).startswith(expected), str(info.value)
+    assert len(Job.list()) == 0
+
+
+def test_a_function_too_big_to_travel_is_refused_before_anything_is_created(
+    cell: types.ModuleType, local_home: Path
+) -> None:
+    with pytest.raises(InvalidArguments) as info:
+        submit(cell.uses_big)
+    assert str(info.value).startswith("function: with what it captures, is ")
+    assert "at most 122880 bytes" in str(info.value)
     assert len(Job.list()) == 0
 
 
