@@ -96,12 +96,11 @@ def submit(
     errors += _check_args(function, kwargs)
     if errors:
         raise InvalidArguments(errors)
-    name = body.setdefault("name", suggest_name(function.__name__.replace("_", "-")))
+    name = body.setdefault("name", suggest_name(function.__name__))
     if "logdir" not in body:
-        writable = [p for p in body.get("pvc", []) if not p.get("readOnly")]
-        if writable:
-            mount = str(writable[0]["mountPath"]).rstrip("/")
-            body["logdir"] = DEFAULT_LOGDIR.format(mount=mount, name=name)
+        mount = _first_writable_mount(body.get("pvc"))
+        if mount is not None:
+            body["logdir"] = DEFAULT_LOGDIR.format(mount=mount.rstrip("/"), name=name)
     try:
         body["script"] = job_script(captured, kwargs, job=str(name))
     except ValueError as err:
@@ -115,7 +114,7 @@ def submit(
     info = runner.run(runner.backend(where, namespace).submit(spec))
     print(
         f"Submitted {info.name}: {captured.name}() on {info.nodes} node(s) ({info.topology}) "
-        f"on the {where} backend; it took along {_took_along(captured.captured)}."
+        f"on the {where} backend; it took along {captured.took_along()}."
     )
     print("Follow it with job.logs(follow=True), job.wait(), then job.result().")
     for warning in info.warnings:
@@ -123,10 +122,13 @@ def submit(
     return JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
 
 
-def _took_along(captured: tuple[tuple[str, str], ...]) -> str:
-    if not captured:
-        return "no notebook names"
-    return ", ".join(f"{name} ({how})" for name, how in captured)
+def _first_writable_mount(pvc: Any) -> str | None:
+    """The mount path of the first writable PVC of a (not yet validated) body."""
+    for mount in pvc if isinstance(pvc, list) else ():
+        path = mount.get("mountPath") if isinstance(mount, Mapping) else None
+        if isinstance(path, str) and path.startswith("/") and not mount.get("readOnly"):
+            return path
+    return None
 
 
 def _job_body(fields: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -181,7 +183,8 @@ def _keyword_errors(err: JobSpecInvalid) -> list[tuple[str, str]]:
     ``submit``'s keywords (``gpu_resource``, ``pvc[0].mountPath``)."""
     out = []
     for problem in err.errors:
-        head, rest = re.match(r"(\w*)(.*)", problem.field).groups()  # type: ignore[union-attr]
+        head = re.split(r"[\[.]", problem.field, maxsplit=1)[0]
+        rest = problem.field[len(head) :]
         if head == "script":
             out.append(("function", "with what it captures, " + problem.message))
         elif head in FIELD:

@@ -254,6 +254,7 @@ def local_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
         ({"gpu_resource": "no such/gpu/x"}, "gpu_resource: "),
         ({"pvc": ["no-mount"]}, "pvc: expected CLAIM:MOUNT[:SUBPATH][:ro], got 'no-mount'"),
         ({"pvc": ["data:relative"]}, "pvc[0].mountPath: "),
+        ({"pvc": [{"claim": "data"}]}, "pvc[0].mountPath: "),  # a REST object, incomplete
         ({"restart_policy": "Sometimes"}, "restart_policy: "),
         ({"args": {"nope": 1}}, "args: do not fit train(n=2, tag='t')"),
         ({"args": {"n": threading.Lock()}}, "args: cannot be sent to the job"),

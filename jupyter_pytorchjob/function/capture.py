@@ -65,11 +65,11 @@ class CapturedFunction:
     source: str
     captured: tuple[tuple[str, str], ...] = ()
 
-    def summary(self) -> str:
-        """One line: what travels with the function."""
+    def took_along(self) -> str:
+        """What travels with the function, in words: ``torch (import torch), LR (constant)``."""
         if not self.captured:
-            return f"{self.name}: no notebook names"
-        return f"{self.name} with " + ", ".join(f"{n} ({how})" for n, how in self.captured)
+            return "no notebook names"
+        return ", ".join(f"{name} ({how})" for name, how in self.captured)
 
 
 @dataclass
