@@ -7,7 +7,8 @@ line of the job's script:
 
 * a **module** (``import torch.nn as nn``): ``import torch.nn as nn``;
 * a function or class **importable from a module** (``from torch import optim``):
-  ``from torch import optim`` - the job's image must have that module too;
+  ``from torch import optim`` - the job's image must have that module too (also a
+  module of your own beside the notebook: ship it on a PVC, on ``PYTHONPATH``);
 * a **plain constant** (None, bool, int, float, str, bytes and tuples, lists, dicts,
   sets of those): ``NAME = <repr>``;
 * a **function or class defined in the notebook**: its own source, captured by the
