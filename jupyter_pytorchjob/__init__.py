@@ -7,7 +7,9 @@ tornado or jupyter_server):
 * the Jupyter server extension (``_jupyter_server_extension_points``),
 * the prebuilt JupyterLab extension (``_jupyter_labextension_paths``),
 * the IPython extension (``load_ipython_extension``): ``%load_ext jupyter_pytorchjob``
-  registers the ``%ptjob`` / ``%%ptjob`` magic (``magics``).
+  registers the ``%ptjob`` / ``%%ptjob`` magic (``magics``),
+* the Python API (``sdk``): ``from jupyter_pytorchjob import Job, submit`` trains a
+  function on N nodes (``submit(train, nodes=2, args={...})``) and returns its ``Job``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,26 @@ from typing import Any
 
 from .package_version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "CaptureError",
+    "InvalidArguments",
+    "Job",
+    "JobFailed",
+    "ResultError",
+    "__version__",
+    "submit",
+]
+
+# The Python API, imported on first use (``from jupyter_pytorchjob import submit``).
+_SDK_NAMES = ("CaptureError", "InvalidArguments", "Job", "JobFailed", "ResultError", "submit")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SDK_NAMES:
+        from . import sdk
+
+        return getattr(sdk, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

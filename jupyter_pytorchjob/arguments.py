@@ -304,3 +304,16 @@ def _toleration(text: str) -> dict[str, Any]:
     if not key:
         raise UsageError(f"--toleration: expected KEY[=VALUE]:EFFECT, got {text!r}")
     return {"key": key, "operator": "Equal" if eq else "Exists", "value": value, "effect": effect}
+
+
+def flag_item(f: JobField, text: str) -> Any:
+    """One value of a repeatable flag's field (``pvc``, ``tolerations``) or one ``K=V`` of
+    a map field, as typed on the command line, in its wire shape (``UsageError``
+    naming the flag). The Python API takes the same strings."""
+    if f.cli == "pvc":
+        return _pvc(text)
+    if f.cli == "toleration":
+        return _toleration(text)
+    if f.cli == "pairs":
+        return _pairs(f.flag, [text])
+    raise ValueError(f"{f.wire} is not a repeatable field")

@@ -47,8 +47,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     # What the CLI and the magic share (server client, formatting, backend choice).
     "frontends": {"job", "kinds", "backends", "processes"},
     "cli": {"job", "kinds", "backends", "arguments", "frontends", "tensorboard"},
-    "magics": {"job", "kinds", "backends", "arguments", "frontends"},
-    "": {"package_version", "app", "magics"},
+    "magics": {"job", "kinds", "backends", "arguments", "frontends", "function"},
+    # A function as a job: capture, the job script, its result file (pure).
+    "function": set(),
+    # The Python API (submit, Job): the magic's JobHandle over the same parser fields.
+    "sdk": {"job", "backends", "arguments", "frontends", "function", "magics"},
+    "": {"package_version", "app", "magics", "sdk"},
 }
 
 # The imports that break the rules today, each with what removes it. They are exempt from

@@ -11,7 +11,6 @@ own loop.
 from __future__ import annotations
 
 import contextlib
-import html
 import shlex
 import sys
 import time
@@ -20,28 +19,29 @@ from typing import Any
 
 from IPython.core.error import UsageError as IPythonUsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.display import display as _display
 
 from .. import arguments
 from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
 from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import write_chunk
-from ..frontends.server import ServerError, running_server, server_tensorboard
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
 from ..kinds import kind_for
-from .results import JobHandle, JobStatus, JobTable, Progress, RuntimeTable
+from .results import (
+    JobHandle,
+    JobStatus,
+    JobTable,
+    Progress,
+    RuntimeTable,
+    display,
+    show_tensorboard,
+)
 from .runner import Runner
 
 #: Seconds between two looks at a job in ``%ptjob wait``.
 WAIT_INTERVAL = 0.5
-
-
-def display(obj: Any, **kwargs: Any) -> Any:
-    """``IPython.display.display`` (untyped upstream)."""
-    return _display(obj, **kwargs)  # type: ignore[no-untyped-call]
 
 
 @magics_class
@@ -219,45 +219,8 @@ class PtjobMagics(Magics):
 
     def _do_tensorboard(self, invocation: Invocation) -> None:
         """TensorBoard inline, through the Jupyter server that runs this kernel."""
-        name = invocation.options.job
         backend = self._backend(invocation.options)
-        self.runner.run(backend.get_job(name))  # JobNotFound before anything else
-        server = running_server()
-        if server is None:
-            print(
-                f"No Jupyter server runs this kernel, so TensorBoard cannot be shown here. "
-                f"Open it from a terminal with:\n    ptjob tensorboard {name}\n"
-                "or in JupyterLab: PyTorch Jobs panel -> the job -> Open TensorBoard."
-            )
-            return
-        try:
-            tb = self.runner.run(server_tensorboard(server, name, backend))
-        except ServerError as err:
-            print(
-                f"The Jupyter server could not open TensorBoard for {name}: {err}\n"
-                f"Try the PyTorch Jobs panel, or `ptjob tensorboard {name}` in a terminal.",
-                file=sys.stderr,
-            )
-            return
-        path = str(tb["url"]).lstrip("/")
-        if not path.endswith("/"):
-            path += "/"  # TensorBoard resolves data/... against it
-        base = str(server.get("base_url") or "/")
-        src = base.rstrip("/") + "/" + path
-        full = str(server["url"]).rstrip("/") + "/" + path
-        iframe = (
-            f'<iframe src="{html.escape(src)}" width="100%" height="800" frameborder="0" '
-            "allowfullscreen></iframe>"
-        )
-        display(
-            {
-                "text/plain": f"TensorBoard for {name}: {full}",
-                "text/html": f"<p>TensorBoard for <b>{html.escape(name)}</b> "
-                f'(<a href="{html.escape(src)}" target="_blank">open in a new tab</a>; '
-                f"logdir <code>{html.escape(str(tb.get('logdir', '')))}</code>)</p>{iframe}",
-            },
-            raw=True,
-        )
+        show_tensorboard(invocation.options.job, backend, self.runner)
 
 
 PtjobMagics.ptjob.__doc__ = (
@@ -277,7 +240,8 @@ PtjobMagics.ptjob.__doc__ = (
     "anything is created, with a message saying to put the code on a PVC and run it\n"
     "with ``%ptjob submit [JOB FLAGS] --pvc CLAIM:MOUNT -- python MOUNT/train.py``.\n\n"
     "``submit`` returns a JobHandle (``job = _``): ``job.status()``, ``job.logs()``,\n"
-    "``job.wait(timeout=None)``, ``job.delete()``. ``%ptjob logs NAME -f`` follows the\n"
+    "``job.wait(timeout=None)``, ``job.result()``, ``job.delete()`` - the handle\n"
+    "``jupyter_pytorchjob.submit(function, ...)`` returns. ``%ptjob logs NAME -f`` follows the\n"
     "logs until the job ends; interrupt the kernel to stop following (the job goes on).\n"
     "The backend is ``--backend``, else $PTJOB_BACKEND, else local ($PTJOB_HOME).\n\n"
     + build_parser("%ptjob").format_help()

@@ -1,13 +1,19 @@
 """What ``%ptjob`` returns: rich results that show as HTML in a notebook and as text
-elsewhere, and ``JobHandle``, a submitted job for use from Python."""
+elsewhere, and ``JobHandle``, a submitted job for use from Python (also what
+``jupyter_pytorchjob.submit`` returns, as ``jupyter_pytorchjob.Job``)."""
 
 from __future__ import annotations
 
 import contextlib
 import html
+import sys
 from collections.abc import Iterator
+from typing import Any
 
-from ..backends import Backend, JobInfo
+from IPython.display import display as _display
+
+from ..backends import Backend, BackendError, JobInfo, JobState
+from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
     format_jobs,
     format_runtimes,
@@ -17,9 +23,52 @@ from ..frontends.formatting import (
     runtimes_html,
     state_html,
     status_html,
+    write_chunk,
 )
+from ..frontends.server import ServerError, running_server, server_tensorboard
+from ..function import ResultError, read_result
 from ..kinds.trainjob.runtimes import Runtime
 from .runner import Runner, default_runner
+
+#: The lines of each failed replica's log that ``JobFailed`` carries.
+FAILED_TAIL_LINES = 20
+#: The failed replicas whose lines ``JobFailed`` carries, at most.
+FAILED_REPLICAS_SHOWN = 4
+#: Seconds a result file may predate the job's creation (clock steps between hosts).
+RESULT_CLOCK_SLACK = 5.0
+
+
+def display(obj: Any, **kwargs: Any) -> Any:
+    """``IPython.display.display`` (untyped upstream)."""
+    return _display(obj, **kwargs)  # type: ignore[no-untyped-call]
+
+
+def _in_ipython() -> bool:
+    """Whether IPython shows this process's output (else: a plain Python script)."""
+    from IPython import get_ipython
+
+    return get_ipython() is not None
+
+
+class JobFailed(Exception):
+    """``JobHandle.wait()``: the job ended Failed. ``info`` is the job and ``lines``
+    maps each failed replica to the last lines of its log (the first one to fail may
+    be any of them: the others often fail because it went away)."""
+
+    def __init__(self, info: JobInfo, lines: dict[str, str]) -> None:
+        self.info = info
+        self.lines = lines
+        head = f"job {info.name} Failed"
+        if info.message:
+            head += f": {info.message}"
+        for replica, text in lines.items():
+            head += f"\n--- the last lines of {replica}:\n{text.rstrip() or '(no output)'}"
+        super().__init__(head)
+
+    @property
+    def replica(self) -> str | None:
+        """The first failed replica (None when no replica is known to have failed)."""
+        return next(iter(self.lines), None)
 
 
 class JobTable:
@@ -112,25 +161,33 @@ class Progress:
 
 
 class JobHandle:
-    """A submitted job, for use from Python: ``job.status()``, ``job.logs()``,
-    ``job.wait()``, ``job.delete()``.
+    """A submitted job, for use from Python (``jupyter_pytorchjob.Job`` is this class):
+    ``status()``, ``logs()``, ``wait()``, ``result()``, ``tensorboard()``,
+    ``suspend()``, ``resume()``, ``delete()``; ``JobHandle.list()`` lists the jobs.
 
-    Holds only the job's name and where it runs (backend and namespace); every call
-    asks the backend afresh.
+    Holds only the job's name and where it runs (backend - default ``$PTJOB_BACKEND``,
+    else local - and namespace); every call asks the backend afresh, on a private event
+    loop, so it works in a plain Python script and in a notebook cell alike.
     """
 
     def __init__(
         self,
         name: str,
         *,
-        backend: str = "local",
+        backend: str | None = None,
         namespace: str | None = None,
         runner: Runner | None = None,
     ) -> None:
         self.name = name
-        self.backend = backend
+        self.backend = backend_name(backend)
         self.namespace = namespace
         self._runner = runner
+
+    @classmethod
+    def list(cls, *, backend: str | None = None, namespace: str | None = None) -> JobTable:
+        """Every job of the backend (a table in a notebook, text elsewhere)."""
+        runner = default_runner()
+        return JobTable(runner.run(runner.backend(backend_name(backend), namespace).list_jobs()))
 
     @property
     def runner(self) -> Runner:
@@ -139,29 +196,107 @@ class JobHandle:
     def _backend(self) -> Backend:
         return self.runner.backend(self.backend, self.namespace)
 
+    def info(self) -> JobInfo:
+        """The job as the backend reports it now."""
+        return self.runner.run(self._backend().get_job(self.name))
+
     def status(self) -> JobStatus:
         """The job's state and replicas now (``.state`` is the state as a string)."""
-        return JobStatus(self.runner.run(self._backend().get_job(self.name)))
+        return JobStatus(self.info())
 
     def logs(
-        self, *, replica: str | None = None, tail: int | None = None, previous: bool = False
-    ) -> str:
-        """The logs so far, every replica merged with ``master-0 | `` prefixes (or one)."""
+        self,
+        *,
+        follow: bool = False,
+        replica: str | None = None,
+        tail: int | None = None,
+        previous: bool = False,
+    ) -> str | None:
+        """The logs so far, every replica merged with ``master-0 | `` prefixes (or one).
+
+        ``follow=True`` prints them as they come until the job ends (interrupt the
+        kernel to stop following; the job goes on) and returns None.
+        """
         backend = self._backend()
         chunks = self.runner.stream(
-            lambda: backend.logs(self.name, replica=replica, tail=tail, previous=previous)
+            lambda: backend.logs(
+                self.name, replica=replica, follow=follow, tail=tail, previous=previous
+            ),
+            name=f"ptjob-logs:{self.name}",
         )
-        with contextlib.closing(chunks):
-            return "".join(chunk.display(prefix=replica is None) for chunk in chunks)
+        prefix = replica is None
+        if not follow:
+            with contextlib.closing(chunks):
+                return "".join(chunk.display(prefix=prefix) for chunk in chunks)
+        try:
+            with contextlib.closing(chunks):
+                for chunk in chunks:
+                    write_chunk(chunk, prefix=prefix)
+        except KeyboardInterrupt:
+            sys.stdout.flush()
+            print(f"(stopped following {self.name}; the job goes on)")
+        return None
 
-    def wait(self, timeout: float | None = None) -> str:
+    def wait(self, timeout: float | None = None, *, check: bool = True) -> str:
         """Wait until the job is Succeeded or Failed and return that state.
 
-        ``TimeoutError`` when it is still going after ``timeout`` seconds; a failed
-        job is not an exception (look at ``logs()``).
+        ``TimeoutError`` when it is still going after ``timeout`` seconds. A Failed job
+        raises ``JobFailed`` carrying the failing replica's last lines (``check=False``:
+        return ``"Failed"`` instead).
         """
         job = self.runner.run(self._backend().wait(self.name, timeout=timeout))
+        if check and job.state is JobState.FAILED:
+            raise self._failure(job)
         return job.state.value
+
+    def _failure(self, job: JobInfo) -> JobFailed:
+        failed = [r.name for r in job.replicas if r.phase == "Failed" or (r.exit_code or 0)]
+        lines: dict[str, str] = {}
+        for replica in failed[:FAILED_REPLICAS_SHOWN]:
+            with contextlib.suppress(BackendError):  # a pod already gone has no log
+                lines[replica] = self.logs(replica=replica, tail=FAILED_TAIL_LINES) or ""
+        return JobFailed(job, lines)
+
+    def result(self) -> Any:
+        """What the submitted function returned on rank 0 (``jupyter_pytorchjob.submit``).
+
+        It comes back through the job's log directory on its PVC (locally: the claim's
+        directory; in a cluster: the notebook's own mount of that PVC), never through
+        the logs. ``ResultError`` says why not: the job is not Succeeded (yet), it has
+        no log directory on a volume this side can read, or nothing was written there.
+        """
+        job = self.info()
+        if job.state is not JobState.SUCCEEDED:
+            hint = (
+                "wait() raises with the failing replica's lines"
+                if (job.state is JobState.FAILED)
+                else "call wait() first"
+            )
+            raise ResultError(f"job {self.name} is {job.state.value}, so it has no result: {hint}")
+        try:
+            logdir = self.runner.run(self._backend().job_logdir(self.name))
+        except BackendError as err:
+            raise ResultError(
+                f"the result of {self.name} cannot come back: it travels through the job's log "
+                "directory on a shared volume, and here it cannot be read ("
+                f"{err.message}). Submit with pvc=[...] (a log directory on it is chosen for "
+                "you) and, in a cluster, run this notebook with the same PVC mounted"
+            ) from None
+        return read_result(logdir, self.name, not_before=job.created - RESULT_CLOCK_SLACK)
+
+    def tensorboard(self) -> str | None:
+        """TensorBoard on the job's log directory, through the Jupyter server of this
+        kernel (shown inline in a notebook); returns its URL, or None (printing why
+        and what to run instead) when no Jupyter server runs this process."""
+        return show_tensorboard(self.name, self._backend(), self.runner)
+
+    def suspend(self) -> str:
+        """Stop every replica but keep the job (``runPolicy.suspend``); the new state."""
+        return self.runner.run(self._backend().suspend(self.name)).state.value
+
+    def resume(self) -> str:
+        """Start a suspended job's replicas again, from scratch; the new state."""
+        return self.runner.run(self._backend().resume(self.name)).state.value
 
     def delete(self) -> None:
         """Stop every replica and remove the job."""
@@ -183,3 +318,50 @@ class JobHandle:
             f"<code>%ptjob logs {name} -f</code>, <code>%ptjob wait {name}</code>, or in "
             "the <i>PyTorch Jobs</i> panel.</p>"
         )
+
+
+def show_tensorboard(name: str, backend: Backend, runner: Runner) -> str | None:
+    """TensorBoard for job ``name`` through the Jupyter server that runs this process,
+    shown inline (``%ptjob tensorboard``, ``JobHandle.tensorboard()``); its URL, or
+    None after printing why not and what to do instead."""
+    runner.run(backend.get_job(name))  # JobNotFound before anything else
+    server = running_server()
+    if server is None:
+        print(
+            f"No Jupyter server runs this kernel, so TensorBoard cannot be shown here. "
+            f"Open it from a terminal with:\n    ptjob tensorboard {name}\n"
+            "or in JupyterLab: PyTorch Jobs panel -> the job -> Open TensorBoard."
+        )
+        return None
+    try:
+        tb = runner.run(server_tensorboard(server, name, backend))
+    except ServerError as err:
+        print(
+            f"The Jupyter server could not open TensorBoard for {name}: {err}\n"
+            f"Try the PyTorch Jobs panel, or `ptjob tensorboard {name}` in a terminal.",
+            file=sys.stderr,
+        )
+        return None
+    path = str(tb["url"]).lstrip("/")
+    if not path.endswith("/"):
+        path += "/"  # TensorBoard resolves data/... against it
+    base = str(server.get("base_url") or "/")
+    src = base.rstrip("/") + "/" + path
+    full = str(server["url"]).rstrip("/") + "/" + path
+    iframe = (
+        f'<iframe src="{html.escape(src)}" width="100%" height="800" frameborder="0" '
+        "allowfullscreen></iframe>"
+    )
+    if not _in_ipython():
+        print(f"TensorBoard for {name}: {full}")
+        return full
+    display(
+        {
+            "text/plain": f"TensorBoard for {name}: {full}",
+            "text/html": f"<p>TensorBoard for <b>{html.escape(name)}</b> "
+            f'(<a href="{html.escape(src)}" target="_blank">open in a new tab</a>; '
+            f"logdir <code>{html.escape(str(tb.get('logdir', '')))}</code>)</p>{iframe}",
+        },
+        raw=True,
+    )
+    return full

@@ -13,6 +13,7 @@ same code works in plain IPython, where no loop is running.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import queue
@@ -222,4 +223,7 @@ def default_runner() -> Runner:
     global _DEFAULT_RUNNER
     if _DEFAULT_RUNNER is None:
         _DEFAULT_RUNNER = Runner()
+        # A plain script ends without closing it: close its clients (no unclosed-session
+        # warnings from a Kubernetes client at exit).
+        atexit.register(_DEFAULT_RUNNER.close)
     return _DEFAULT_RUNNER
