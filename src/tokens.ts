@@ -606,6 +606,81 @@ export interface IJob {
    * cluster dropped because its CRD schema does not declare them.
    */
   warnings?: string[];
+
+  /**
+   * How far along it is; null until a source said anything.
+   */
+  progress?: IJobProgress | null;
+}
+
+/**
+ * Where a job's progress came from, best first.
+ */
+export type ProgressSource =
+  'report' | 'trainerStatus' | 'logs' | 'tensorboard';
+
+/**
+ * A job's progress: each field from the best source that has it.
+ */
+export interface IJobProgress {
+  /**
+   * 0..100, if known.
+   */
+  percent: number | null;
+
+  /**
+   * Estimated seconds left, if known.
+   */
+  etaSeconds: number | null;
+
+  /**
+   * Current and total step, if known.
+   */
+  step: number | null;
+  totalSteps: number | null;
+
+  /**
+   * Current (possibly fractional) and total epoch, if known.
+   */
+  epoch: number | null;
+  totalEpochs: number | null;
+
+  /**
+   * The latest value of each metric, under the job's own names.
+   */
+  metrics: Record<string, number>;
+
+  /**
+   * The metric to show first: loss, eval_loss, accuracy, else the first reported.
+   */
+  keyMetric: string | null;
+
+  /**
+   * The best source that said anything.
+   */
+  source: ProgressSource;
+
+  /**
+   * When it last changed, in seconds since the epoch.
+   */
+  updated: number;
+}
+
+/**
+ * One value of a metric over time.
+ */
+export interface IMetricPoint {
+  time: number;
+  step: number | null;
+  value: number;
+}
+
+/**
+ * `GET jobs/{name}/progress`: the progress and each metric's bounded history.
+ */
+export interface IJobProgressDetail {
+  progress: IJobProgress | null;
+  history: Record<string, IMetricPoint[]>;
 }
 
 /**
