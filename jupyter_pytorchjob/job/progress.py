@@ -255,3 +255,74 @@ def progress_wire(progress: JobProgress | None, history: MetricHistory | None) -
         "progress": progress.to_wire() if progress is not None else None,
         "history": history.to_wire() if history is not None else {},
     }
+
+
+# Kubeflow Trainer v2.3's trainerStatus (KEP-2779, pkg/statusserver/server.go).
+TRAINER_STATUS_MAX_METRICS = 256
+# Metrics a script may send that are the progress's own fields, not metrics.
+_FIELD_METRICS = {
+    "step": "step",
+    "current_step": "step",
+    "total_steps": "total_steps",
+    "epoch": "epoch",
+    "current_epoch": "epoch",
+    "total_epochs": "total_epochs",
+}
+
+
+class TrainerStatusInvalid(ValueError):
+    """A ``trainerStatus`` that is not Kubeflow's shape; the message names the field."""
+
+
+def reading_from_trainer_status(
+    status: Any, source: ProgressSource, when: float, *, strict: bool = True
+) -> ProgressReading:
+    """A ``trainerStatus`` object (``progressPercentage`` 0-100, ``estimatedRemaining
+    Seconds`` >= 0, ``metrics`` [{name, value}] with string values, ``lastUpdatedTime``)
+    as a reading. ``strict`` (a job's own report): ``TrainerStatusInvalid`` naming the
+    first field that is not Kubeflow's shape; else (a cluster's object) bad parts are
+    skipped."""
+
+    def bad(field_name: str, why: str) -> None:
+        if strict:
+            raise TrainerStatusInvalid(f"trainerStatus.{field_name}: {why}")
+
+    if not isinstance(status, Mapping):
+        raise TrainerStatusInvalid("trainerStatus: must be an object")
+    percent = status.get("progressPercentage")
+    if percent is not None and finite(percent, low=0, high=100) is None:
+        bad("progressPercentage", "must be a number from 0 to 100")
+    eta = status.get("estimatedRemainingSeconds")
+    if eta is not None and finite(eta, low=0) is None:
+        bad("estimatedRemainingSeconds", "must be a number of seconds >= 0")
+    metrics: dict[str, float] = {}
+    fields_: dict[str, Any] = {}
+    raw_metrics = status.get("metrics") or []
+    if not isinstance(raw_metrics, list) or len(raw_metrics) > TRAINER_STATUS_MAX_METRICS:
+        bad("metrics", f"must be a list of at most {TRAINER_STATUS_MAX_METRICS} {{name, value}}")
+        raw_metrics = []
+    for index, metric in enumerate(raw_metrics):
+        name = metric.get("name") if isinstance(metric, Mapping) else None
+        value = metric.get("value") if isinstance(metric, Mapping) else None
+        number = _metric_number(value)
+        if metric_name(name) is None or number is None:
+            bad(f"metrics[{index}]", "must be {name: 1-64 characters, value: a number}")
+            continue
+        assert isinstance(name, str)
+        if name in _FIELD_METRICS:
+            fields_[_FIELD_METRICS[name]] = number
+        else:
+            metrics[name] = number
+    return ProgressReading(
+        source, when, percent=percent, eta_seconds=eta, metrics=metrics, **fields_
+    )
+
+
+def _metric_number(value: Any) -> float | None:
+    """Kubeflow's metric values are strings (``"0.23"``); numbers are taken too."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_METRIC_NAME:
+        try:
+            return finite(float(value))
+        except ValueError:
+            return None
+    return finite(value)
