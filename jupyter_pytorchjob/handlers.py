@@ -29,6 +29,7 @@ from .backends.base import dropped_warning
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
+from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import KINDS, JobKind, kind_for, kind_of
@@ -260,6 +261,18 @@ class EventsHandler(PyTorchJobHandler):
         """Answer ``{events: [...]}``, oldest first."""
         events = await self.backend.events(name)
         self.write_json({"events": [e.to_wire() for e in events]})
+
+
+class ProgressHandler(PyTorchJobHandler):
+    """``GET jobs/{name}/progress``."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer ``{progress, history}``: the job's progress (null until a source said
+        anything) and each metric's bounded history."""
+        self.write_json(progress_wire(*await self.backend.progress(name)))
 
 
 class CompareHandler(PyTorchJobHandler):
@@ -514,6 +527,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs", JobsHandler),
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
+        (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),

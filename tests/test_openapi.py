@@ -50,13 +50,8 @@ def check(path: str, method: str, status: int, body: bytes) -> None:
 
 # Maps whose keys are the user's (or Kubernetes') own, not the API's.
 USER_KEYED = {
-    "manifest",
-    "extras",
-    "env",
-    "labels",
-    "annotations",
-    "nodeSelector",
-    "fields",
+    *("manifest", "extras", "env", "labels", "annotations", "nodeSelector", "fields"),
+    *("metrics", "history"),  # a job's own metric names
     "runs",  # a TensorBoard's runs: by job name
 }
 CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
@@ -146,6 +141,8 @@ async def test_responses_match_the_document(
     await fetch(f"{API}/jobs/j", doc_path=f"{API}/jobs/{{name}}")
     await fetch(f"{API}/jobs/nope", doc_path=f"{API}/jobs/{{name}}")
     await fetch(f"{API}/jobs/j/events", doc_path=f"{API}/jobs/{{name}}/events")
+    await fetch(f"{API}/jobs/j/progress", doc_path=f"{API}/jobs/{{name}}/progress")
+    await fetch(f"{API}/jobs/nope/progress", doc_path=f"{API}/jobs/{{name}}/progress")
     await fetch(f"{API}/volumes")
     await fetch(f"{API}/compare", params=[("job", "j"), ("job", "nope")])  # 404
     await fetch(f"{API}/compare", params=[("job", "j")])  # 400
