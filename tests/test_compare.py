@@ -235,3 +235,28 @@ async def test_several_jobs_refused_naming_the_field(
     assert (code, answer["field"]) == (status, field), answer
     assert message in answer["message"]
     assert jp_serverapp.web_app.settings[MANAGER_SETTING].list() == []
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.slow
+async def test_compare_reported_metrics_of_real_jobs(jp_fetch: Any, jobs_deleted: None) -> None:
+    """Two runs of the reporting example: their final losses side by side, the lower one
+    marked best, and --steps the one parameter that differs."""
+    for name, steps in (("short", "5"), ("long", "40")):
+        await submit_finished(
+            jp_fetch,
+            {
+                "name": name,
+                "workdir": str(EXAMPLES),
+                "command": ["python", "progress_report.py", "--steps", steps, "--delay", "0"],
+            },
+        )
+    answer = await get(jp_fetch, "compare", params=jobs_query("short", "long"))
+    assert [row["field"] for row in answer["parameters"]] == ["command"]
+    loss = next(row for row in answer["metrics"] if row["name"] == "loss")
+    assert loss["lowerIsBetter"] is True
+    values = loss["values"]
+    assert all(isinstance(v, float) for v in values), values
+    assert loss["best"] == values.index(min(values))
