@@ -91,9 +91,8 @@ async def main() -> None:
             a, b = float(without[key]), float(with_progress[key])  # type: ignore[arg-type]
             print(f"{label:>30} | {a:>9.0f} ms | {b:>9.0f} ms | {b / a if a else 0:.2f}")
         print(f"{'server loop stall':>30} | {stall_without:>9.0f} ms | {stall_with:>9.0f} ms |")
-        print(
-            f"{'rows rendered':>30} | {without['rowsRendered']!s:>12} | {with_progress['rowsRendered']!s:>12} |"
-        )
+        rows = (str(without["rowsRendered"]), str(with_progress["rowsRendered"]))
+        print(f"{'rows rendered':>30} | {rows[0]:>12} | {rows[1]:>12} |")
         print("(goal: the panel's first render with progress within 1.2x of without)")
     finally:
         await remove(backends, tmp)
