@@ -14,6 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from jupyter_pytorchjob import report
+from jupyter_pytorchjob.backends.local.progress import BARS_PER_READ, candidate_lines
 from jupyter_pytorchjob.backends.tfevents import EventFileReader, LogdirScalars, masked_crc32c
 from jupyter_pytorchjob.job.progress import (
     MAX_METRICS,
@@ -256,3 +257,16 @@ def test_the_reporter_is_silent_without_an_endpoint_and_never_raises(
     assert report(progress=100, eta=float("nan")) is False
     monkeypatch.setenv("RANK", "1")
     assert report(progress=100) is False
+
+
+def test_a_read_parses_every_dict_line_and_a_bounded_spread_of_bar_redraws() -> None:
+    stamp = b"2026-01-01T00:00:00.000000Z "
+    bars = [
+        stamp + f" {i // 100}%|#| {i}/10000 [00:01<00:09, 9it/s]".encode() for i in range(10_000)
+    ]
+    lines = [*bars[:5000], stamp + b"{'loss': 0.5}", stamp + b"plain", *bars[5000:]]
+    chosen = candidate_lines(b"\n".join(lines) + b"\n")
+    assert stamp + b"{'loss': 0.5}" in chosen and stamp + b"plain" not in chosen
+    assert chosen[-1] == bars[-1]  # the newest redraw is always read
+    assert len(chosen) <= BARS_PER_READ + 1
+    assert chosen == sorted(chosen, key=lines.index)  # in the log's order

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .wire import dataclass_wire
@@ -152,7 +152,7 @@ class JobProgress(ProgressFields):
             total_epochs=wire.get("totalEpochs"),
             metrics=dict(wire.get("metrics") or {}),
         )
-        return merge([reading]) or cls(source=reading.source, updated=reading.updated)
+        return cls(**{f.name: getattr(reading, f.name) for f in fields(ProgressFields)})
 
 
 _FIELDS = ("percent", "eta_seconds", "step", "total_steps", "epoch", "total_epochs")
