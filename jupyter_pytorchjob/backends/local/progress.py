@@ -56,7 +56,7 @@ def progress_of(job: dict[str, Any]) -> JobProgress | None:
     wire = job.get(PROGRESS_KEY)
     if not isinstance(wire, dict):
         return None
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
+    with contextlib.suppress(KeyError, ValueError, TypeError):
         return JobProgress.from_wire(wire)
     return None
 
