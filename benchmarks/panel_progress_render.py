@@ -3,7 +3,7 @@ without a ``progress`` on every job, side by side (local backend, this checkout'
 extension: run ``jlpm build`` first).
 
 Seeds one job root as ``panel_first_render.py`` does (1,000 jobs, 10 running), measures
-it, then gives every job a progress (``progress.json``, as a job's supervisor writes it:
+it, then gives every job a progress (in ``job.json``, as a job's supervisor writes it:
 percent, ETA, step, epoch and three metrics) and measures again with a fresh server and
 fresh pages. Prints both and their ratio; goal: the panel's first render within 1.2x.
 
@@ -21,7 +21,8 @@ headless; medians of 5 fresh pages):
 
 A row's progress is five small elements (the bar and its fill, percent, ETA, metric) and
 no chart, so the 50 rows of the first page render as fast as without, within the noise;
-``GET jobs`` reads one more small file per job (``progress.json``).
+``GET jobs`` then read one more small file per job (``progress.json``; the figures
+above); progress now lives in ``job.json``, see ``benchmarks/progress_list.py``.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from local_jobs_list import remove, seed  # this directory: the same roots and s
 from panel_first_render import measure
 
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.backends.local.progress import progress_path
-from jupyter_pytorchjob.backends.local.store import JobDir, write_json
+from jupyter_pytorchjob.backends.local.progress import PROGRESS_KEY
+from jupyter_pytorchjob.backends.local.store import JobDir, read_json, write_json
 
 
 def give_every_job_progress(backend: LocalBackend) -> int:
@@ -56,7 +57,8 @@ def give_every_job_progress(backend: LocalBackend) -> int:
             "source": "report",
             "updated": time.time(),
         }
-        write_json(progress_path(JobDir(path)), wire)
+        job = JobDir(path).job
+        write_json(job, {**read_json(job), PROGRESS_KEY: wire})
         count += 1
     return count
 

@@ -2,14 +2,14 @@
 
 Why not TensorBoard's own ``EventFileLoader``: without TensorFlow it reads through
 ``tensorflow_stub``'s ``PyRecordReader_New``, which refuses a start offset ("start
-offset not supported by compat reader"), so a reader that stops (a supervisor restart,
-a new process) parses a 100 MB file again from its first byte; and it checks every
-record's CRC32C in pure Python (a few MB/s) and decodes every event, images and
-histograms included. What we need is small and stable (TFRecord framing: a length, its
-masked CRC32C, the data, the data's CRC; and five protobuf fields of ``Event``), so this
-module reads just that: byte offsets that can be kept, only each record's 8-byte header
-checked (a torn or foreign file stops that file instead of yielding garbage), and a
-record is decoded only as far as its scalars.
+offset not supported by compat reader"), so a reader cannot resume at a kept offset;
+and it checks every record's CRC32C in pure Python (a few MB/s), too slow for a 100 MB
+file. The TFRecord framing is small and stable (a length, its masked CRC32C, the data,
+the data's CRC), so this module reads the framing itself - byte offsets that can be
+kept, each record's 8-byte header checked (a torn or foreign file stops that file
+instead of yielding garbage), the data CRC left to protobuf's parser (a damaged record
+fails to decode and is skipped) - and decodes each record with TensorBoard's generated
+``Event`` class (protobuf's C parser).
 
 Scalars are TF1/PyTorch ``simple_value``s and TF2 scalar tensors (one numeric value).
 """
@@ -17,11 +17,14 @@ Scalars are TF1/PyTorch ``simple_value``s and TF2 scalar tensors (one numeric va
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from google.protobuf.message import DecodeError
 
 # One read of one file per poll: a 100 MB file is caught up over some polls, never in
 # one long stall.
@@ -63,109 +66,50 @@ class Scalar:
     value: float
 
 
-class ProtoError(ValueError):
-    """Not the protobuf we expect."""
+# TensorProto dtypes whose single value is a scalar we show, with their packed format.
+_SCALAR_DTYPES = {1: "<f", 2: "<d", 3: "<i", 9: "<q"}  # float, double, int32, int64
 
 
-def _varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ProtoError("bad varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(data: bytes | memoryview) -> Iterator[tuple[int, int, object]]:
-    """(field number, wire type, value): ints for varints, bytes for the rest."""
-    pos, end = 0, len(data)
-    while pos < end:
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(data, pos)
-            yield number, wire, value
-        elif wire == 1:
-            yield number, wire, bytes(data[pos : pos + 8])
-            pos += 8
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            if pos + size > end:
-                raise ProtoError("truncated field")
-            yield number, wire, data[pos : pos + size]
-            pos += size
-        elif wire == 5:
-            yield number, wire, bytes(data[pos : pos + 4])
-            pos += 4
-        else:
-            raise ProtoError(f"wire type {wire}")
-    if pos != end:
-        raise ProtoError("truncated")
-
-
-# TensorProto dtypes whose single value is a scalar we show.
-_DT_FLOAT, _DT_DOUBLE, _DT_INT32, _DT_INT64 = 1, 2, 3, 9
-
-
-def _tensor_value(data: bytes | memoryview) -> float | None:
-    """The one numeric value of a TensorProto (a TF2 scalar summary), else None."""
-    dtype = 0
-    values: list[float] = []
-    for number, wire, value in _fields(data):
-        if number == 1 and wire == 0:
-            dtype = int(value)  # type: ignore[call-overload]
-        elif number == 4 and wire == 2:  # tensor_content: packed little-endian
-            raw = bytes(value)  # type: ignore[call-overload]
-            fmt = {_DT_FLOAT: "<f", _DT_DOUBLE: "<d", _DT_INT32: "<i", _DT_INT64: "<q"}.get(dtype)
-            if fmt is None or len(raw) != struct.calcsize(fmt):
-                return None
-            values.append(struct.unpack(fmt, raw)[0])
-        elif number == 5:  # float_val
-            raw = bytes(value)  # type: ignore[call-overload]
-            values.extend(v for (v,) in struct.iter_unpack("<f", raw[: len(raw) // 4 * 4]))
-        elif number == 6:  # double_val
-            raw = bytes(value)  # type: ignore[call-overload]
-            values.extend(v for (v,) in struct.iter_unpack("<d", raw[: len(raw) // 8 * 8]))
-        elif number in (7, 10) and wire == 0:  # int_val / int64_val, unpacked
-            values.append(float(value))  # type: ignore[arg-type]
-    if dtype not in (_DT_FLOAT, _DT_DOUBLE, _DT_INT32, _DT_INT64) or len(values) != 1:
+def _tensor_value(tensor: Any) -> float | None:
+    """The one numeric value of a TensorProto (a TF2 scalar summary), else None (a
+    histogram, an image, text)."""
+    fmt = _SCALAR_DTYPES.get(tensor.dtype)
+    if fmt is None:
         return None
-    return float(values[0])
+    if tensor.tensor_content:
+        if len(tensor.tensor_content) != struct.calcsize(fmt):
+            return None
+        return float(struct.unpack(fmt, tensor.tensor_content)[0])
+    values = [*tensor.float_val, *tensor.double_val, *tensor.int_val, *tensor.int64_val]
+    return float(values[0]) if len(values) == 1 else None
 
 
-def scalars_of_event(data: bytes | memoryview) -> list[Scalar]:
-    """The scalars one serialized ``Event`` holds (``wall_time`` 1, ``step`` 2,
-    ``summary`` 5 -> ``value`` 1 -> ``tag`` 1, ``simple_value`` 2, ``tensor`` 8)."""
-    wall_time, step, summary = 0.0, 0, None
-    for number, wire, value in _fields(data):
-        if number == 1 and wire == 1:
-            wall_time = struct.unpack("<d", value)[0]  # type: ignore[arg-type]
-        elif number == 2 and wire == 0:
-            step = int(value)  # type: ignore[call-overload]
-            if step >= 1 << 63:
-                step -= 1 << 64
-        elif number == 5 and wire == 2:
-            summary = value
-    if summary is None:
+@functools.cache
+def _event_class() -> Any:
+    """TensorBoard's generated ``Event`` (protobuf's C parser), imported on the first
+    event file: a job without one never pays for it."""
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    return Event
+
+
+def scalars_of_event(data: bytes) -> list[Scalar]:
+    """The scalars one serialized ``Event`` holds (``simple_value``s and scalar
+    tensors); none for anything else. ``DecodeError`` for what is no Event."""
+    event = _event_class().FromString(data)
+    if not event.HasField("summary"):
         return []
     scalars = []
-    for number, wire, entry in _fields(summary):  # type: ignore[arg-type]
-        if number != 1 or wire != 2:
+    for value in event.summary.value:
+        kind = value.WhichOneof("value")
+        if kind == "simple_value":
+            number: float | None = value.simple_value
+        elif kind == "tensor":
+            number = _tensor_value(value.tensor)
+        else:
             continue
-        tag, scalar = None, None
-        for field, kind, item in _fields(entry):  # type: ignore[arg-type]
-            if field == 1 and kind == 2:
-                tag = bytes(item).decode("utf-8", "replace")  # type: ignore[call-overload]
-            elif field == 2 and kind == 5:
-                scalar = struct.unpack("<f", item)[0]  # type: ignore[arg-type]
-            elif field == 8 and kind == 2:
-                scalar = _tensor_value(item)  # type: ignore[arg-type]
-        if tag and scalar is not None:
-            scalars.append(Scalar(wall_time, step, tag, scalar))
+        if value.tag and number is not None:
+            scalars.append(Scalar(event.wall_time, event.step, value.tag, number))
     return scalars
 
 
@@ -206,8 +150,8 @@ class EventFileReader:
                     return scalars
                 break  # the rest arrives later (or in the next read)
             # A record that is not an Event is skipped: the framing still holds.
-            with contextlib.suppress(ProtoError):
-                scalars.extend(scalars_of_event(view[pos + 12 : pos + 12 + length]))
+            with contextlib.suppress(DecodeError):
+                scalars.extend(scalars_of_event(bytes(view[pos + 12 : pos + 12 + length])))
             pos = end
         self.offset += pos
         return scalars

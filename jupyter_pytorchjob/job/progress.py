@@ -140,19 +140,20 @@ class JobProgress(ProgressFields):
 
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any]) -> JobProgress:
-        """Back from ``to_wire`` (what a store kept); unknown or bad values dropped."""
-        reading = ProgressReading(
-            source=ProgressSource(wire.get("source", "report")),
-            updated=finite(wire.get("updated")) or 0.0,
-            percent=wire.get("percent"),
-            eta_seconds=wire.get("etaSeconds"),
-            step=wire.get("step"),
-            total_steps=wire.get("totalSteps"),
-            epoch=wire.get("epoch"),
-            total_epochs=wire.get("totalEpochs"),
-            metrics=dict(wire.get("metrics") or {}),
+        """Back from ``to_wire``: what the local supervisor kept in ``job.json``, made
+        sane when it was read from its source (``GET jobs`` reads it for every running
+        job: no second check). ``KeyError``/``ValueError`` for anything else."""
+        return cls(
+            source=ProgressSource(wire["source"]),
+            updated=float(wire["updated"]),
+            percent=wire["percent"],
+            eta_seconds=wire["etaSeconds"],
+            step=wire["step"],
+            total_steps=wire["totalSteps"],
+            epoch=wire["epoch"],
+            total_epochs=wire["totalEpochs"],
+            metrics=dict(wire["metrics"]),
         )
-        return merge([reading]) or cls(source=reading.source, updated=reading.updated)
 
 
 _FIELDS = ("percent", "eta_seconds", "step", "total_steps", "epoch", "total_epochs")

@@ -149,8 +149,8 @@ class LogProgress:
         own = dict(reading.metrics)
         if previous is not None:
             # A dict line without a step keeps the bar's step; metrics accumulate.
-            for name in ("percent", "eta_seconds", "step", "total_steps"):
-                if getattr(reading, name) is None and reading.percent is None:
+            if reading.step is None and reading.total_steps is None:  # no bar on it
+                for name in ("percent", "eta_seconds", "step", "total_steps"):
                     setattr(reading, name, getattr(previous, name))
             for name in ("epoch", "total_epochs"):
                 if getattr(reading, name) is None:

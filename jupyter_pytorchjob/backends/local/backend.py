@@ -36,7 +36,7 @@ from ..base import (
     finished_error,
 )
 from .plan import Mounts, plan_nodes, plans_to_wire
-from .progress import progress_path, read_history, read_progress
+from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 from .supervisor import CRASH_BACK_OFF
 from .watchdog import LOST_REASON
@@ -237,11 +237,7 @@ class LocalBackend(Backend):
                 continue
             jobdir = JobDir(path)
             with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
-                key = (
-                    *file_key(jobdir.job),
-                    *file_key(jobdir.replicas),
-                    *optional_file_key(progress_path(jobdir)),
-                )
+                key = (*file_key(jobdir.job), *file_key(jobdir.replicas))
                 known = self._finished.get(path.name)
                 info = known[1] if known is not None and known[0] == key else self._info(jobdir)
                 jobs.append(info)
@@ -302,12 +298,14 @@ class LocalBackend(Backend):
             conditions=conditions,
             logdir=job.get("logdir"),
             manifest=read_json(jobdir.manifest) if with_manifest else None,
-            progress=read_progress(jobdir),
+            progress=progress_of(job),
         )
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
         jobdir = self._jobdir(name)
-        return await asyncio.to_thread(lambda: (read_progress(jobdir), read_history(jobdir)))
+        return await asyncio.to_thread(
+            lambda: (progress_of(read_json(jobdir.job, {})), read_history(jobdir))
+        )
 
     async def delete_job(self, name: str) -> None:
         jobdir = self._jobdir(name)
@@ -559,15 +557,6 @@ def file_key(path: Path) -> tuple[int, int, int]:
     """What changes whenever the file is rewritten (atomically: a new inode)."""
     stat = path.stat()
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
-
-
-def optional_file_key(path: Path) -> tuple[int, int, int]:
-    """``file_key``, or zeros while the file does not exist (a job that reported no
-    progress yet)."""
-    try:
-        return file_key(path)
-    except FileNotFoundError:
-        return 0, 0, 0
 
 
 def supervision_gone(job: dict[str, Any]) -> bool:

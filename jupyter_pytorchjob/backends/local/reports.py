@@ -23,7 +23,8 @@ for such a cluster shows its progress here unchanged:
 
 Answers, as Trainer's status server: 200 with the body echoed; a ``metav1.Status`` with
 400 (not JSON, not ``{"trainerStatus": {...}}``, a field out of range - the message
-names it; larger than 64 KiB), 403 (no or another token), 404 (another path), 405.
+names it; larger than 64 KiB; past 1 MiB the connection is closed instead), 403 (no
+or another token), 404 (another path), 405.
 A bad report changes nothing.
 """
 
@@ -53,6 +54,7 @@ URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
 TOKEN_ENV = "KUBEFLOW_TRAINER_SERVER_TOKEN"  # noqa: S105 - a variable's name
 CA_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
 MAX_BODY = 64 * 1024  # the status server's limit
+READ_LIMIT = 1 << 20
 
 
 def token_path(jobdir: JobDir) -> str:
@@ -160,8 +162,9 @@ class ReportServer:
             default_handler_class=web.ErrorHandler,
             default_handler_args={"status_code": 404},
         )
-        # A body over the limit is refused while it is read (tornado answers 400).
-        self.server = httpserver.HTTPServer(app, max_body_size=MAX_BODY, xheaders=False)
+        # Up to READ_LIMIT is read and answered 400 when over MAX_BODY; a larger body
+        # is cut off while it is sent (tornado closes the connection).
+        self.server = httpserver.HTTPServer(app, max_body_size=READ_LIMIT, xheaders=False)
         sockets = netutil.bind_sockets(0, "127.0.0.1")
         self.server.add_sockets(sockets)
         port = sockets[0].getsockname()[1]

@@ -60,7 +60,7 @@ from ..base import JobState
 from . import watchdog
 from .logpump import pump
 from .plan import NodePlan, plans_from_wire
-from .progress import ProgressTracker
+from .progress import PROGRESS_KEY, ProgressTracker
 from .reaping import stop_strays
 from .reports import ReportServer
 from .store import JobDir, read_json, write_json
@@ -150,7 +150,7 @@ class Supervisor:
     # The job's progress (progress.py) and its status endpoint (reports.py).
     tracker: ProgressTracker | None = None
     reports: ReportServer | None = None
-    _progress_poll: asyncio.Task[bool] | None = None
+    _progress_poll: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self.job = read_json(self.jobdir.job, {})
@@ -585,21 +585,29 @@ class Supervisor:
     def poll_progress(self) -> None:
         """Read the job's log and event files in a thread (a large catch-up never
         stalls the supervision), one poll at a time."""
-        if self.tracker is None:
-            return
         if self._progress_poll is None or self._progress_poll.done():
-            self._progress_poll = asyncio.ensure_future(asyncio.to_thread(self.tracker.poll))
+            self._progress_poll = asyncio.ensure_future(self._progress_step())
+
+    async def _progress_step(self, *, final: bool = False) -> None:
+        """One poll; a changed progress goes into ``job.json`` from the event loop (the
+        file's one writer), where ``GET jobs`` reads it with the rest of the job."""
+        assert self.tracker is not None
+        tracker = self.tracker
+        if await asyncio.to_thread(tracker.drain if final else tracker.poll):
+            self.job[PROGRESS_KEY] = tracker.wire
+            self.save()
 
     async def final_progress(self) -> None:
         """The job is over: read what is left, so its final metrics stay."""
         if self.reports is not None:
             self.reports.stop()
-        if self.tracker is not None:
-            if self._progress_poll is not None:
-                with contextlib.suppress(Exception):
-                    await self._progress_poll
+        if self.tracker is None:
+            return
+        if self._progress_poll is not None:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(self.tracker.drain)
+                await self._progress_poll
+        with contextlib.suppress(Exception):
+            await self._progress_step(final=True)
 
     async def step(self) -> None:
         """Nodes that ended, back-offs that are over, the deadline."""
