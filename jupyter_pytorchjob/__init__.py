@@ -6,6 +6,8 @@ tornado or jupyter_server):
 
 * the Jupyter server extension (``_jupyter_server_extension_points``),
 * the prebuilt JupyterLab extension (``_jupyter_labextension_paths``),
+* ``report(progress=, eta=, **metrics)``: a training script's progress, in Kubeflow
+  Trainer's status protocol (``report``, standard library only),
 * the IPython extension (``load_ipython_extension``): ``%load_ext jupyter_pytorchjob``
   registers the ``%ptjob`` / ``%%ptjob`` magic (``magics``),
 * the Python API (``sdk``): ``from jupyter_pytorchjob import Job, submit`` trains a
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .package_version import __version__
+from .report import report
 
 __all__ = [
     "CaptureError",
@@ -25,6 +28,7 @@ __all__ = [
     "JobFailed",
     "ResultError",
     "__version__",
+    "report",
     "submit",
 ]
 

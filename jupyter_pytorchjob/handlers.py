@@ -26,8 +26,10 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
+from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import KINDS, JobKind, kind_for, kind_of
@@ -64,6 +66,16 @@ def api_errors(
 
 class PyTorchJobHandler(APIHandler):
     """Shared plumbing: the backend, the form defaults, JSON bodies."""
+
+    def spec_wire(self, job: JobInfo) -> dict[str, Any] | None:
+        """The job body read back from the job's manifest through its kind's parse;
+        None when it has none or it cannot be read back."""
+        if job.manifest is None:
+            return None
+        with contextlib.suppress(JobSpecInvalid):
+            kind = kind_of(job.manifest)
+            return kind.parse(job.manifest, gpu_resource=self.defaults["gpuResource"]).to_wire()
+        return None
 
     auth_resource = AUTH_RESOURCE
 
@@ -181,11 +193,9 @@ class JobHandler(PyTorchJobHandler):
     def detail(self, job: JobInfo) -> dict[str, Any]:
         """The job, its manifest and the job body to clone it."""
         wire = job.to_wire(with_manifest=True)
-        if job.manifest is not None:
-            with contextlib.suppress(JobSpecInvalid):
-                kind = kind_of(job.manifest)
-                spec = kind.parse(job.manifest, gpu_resource=self.defaults["gpuResource"])
-                wire["spec"] = spec.to_wire()
+        spec = self.spec_wire(job)
+        if spec is not None:
+            wire["spec"] = spec
         return wire
 
     @web.authenticated
@@ -251,6 +261,37 @@ class EventsHandler(PyTorchJobHandler):
         """Answer ``{events: [...]}``, oldest first."""
         events = await self.backend.events(name)
         self.write_json({"events": [e.to_wire() for e in events]})
+
+
+class ProgressHandler(PyTorchJobHandler):
+    """``GET jobs/{name}/progress``."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer ``{progress, history}``: the job's progress (null until a source said
+        anything) and each metric's bounded history."""
+        self.write_json(progress_wire(*await self.backend.progress(name)))
+
+
+class CompareHandler(PyTorchJobHandler):
+    """``GET compare?job=a&job=b``: the jobs' differing hyperparameters and metrics."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        """Answer ``{jobs, parameters, metrics}``; 400 naming ``job`` for fewer than
+        two, repeated or impossible names, 404 for a job that does not exist."""
+        names = compared_names(self.get_arguments("job"))
+        for name in names:
+            invalid = job_name_problem(name)
+            if invalid is not None:
+                raise JobSpecInvalid([FieldError("job", invalid.errors[0].message)])
+        jobs = await asyncio.gather(*(self.backend.get_job(name) for name in names))
+        compared = [ComparedJob(job.to_wire(), self.spec_wire(job)) for job in jobs]
+        self.write_json(compare_jobs(compared))
 
 
 class VolumesHandler(PyTorchJobHandler):
@@ -486,8 +527,10 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs", JobsHandler),
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
+        (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),
+        (rf"/{API}/compare", CompareHandler),
         *TENSORBOARD_ROUTES,
     ]

@@ -9,10 +9,12 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { PyTorchJobAPIError, requestAPI } from './request';
 import {
+  IComparison,
   IConfig,
   IJob,
   IJobBody,
   IJobEvent,
+  IJobProgressDetail,
   IRenderResult,
   IRuntime,
   ITensorBoard,
@@ -88,6 +90,24 @@ export class PyTorchJobClient {
   }
 
   /**
+   * `GET jobs/{name}/progress`: the job's progress and each metric's history.
+   */
+  progress(name: string): Promise<IJobProgressDetail> {
+    return this._request<IJobProgressDetail>(
+      URLExt.join(Private.jobPath(name), 'progress')
+    );
+  }
+
+  /**
+   * `GET compare?job=a&job=b`: the hyperparameters that differ between jobs
+   * and their latest metrics, the best of each marked.
+   */
+  compare(names: readonly string[]): Promise<IComparison> {
+    const query = names.map(name => `job=${encodeURIComponent(name)}`);
+    return this._request<IComparison>(`compare?${query.join('&')}`);
+  }
+
+  /**
    * `POST jobs`: submit a job.
    */
   submit(body: IJobBody): Promise<IJob> {
@@ -135,10 +155,11 @@ export class PyTorchJobClient {
   }
 
   /**
-   * `POST tensorboards`: start (or reuse) a TensorBoard for a job or a directory.
+   * `POST tensorboards`: start (or reuse) a TensorBoard for a job, a
+   * directory, or several jobs (one run per job, named after it).
    */
   startTensorBoard(
-    target: { job: string } | { logdir: string }
+    target: { job: string } | { logdir: string } | { jobs: string[] }
   ): Promise<ITensorBoard> {
     return this._request<ITensorBoard>('tensorboards', {
       method: 'POST',

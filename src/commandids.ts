@@ -71,6 +71,12 @@ export namespace CommandIDs {
   export const stopTensorBoard = 'pytorchjob:stop-tensorboard';
 
   /**
+   * Compare jobs in a tab: their differing hyperparameters and their metrics
+   * (args: `names`, two or more jobs; none: the panel's selection).
+   */
+  export const compareJobs = 'pytorchjob:compare-jobs';
+
+  /**
    * Refresh the job list.
    */
   export const refresh = 'pytorchjob:refresh';

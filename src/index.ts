@@ -210,8 +210,15 @@ namespace Private {
       args: widget =>
         'job' in widget.target
           ? { name: widget.target.job }
-          : { logdir: widget.target.logdir },
+          : 'jobs' in widget.target
+            ? { names: widget.target.jobs }
+            : { logdir: widget.target.logdir },
       name: widget => targetKey(widget.target)
+    });
+    void restorer.restore(trackers.comparisons, {
+      command: CommandIDs.compareJobs,
+      args: widget => ({ names: [...widget.content.names] }),
+      name: widget => widget.content.names.join(',')
     });
   }
 

@@ -24,7 +24,8 @@ import {
   stateClass,
   stateLabel
 } from './format';
-import { IJob, IJobEvent } from './tokens';
+import { ProgressSection } from './progress';
+import { IJob, IJobEvent, IMetricPoint } from './tokens';
 
 /**
  * The kind of a job that does not say (every local job is one): an object kind, not text.
@@ -76,14 +77,20 @@ export class JobView extends ReactWidget {
    */
   async refresh(): Promise<void> {
     try {
-      const [job, events] = await Promise.all([
+      const [job, events, history] = await Promise.all([
         this._client.getJob(this.jobName),
-        this._client.events(this.jobName).catch(() => this._events)
+        this._client.events(this.jobName).catch(() => this._events),
+        // The chart keeps its last history when this one request fails.
+        this._client
+          .progress(this.jobName)
+          .then(detail => detail.history)
+          .catch(() => this._history)
       ]);
       // Once finished, one more refresh catches the last events, then stop.
       this._final = this._job !== null && isFinished(this._job.state);
       this._job = job;
       this._events = events;
+      this._history = history;
       this._error = '';
     } catch (error) {
       this._error = formatError(error, this._trans);
@@ -234,6 +241,13 @@ export class JobView extends ReactWidget {
                 </>
               )}
             </dl>
+            <ProgressSection
+              progress={job.progress ?? null}
+              history={this._history}
+              running={!isFinished(job.state)}
+              now={now}
+              trans={trans}
+            />
             <h3>{trans.__('Replicas')}</h3>
             <table className="jp-PyTorchJobView-table jp-PyTorchJobView-replicas">
               <thead>
@@ -351,6 +365,7 @@ export class JobView extends ReactWidget {
   private _poll: Poll;
   private _job: IJob | null = null;
   private _events: IJobEvent[] = [];
+  private _history: Record<string, IMetricPoint[]> = {};
   private _error = '';
   private _final = false;
 }

@@ -55,6 +55,37 @@ export class JobsModel extends PolledList<IJob> {
   }
 
   /**
+   * The jobs selected in the panel (to compare them), in list order.
+   */
+  get selected(): string[] {
+    return this.items
+      .filter(job => this._selected.has(job.name))
+      .map(job => job.name);
+  }
+
+  /**
+   * Whether a job is selected.
+   */
+  isSelected(name: string): boolean {
+    return this._selected.has(name);
+  }
+
+  /**
+   * Select or unselect a job (the panel's check boxes).
+   */
+  setSelected(name: string, selected: boolean): void {
+    if (selected === this._selected.has(name)) {
+      return;
+    }
+    if (selected) {
+      this._selected.add(name);
+    } else {
+      this._selected.delete(name);
+    }
+    this.setItems([...this.items]);
+  }
+
+  /**
    * Track a job: `jobFinished` is emitted when it succeeds or fails.
    */
   track(name: string): void {
@@ -80,6 +111,12 @@ export class JobsModel extends PolledList<IJob> {
    */
   protected loadedItems(jobs: readonly IJob[]): void {
     const names = new Set(jobs.map(job => job.name));
+    // A deleted job leaves the selection.
+    for (const name of [...this._selected]) {
+      if (!names.has(name)) {
+        this._selected.delete(name);
+      }
+    }
     for (const job of jobs) {
       if (this._tracked.has(job.name)) {
         this._seen.add(job.name);
@@ -101,6 +138,7 @@ export class JobsModel extends PolledList<IJob> {
 
   private _fetchJobs: () => Promise<IJob[]>;
   private _tracked = new Set<string>();
+  private _selected = new Set<string>();
   private _seen = new Set<string>();
   private _jobFinished = new Signal<this, IJob>(this);
 }

@@ -20,14 +20,16 @@ import {
   formatAge,
   formatDuration,
   formatError,
+  isFinished,
   jobDuration,
   stateClass,
   stateLabel
 } from './format';
 import { pytorchIcon } from './icons';
 import { JobsModel } from './model';
+import { ProgressLine } from './progress';
 import { TensorBoardList } from './tensorboard/list';
-import { TensorBoardsModel } from './tensorboard/model';
+import { boardArgs, TensorBoardsModel } from './tensorboard/model';
 import { IConfig, IJob } from './tokens';
 
 /**
@@ -107,6 +109,7 @@ export class JobsPanel extends ReactWidget {
     const run = (id: string, args: Record<string, string> = {}) => {
       void commands.execute(id, args);
     };
+    const selected = model.selected;
     return (
       <div className="jp-PyTorchJobPanel-content">
         <header className="jp-PyTorchJobPanel-header">
@@ -123,6 +126,20 @@ export class JobsPanel extends ReactWidget {
               <addIcon.react tag="span" elementSize="normal" />
               {trans.__('New job')}
             </button>
+            {selected.length >= 2 && (
+              <button
+                type="button"
+                className="jp-PyTorchJobPanel-compare jp-mod-styled"
+                title={trans.__('Compare the selected jobs')}
+                onClick={() =>
+                  void commands.execute(CommandIDs.compareJobs, {
+                    names: selected
+                  })
+                }
+              >
+                {trans.__('Compare (%1)', selected.length)}
+              </button>
+            )}
             <button
               type="button"
               className="jp-PyTorchJobPanel-iconButton"
@@ -154,6 +171,8 @@ export class JobsPanel extends ReactWidget {
                 now={now}
                 trans={trans}
                 run={run}
+                selected={model.isSelected(job.name)}
+                select={on => model.setSelected(job.name, on)}
               />
             ))}
             {model.jobs.length > this._rows && (
@@ -185,7 +204,10 @@ export class JobsPanel extends ReactWidget {
             now={now}
             trans={trans}
             open={board =>
-              run(CommandIDs.openTensorBoard, { logdir: board.logdir })
+              void commands.execute(
+                CommandIDs.openTensorBoard,
+                boardArgs(board)
+              )
             }
             stop={board => run(CommandIDs.stopTensorBoard, { id: board.id })}
           />
@@ -248,8 +270,10 @@ function JobItem(props: {
   now: number;
   trans: TranslationBundle;
   run: (id: string, args?: Record<string, string>) => void;
+  selected: boolean;
+  select: (selected: boolean) => void;
 }): JSX.Element {
-  const { job, now, trans, run } = props;
+  const { job, now, trans, run, selected, select } = props;
   const open = () => run(CommandIDs.openJob, { name: job.name });
   // Why a replica is not running (Unschedulable, ImagePullBackOff, …);
   // nothing to explain once the job succeeded.
@@ -266,6 +290,14 @@ function JobItem(props: {
       data-state={job.state}
     >
       <div className="jp-PyTorchJobPanel-row">
+        <input
+          type="checkbox"
+          className="jp-PyTorchJobPanel-select"
+          checked={selected}
+          title={trans.__('Select to compare')}
+          aria-label={trans.__('Select %1', job.name)}
+          onChange={event => select(event.currentTarget.checked)}
+        />
         <button
           type="button"
           className="jp-PyTorchJobPanel-name"
@@ -324,6 +356,12 @@ function JobItem(props: {
           </button>
         </span>
       </div>
+      <ProgressLine
+        name={job.name}
+        progress={job.progress}
+        running={!isFinished(job.state)}
+        trans={trans}
+      />
       {reason && (
         <div className="jp-PyTorchJobPanel-reason" title={reason.message ?? ''}>
           {reason.name}: {reason.reason}

@@ -606,6 +606,81 @@ export interface IJob {
    * cluster dropped because its CRD schema does not declare them.
    */
   warnings?: string[];
+
+  /**
+   * How far along it is; null until a source said anything.
+   */
+  progress?: IJobProgress | null;
+}
+
+/**
+ * Where a job's progress came from, best first.
+ */
+export type ProgressSource =
+  'report' | 'trainerStatus' | 'logs' | 'tensorboard';
+
+/**
+ * A job's progress: each field from the best source that has it.
+ */
+export interface IJobProgress {
+  /**
+   * 0..100, if known.
+   */
+  percent: number | null;
+
+  /**
+   * Estimated seconds left, if known.
+   */
+  etaSeconds: number | null;
+
+  /**
+   * Current and total step, if known.
+   */
+  step: number | null;
+  totalSteps: number | null;
+
+  /**
+   * Current (possibly fractional) and total epoch, if known.
+   */
+  epoch: number | null;
+  totalEpochs: number | null;
+
+  /**
+   * The latest value of each metric, under the job's own names.
+   */
+  metrics: Record<string, number>;
+
+  /**
+   * The metric to show first: loss, eval_loss, accuracy, else the first reported.
+   */
+  keyMetric: string | null;
+
+  /**
+   * The best source that said anything.
+   */
+  source: ProgressSource;
+
+  /**
+   * When it last changed, in seconds since the epoch.
+   */
+  updated: number;
+}
+
+/**
+ * One value of a metric over time.
+ */
+export interface IMetricPoint {
+  time: number;
+  step: number | null;
+  value: number;
+}
+
+/**
+ * `GET jobs/{name}/progress`: the progress and each metric's bounded history.
+ */
+export interface IJobProgressDetail {
+  progress: IJobProgress | null;
+  history: Record<string, IMetricPoint[]>;
 }
 
 /**
@@ -829,6 +904,12 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
+   * A TensorBoard over several jobs (`--logdir_spec`): each run's name (the
+   * job's) and its directory.
+   */
+  runs?: Record<string, string> | null;
+
+  /**
    * When it started, in seconds since the epoch.
    */
   started?: number;
@@ -838,4 +919,89 @@ export interface ITensorBoard {
    * are stopped.
    */
   lastAccess?: number;
+}
+
+/**
+ * One hyperparameter that differs between compared jobs.
+ */
+export interface IComparedParameter {
+  /**
+   * The job-body field, with the key for maps: `args`, `env.LR`, `gpus`.
+   */
+  field: string;
+
+  /**
+   * Each job's value, in the order of `jobs` (null: the job has none).
+   */
+  values: unknown[];
+}
+
+/**
+ * One metric of compared jobs.
+ */
+export interface IComparedMetric {
+  /**
+   * The metric's name, as the jobs report it.
+   */
+  name: string;
+
+  /**
+   * Each job's final or latest value, in the order of `jobs`.
+   */
+  values: Array<number | null>;
+
+  /**
+   * Whether lower is better (names with `loss` or `error`).
+   */
+  lowerIsBetter: boolean;
+
+  /**
+   * The index of the best value; null when no job has one.
+   */
+  best: number | null;
+}
+
+/**
+ * A job in a comparison.
+ */
+export interface IComparedJob {
+  /**
+   * The job's name.
+   */
+  name: string;
+
+  /**
+   * Its state.
+   */
+  state: JobState;
+
+  /**
+   * Seconds from start to finish (or to now).
+   */
+  duration?: number | null;
+
+  /**
+   * Its TensorBoard log directory, if any.
+   */
+  logdir?: string | null;
+}
+
+/**
+ * `GET compare?job=a&job=b`.
+ */
+export interface IComparison {
+  /**
+   * The jobs, one column each, in the order asked for.
+   */
+  jobs: IComparedJob[];
+
+  /**
+   * The hyperparameters that differ between them.
+   */
+  parameters: IComparedParameter[];
+
+  /**
+   * Their metrics, the best value of each marked.
+   */
+  metrics: IComparedMetric[];
 }

@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "processes": set(),  # process identity and reaping: a leaf the local backend and CLI use
     "_version": set(),
     "package_version": {"_version"},  # the version, a leaf both the root and app name
+    "report": set(),  # a training script's reporter: standard library only, copyable
     "api": set(),  # the package of openapi.yaml: no code
     "kinds": {"job"},  # PyTorchJob, TrainJob: manifests, rules, status - pure
     "backends": {"job", "kinds", "processes"},
@@ -52,7 +53,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "function": set(),
     # The Python API (submit, Job): the magic's JobHandle over the same parser fields.
     "sdk": {"job", "backends", "arguments", "frontends", "function", "magics"},
-    "": {"package_version", "app", "magics", "sdk"},
+    "": {"package_version", "app", "magics", "sdk", "report"},
 }
 
 # The imports that break the rules today, each with what removes it. They are exempt from

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -364,3 +365,32 @@ def test_runtimes_table_from_the_cluster(tmp_path: Path) -> None:
     torch = next(line for line in lines if line.startswith("torch-distributed "))
     assert torch.split()[1:3] == ["cluster", "torch"] and torch.endswith(" yes")
     assert any("no: runs mpi jobs" in line for line in lines)
+
+
+def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
+    """``ptjob list`` has PROGRESS and ETA columns, ``ptjob status`` the metrics: read
+    from the job's tqdm bar by its supervisor, with no Jupyter server anywhere."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    bar = "print(' 30%|###       | 30/100 [00:03<00:07, 10.0it/s, loss=0.25]', flush=True)"
+    code = f"import time\n{bar}\ntime.sleep(120)"
+    try:
+        submitted = run("submit", "--name", "barred", "--shm", "off", "--", "python", "-c", code)
+        assert submitted.returncode == 0, submitted.stderr
+        deadline = time.monotonic() + 30
+        while "30% loss 0.25" not in (listing := run("list").stdout):
+            assert time.monotonic() < deadline, listing
+            time.sleep(0.2)
+        header, row = listing.splitlines()
+        assert header.split()[-2:] == ["PROGRESS", "ETA"]
+        assert row.split()[-4:] == ["30%", "loss", "0.25", "7s"]
+        status = run("status", "barred").stdout
+        assert "Progress: 30%, step 30/100, ETA 7s (from logs, " in status
+        assert "Metrics:\n  loss  0.25\n" in status
+    finally:
+        run("delete", "barred")

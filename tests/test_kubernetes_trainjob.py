@@ -282,3 +282,45 @@ async def test_the_kubeflow_sdk_and_we_see_each_others_jobs(
     seen = await asyncio.to_thread(sdk.get_job, "ours")
     assert seen.status == "Running"
     assert sorted(s.name for s in seen.steps) == ["node-0", "node-1"]
+
+
+async def test_a_trainjobs_trainer_status_is_its_progress(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """What a pod reports to Trainer's status server (status.trainerStatus) is the job's
+    progress, in the list and the job; a report outside the CRD's bounds changes nothing."""
+    await backend.submit(trainjob())
+    fake_kube.trainer.run(NS, "tj")
+    assert (await backend.get_job("tj")).progress is None
+    report = {
+        "progressPercentage": 45,
+        "estimatedRemainingSeconds": 120,
+        "metrics": [
+            {"name": "loss", "value": "0.25"},
+            {"name": "accuracy", "value": "0.9"},
+            {"name": "step", "value": "450"},
+        ],
+        "lastUpdatedTime": "2026-01-02T03:04:05Z",
+    }
+    assert fake_kube.trainer.report(NS, "tj", {"trainerStatus": report})[0] == 200
+    bad = {**report, "progressPercentage": 140}
+    assert fake_kube.trainer.report(NS, "tj", {"trainerStatus": bad})[0] == 422
+    job = await backend.get_job("tj")
+    listed = (await backend.list_jobs())[0]
+    for progress in (job.progress, listed.progress):
+        assert progress is not None
+        assert progress.to_wire() == {
+            "source": "trainerStatus",
+            "updated": 1767323045.0,
+            "percent": 45.0,
+            "etaSeconds": 120.0,
+            "step": 450,
+            "totalSteps": None,
+            "epoch": None,
+            "totalEpochs": None,
+            "metrics": {"loss": 0.25, "accuracy": 0.9},
+            "keyMetric": "loss",
+        }
+    fake_kube.trainer.succeed(NS, "tj")
+    done = await backend.get_job("tj")
+    assert done.state is JobState.SUCCEEDED and done.progress == job.progress

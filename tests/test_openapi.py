@@ -49,7 +49,11 @@ def check(path: str, method: str, status: int, body: bytes) -> None:
 
 
 # Maps whose keys are the user's (or Kubernetes') own, not the API's.
-USER_KEYED = {"manifest", "extras", "env", "labels", "annotations", "nodeSelector", "fields"}
+USER_KEYED = {
+    *("manifest", "extras", "env", "labels", "annotations", "nodeSelector", "fields"),
+    *("metrics", "history"),  # a job's own metric names
+    "runs",  # a TensorBoard's runs: by job name
+}
 CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
 
 
@@ -106,9 +110,13 @@ async def test_responses_match_the_document(
     jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:
     async def fetch(
-        path: str, method: str = "GET", body: Any = None, doc_path: str | None = None
+        path: str,
+        method: str = "GET",
+        body: Any = None,
+        doc_path: str | None = None,
+        params: Any = None,
     ) -> Any:
-        kwargs: dict[str, Any] = {"method": method}
+        kwargs: dict[str, Any] = {"method": method, "params": params}
         if body is not None:
             kwargs["body"] = json.dumps(body)
         try:
@@ -126,11 +134,19 @@ async def test_responses_match_the_document(
         f"{API}/jobs", "POST", {"name": "j", "shm": "off", "command": ["python", "-c", "pass"]}
     )
     await fetch(f"{API}/jobs", "POST", {"name": "j", "command": ["x"]})  # 409
+    await fetch(
+        f"{API}/jobs", "POST", {"name": "j2", "shm": "off", "command": ["python", "-c", "pass"]}
+    )
     await fetch(f"{API}/jobs")
     await fetch(f"{API}/jobs/j", doc_path=f"{API}/jobs/{{name}}")
     await fetch(f"{API}/jobs/nope", doc_path=f"{API}/jobs/{{name}}")
     await fetch(f"{API}/jobs/j/events", doc_path=f"{API}/jobs/{{name}}/events")
+    await fetch(f"{API}/jobs/j/progress", doc_path=f"{API}/jobs/{{name}}/progress")
+    await fetch(f"{API}/jobs/nope/progress", doc_path=f"{API}/jobs/{{name}}/progress")
     await fetch(f"{API}/volumes")
+    await fetch(f"{API}/compare", params=[("job", "j"), ("job", "nope")])  # 404
+    await fetch(f"{API}/compare", params=[("job", "j")])  # 400
+    await fetch(f"{API}/compare", params=[("job", "j"), ("job", "j2")])
     (jp_root_dir / "tb").mkdir()
     _, raw = await fetch(f"{API}/tensorboards", "POST", {"logdir": "tb"})
     tb = json.loads(raw)
@@ -139,6 +155,7 @@ async def test_responses_match_the_document(
     await fetch(f"{API}/tensorboards/{tb['id']}", "DELETE", doc_path=f"{API}/tensorboards/{{id}}")
     await check_log_messages(jp_ws_fetch, "j")
     await fetch(f"{API}/jobs/j", "DELETE", doc_path=f"{API}/jobs/{{name}}")
+    await fetch(f"{API}/jobs/j2", "DELETE", doc_path=f"{API}/jobs/{{name}}")
 
 
 async def check_log_messages(jp_ws_fetch: Any, name: str) -> None:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..job.progress import JobProgress, MetricHistory
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
@@ -211,6 +212,12 @@ class Backend(ABC):
         duplicates; ``follow`` keeps going until the job is finished and every log
         is read, picking up replicas that start later.
         """
+
+    async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
+        """The job's progress and each metric's bounded history (``GET
+        jobs/{name}/progress``); ``JobNotFound``. By default the progress ``get_job``
+        gives and no history."""
+        return (await self.get_job(name)).progress, None
 
     async def wait(
         self, name: str, *, timeout: float | None = None, interval: float = 0.5

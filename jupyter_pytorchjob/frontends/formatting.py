@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..backends import JobInfo, LogChunk
+from ..job.progress import JobProgress
 from ..kinds.trainjob.runtimes import Runtime
 
 _STATE_COLOR = {
@@ -70,6 +71,57 @@ class Table:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def number(value: float) -> str:
+    """A metric as people read it: ``0.2301``, ``1.2e-05``, ``450``."""
+    return f"{value:.4g}"
+
+
+def progress_cell(progress: JobProgress | None) -> str:
+    """``45% loss 0.23``: the percent (else the step or epoch) and the key metric."""
+    if progress is None:
+        return "-"
+    if progress.percent is not None:
+        parts = [f"{progress.percent:.0f}%"]
+    elif progress.step is not None:
+        parts = [f"step {progress.step}"]
+    elif progress.epoch is not None:
+        parts = [f"epoch {number(progress.epoch)}"]
+    else:
+        parts = []
+    key = progress.key_metric
+    if key is not None:
+        parts.append(f"{key} {number(progress.metrics[key])}")
+    return " ".join(parts) or "-"
+
+
+def eta_cell(job: JobInfo) -> str:
+    """The time left while the job runs (a finished job has none)."""
+    if job.progress is None or job.state.finished or job.progress.eta_seconds is None:
+        return "-"
+    return human_duration(job.progress.eta_seconds)
+
+
+def progress_lines(progress: JobProgress) -> list[str]:
+    """``ptjob status``'s progress: where the job is, then every metric."""
+    where = [] if progress.percent is None else [f"{progress.percent:.0f}%"]
+    if progress.step is not None:
+        total = f"/{progress.total_steps}" if progress.total_steps else ""
+        where.append(f"step {progress.step}{total}")
+    if progress.epoch is not None:
+        total = f"/{number(progress.total_epochs)}" if progress.total_epochs else ""
+        where.append(f"epoch {number(progress.epoch)}{total}")
+    if progress.eta_seconds is not None:
+        where.append(f"ETA {human_duration(progress.eta_seconds)}")
+    seen = time.strftime("%H:%M:%S", time.localtime(progress.updated))
+    source = f"(from {progress.source.value}, {seen})"
+    lines = [f"Progress: {', '.join(where)} {source}" if where else f"Progress: {source}"]
+    if progress.metrics:
+        width = max(len(name) for name in progress.metrics)
+        lines.append("Metrics:")
+        lines += [f"  {name:<{width}}  {number(v)}" for name, v in progress.metrics.items()]
+    return lines
+
+
 def jobs_table(jobs: Sequence[JobInfo], now: float | None = None) -> Table:
     """``ptjob list`` / ``%ptjob list``."""
     now = time.time() if now is None else now
@@ -81,10 +133,16 @@ def jobs_table(jobs: Sequence[JobInfo], now: float | None = None) -> Table:
             str(job.gpus * job.nodes),
             human_duration(now - job.created),
             human_duration(job.duration),
+            progress_cell(job.progress),
+            eta_cell(job),
         ]
         for job in jobs
     ]
-    return Table(["NAME", "STATE", "NODES", "GPUS", "AGE", "DURATION"], rows, state_column=1)
+    return Table(
+        ["NAME", "STATE", "NODES", "GPUS", "AGE", "DURATION", "PROGRESS", "ETA"],
+        rows,
+        state_column=1,
+    )
 
 
 def replicas_table(job: JobInfo) -> Table:
@@ -156,6 +214,8 @@ def format_status(job: JobInfo) -> str:
         lines.append(f"Note:     {job.message}")
     if job.logdir:
         lines.append(f"Logdir:   {job.logdir}")
+    if job.progress is not None:
+        lines += progress_lines(job.progress)
     if job.conditions:
         lines.append("Conditions:")
         lines += [f"  {c.type:<11}{c.status:<6}{c.message}" for c in job.conditions]
@@ -173,6 +233,12 @@ def status_html(job: JobInfo) -> str:
     ]
     if job.message:
         parts.append(f"<p><i>{html.escape(job.message)}</i></p>")
+    if job.progress is not None:
+        first, *metrics = progress_lines(job.progress)
+        parts.append(f"<p>{html.escape(first)}</p>")
+        if metrics:
+            rows = [[name, number(v)] for name, v in job.progress.metrics.items()]
+            parts.append(Table(["METRIC", "VALUE"], rows).html())
     parts.append(replicas_table(job).html())
     if job.conditions:
         parts.append(conditions_table(job).html())

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .progress import JobProgress
 from .wire import dataclass_wire
 
 
@@ -86,6 +87,8 @@ class JobInfo:
     message: str | None = None
     # What the user should know about the submission (fields the server dropped).
     warnings: list[str] = field(default_factory=list)
+    # How far along it is (job/progress.py); None until a source said anything.
+    progress: JobProgress | None = None
 
     @property
     def topology(self) -> str:

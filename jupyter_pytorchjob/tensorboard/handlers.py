@@ -3,8 +3,9 @@
 REST (``<base_url>pytorchjob/api/tensorboards``), XSRF-checked like every API route:
 
 * ``GET tensorboards`` → 200 ``[instance, …]``
-* ``POST tensorboards`` with ``{"logdir": PATH}`` or ``{"job": NAME}`` → 201 instance
-  (``{id, url, logdir, jobs, pid, port, started, last_access}``; ``url`` is
+* ``POST tensorboards`` with ``{"logdir": PATH}``, ``{"job": NAME}`` or
+  ``{"jobs": [NAME, …]}`` (one TensorBoard, a run per job named after it) → 201 instance
+  (``{id, url, logdir, jobs, runs, pid, port, started, last_access}``; ``url`` is
   relative to the base URL and ends with ``/``; ``jobs``: the jobs it was opened
   for). Answers once TensorBoard is ready. 404 for a ``logdir`` that does not
   exist, 429 (naming one to stop) when ``tensorboard_max_instances`` are busy.
@@ -44,6 +45,8 @@ MANAGER_SETTING = "pytorchjob_tensorboards"
 RESOLVER_SETTING = "pytorchjob_logdir_resolver"
 
 LogdirResolver = Callable[[str], Awaitable[str]]
+#: the most jobs one TensorBoard compares (``{"jobs": […]}``)
+MAX_RUNS = 20
 
 
 #: TensorBoard's page loads its fonts from ``/font-roboto/…``, the server's root rather
@@ -96,14 +99,49 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
         """Start a TensorBoard for ``{"logdir"}`` or ``{"job"}``; 201 with the instance."""
         try:
             body = self._json_body()
-            logdir = await self._logdir(body)
-            instance = await _manager(self).start(logdir, job=body.get("job"))
+            if "jobs" in body:
+                instance = await _manager(self).start_runs(await self._runs(body))
+            else:
+                logdir = await self._logdir(body)
+                instance = await _manager(self).start(logdir, job=body.get("job"))
         except TensorBoardError as err:
             self._error(err)
             return
         self.set_status(201)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + instance.id)
         self.finish(json.dumps(instance.to_wire()))
+
+    async def _runs(self, body: dict[str, Any]) -> dict[str, str]:
+        """``{"jobs": [NAME, …]}`` -> each job's log directory, by job name."""
+        unknown = sorted(set(body) - {"jobs"})
+        if unknown:
+            raise TensorBoardError(unknown[0], "give 'jobs' alone, or 'logdir' or 'job'")
+        jobs = body["jobs"]
+        if not isinstance(jobs, list) or not jobs or not all(isinstance(j, str) for j in jobs):
+            raise TensorBoardError("jobs", "give a non-empty list of job names")
+        if len(jobs) > MAX_RUNS:
+            raise TensorBoardError("jobs", f"at most {MAX_RUNS} jobs in one TensorBoard")
+        if len(set(jobs)) != len(jobs):
+            raise TensorBoardError("jobs", "each job once")
+        return {job: await self._job_logdir(job, "jobs") for job in jobs}
+
+    async def _job_logdir(self, job: str, field: str) -> str:
+        """A job's log directory through the server's resolver; errors name ``field``."""
+        invalid = job_name_problem(job)  # before the name becomes part of a path
+        if invalid is not None:
+            raise TensorBoardError(field, invalid.errors[0].message)
+        resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
+        if resolver is None:
+            raise TensorBoardError(
+                field,
+                "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
+            )
+        try:
+            return await resolver(job)
+        except LookupError as err:
+            raise TensorBoardError(field, f"no log directory for job {job!r}: {err}", 404) from err
+        except TensorBoardError as err:
+            raise TensorBoardError(field, err.message, err.status) from err
 
     async def _logdir(self, body: dict[str, Any]) -> str:
         unknown = sorted(set(body) - {"logdir", "job"})
@@ -119,19 +157,7 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
         job = body["job"]
         if not isinstance(job, str) or not job.strip():
             raise TensorBoardError("job", "the job name must be a non-empty string")
-        invalid = job_name_problem(job)  # before the name becomes part of a path
-        if invalid is not None:
-            raise TensorBoardError("job", invalid.errors[0].message)
-        resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
-        if resolver is None:
-            raise TensorBoardError(
-                "job",
-                "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
-            )
-        try:
-            return await resolver(job)
-        except LookupError as err:
-            raise TensorBoardError("job", f"no log directory for job {job!r}: {err}", 404) from err
+        return await self._job_logdir(job, "job")
 
     def _json_body(self) -> dict[str, Any]:
         try:

@@ -39,7 +39,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -101,6 +101,8 @@ class TensorBoardInstance:
     #: Jobs it was opened for (by name), for the list of running TensorBoards.
     jobs: set[str] = field(default_factory=set)
     reader: asyncio.Task[None] | None = None
+    #: One TensorBoard over several jobs (``--logdir_spec``): run name -> directory.
+    runs: dict[str, Path] | None = None
 
     @property
     def pid(self) -> int:
@@ -124,6 +126,7 @@ class TensorBoardInstance:
             "url": self.url,
             "logdir": str(self.logdir),
             "jobs": sorted(self.jobs),
+            "runs": None if self.runs is None else {n: str(p) for n, p in self.runs.items()},
             "pid": self.pid,
             "port": self.port,
             # The API's wire convention (job/wire.py): seconds since the epoch.
@@ -135,6 +138,11 @@ class TensorBoardInstance:
 def instance_id(logdir: Path) -> str:
     """A short, stable id for a resolved log directory."""
     return hashlib.sha256(str(logdir).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def logdir_spec(runs: Mapping[str, Path]) -> str:
+    """TensorBoard's ``--logdir_spec``: ``name:dir`` per run, by name (a stable id)."""
+    return ",".join(f"{name}:{path}" for name, path in sorted(runs.items()))
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -312,7 +320,51 @@ class TensorBoardManager:
         if self._closed:
             raise TensorBoardError("logdir", "the server is shutting down", 503)
         path = self.resolve(logdir, must_exist=job is None)
-        tb_id = instance_id(path)
+        instance = await self._start(instance_id(path), path, None)
+        if job:
+            instance.jobs.add(job)
+        return instance
+
+    async def start_runs(self, runs: Mapping[str, str]) -> TensorBoardInstance:
+        """A ready TensorBoard over several jobs' log directories, each a run named after
+        its job (``--logdir_spec name:dir,…``): the running one, or a new one.
+
+        Each directory is confined to the roots as in ``start`` (it need not exist yet);
+        a directory with a comma (the spec's separator) or one shared by two runs
+        (TensorBoard keeps one name per directory) is refused, naming field ``jobs``.
+        """
+        if self._closed:
+            raise TensorBoardError("jobs", "the server is shutting down", 503)
+        if not runs:
+            raise TensorBoardError("jobs", "name at least one job")
+        paths: dict[str, Path] = {}
+        for name, logdir in runs.items():
+            if not name or any(c in name for c in ",:/"):
+                raise TensorBoardError("jobs", f"{name!r} cannot name a TensorBoard run")
+            try:
+                path = self.resolve(logdir)
+            except TensorBoardError as err:
+                raise TensorBoardError("jobs", f"{name}: {err.message}", err.status) from err
+            if "," in str(path):
+                raise TensorBoardError(
+                    "jobs", f"{name}: TensorBoard cannot name a run in {path} (a comma)"
+                )
+            shared = [other for other, seen in paths.items() if seen == path]
+            if shared:
+                raise TensorBoardError(
+                    "jobs", f"{shared[0]} and {name} share the log directory {path}"
+                )
+            paths[name] = path
+        spec = logdir_spec(paths)
+        common = Path(os.path.commonpath([str(p) for p in paths.values()]))
+        instance = await self._start(instance_id(Path(spec)), common, paths)
+        instance.jobs.update(paths)
+        return instance
+
+    async def _start(
+        self, tb_id: str, path: Path, runs: dict[str, Path] | None
+    ) -> TensorBoardInstance:
+        """The running instance ``tb_id``, or one started (shared by concurrent calls)."""
         instance = self.touch(tb_id)
         if instance is None and tb_id not in self._starting:
             await self._make_room(tb_id)
@@ -320,13 +372,11 @@ class TensorBoardManager:
         if instance is None:
             task = self._starting.get(tb_id)
             if task is None:
-                task = asyncio.ensure_future(self._launch(tb_id, path))
+                task = asyncio.ensure_future(self._launch(tb_id, path, runs))
                 self._starting[tb_id] = task
                 task.add_done_callback(lambda _t: self._starting.pop(tb_id, None))
             # Shielded: a client that disconnects does not abort a shared start.
             instance = await asyncio.shield(task)
-        if job:
-            instance.jobs.add(job)
         return instance
 
     async def _make_room(self, tb_id: str) -> None:
@@ -389,12 +439,14 @@ class TensorBoardManager:
             await asyncio.gather(*starting, return_exceptions=True)
         await asyncio.gather(*(self._terminate(i) for i in list(self._instances.values())))
 
-    def argv(self, logdir: Path, port: int, prefix: str) -> builtins.list[str]:
+    def argv(
+        self, logdir: Path, port: int, prefix: str, runs: Mapping[str, Path] | None = None
+    ) -> builtins.list[str]:
         """The command line of one TensorBoard (an argument list, never a shell)."""
+        source = ["--logdir_spec", logdir_spec(runs)] if runs else ["--logdir", str(logdir)]
         return [
             *self.command,
-            "--logdir",
-            str(logdir),
+            *source,
             "--host",
             "127.0.0.1",
             "--port",
@@ -408,10 +460,12 @@ class TensorBoardManager:
             *self.extra_args,
         ]
 
-    async def _launch(self, tb_id: str, path: Path) -> TensorBoardInstance:
+    async def _launch(
+        self, tb_id: str, path: Path, runs: dict[str, Path] | None = None
+    ) -> TensorBoardInstance:
         attempts = 3  # another process may grab the free port before TensorBoard binds it
         for attempt in range(1, attempts + 1):
-            instance = await self._spawn(tb_id, path)
+            instance = await self._spawn(tb_id, path, runs)
             try:
                 await self._wait_ready(instance)
             except TensorBoardError:
@@ -437,10 +491,12 @@ class TensorBoardManager:
             return instance
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _spawn(self, tb_id: str, path: Path) -> TensorBoardInstance:
+    async def _spawn(
+        self, tb_id: str, path: Path, runs: dict[str, Path] | None = None
+    ) -> TensorBoardInstance:
         port = free_port()
         prefix = self.prefix_for(tb_id)
-        argv = self.argv(path, port, prefix)
+        argv = self.argv(path, port, prefix, runs)
         env = {**os.environ, PARENT_ENV: str(os.getpid())}
         self.log.debug("Starting TensorBoard %s: %s", tb_id, argv)
         try:
@@ -457,7 +513,7 @@ class TensorBoardManager:
         _register_atexit()
         _LIVE_GROUPS.add(process.pid)
         instance = TensorBoardInstance(
-            id=tb_id, logdir=path, port=port, prefix=prefix, process=process
+            id=tb_id, logdir=path, port=port, prefix=prefix, process=process, runs=runs
         )
         instance.reader = asyncio.ensure_future(self._read_output(instance))
         return instance

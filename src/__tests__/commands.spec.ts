@@ -86,7 +86,16 @@ function fakeClient() {
     tensorBoardUrl: jest.fn().mockReturnValue('about:blank'),
     listTensorBoards: jest.fn().mockResolvedValue([BOARD]),
     stopTensorBoard: jest.fn().mockResolvedValue(undefined),
-    setSuspended: jest.fn()
+    setSuspended: jest.fn(),
+    progress: jest.fn().mockResolvedValue({ progress: null, history: {} }),
+    compare: jest.fn().mockResolvedValue({
+      jobs: [
+        { name: 'ddp', state: 'Running', logdir: '/runs/ddp' },
+        { name: 'other', state: 'Succeeded', logdir: '/runs/other' }
+      ],
+      parameters: [],
+      metrics: []
+    })
   };
 }
 
@@ -109,6 +118,7 @@ describe('the commands', () => {
   let client: ReturnType<typeof fakeClient>;
   let trackers: ITrackers;
   let tensorboards: TensorBoardsModel;
+  let model: JobsModel;
 
   const mainIds = () => Array.from(shell.widgets('main')).map(w => w.id);
 
@@ -132,8 +142,8 @@ describe('the commands', () => {
       })
     );
     client = fakeClient();
-    const model = new JobsModel({
-      fetchJobs: () => Promise.resolve([JOB]),
+    model = new JobsModel({
+      fetchJobs: () => Promise.resolve([JOB, { ...JOB, name: 'other' }]),
       refreshInterval: 3600
     });
     tensorboards = new TensorBoardsModel({
@@ -251,6 +261,42 @@ describe('the commands', () => {
     expect(client.startTensorBoard).toHaveBeenCalledTimes(1);
     expect(trackers.tensorboards.size).toBe(1);
     expect(shown()).toEqual([trackers.tensorboards.find(() => true)]);
+  });
+
+  it('compare the jobs asked for, else the panel’s selection, in one tab each', async () => {
+    expect(commands.isEnabled(CommandIDs.compareJobs)).toBe(false);
+    await commands.execute(CommandIDs.compareJobs, { names: ['ddp', 'other'] });
+    await commands.execute(CommandIDs.compareJobs, { names: ['ddp', 'other'] });
+    const tabs = mainIds().filter(id => id.startsWith('pytorchjob-compare-'));
+    expect(tabs).toEqual(['pytorchjob-compare-ddp,other']);
+    await until(() => client.compare.mock.calls.length > 0);
+    expect(client.compare).toHaveBeenCalledWith(['ddp', 'other']);
+    expect(
+      commands.label(CommandIDs.compareJobs, { names: ['a', 'b', 'c'] })
+    ).toBe('Compare 3 jobs');
+    // One job is not a comparison: nothing opens.
+    await commands.execute(CommandIDs.compareJobs, { names: ['ddp'] });
+    expect(
+      mainIds().filter(id => id.startsWith('pytorchjob-compare-'))
+    ).toHaveLength(1);
+    // Without names: the jobs selected in the panel.
+    await model.refresh();
+    model.setSelected('other', true);
+    model.setSelected('ddp', true);
+    expect(commands.isEnabled(CommandIDs.compareJobs)).toBe(true);
+    expect(commands.label(CommandIDs.compareJobs)).toBe('Compare 2 jobs');
+  });
+
+  it('open one TensorBoard over several jobs, a run per job', async () => {
+    await commands.execute(CommandIDs.openTensorBoard, {
+      names: ['ddp', 'other']
+    });
+    expect(client.startTensorBoard).toHaveBeenCalledWith({
+      jobs: ['ddp', 'other']
+    });
+    expect(trackers.tensorboards.find(() => true)!.title.label).toBe(
+      'TensorBoard: ddp, other'
+    );
   });
 
   it('close the tabs of a TensorBoard once it is stopped', async () => {

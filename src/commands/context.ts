@@ -18,6 +18,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
 import { PyTorchJobClient } from '../api';
+import { ComparisonView } from '../compare';
 import { pytorchIcon } from '../icons';
 import { JobView } from '../jobview';
 import { LogViewer } from '../logs/viewer';
@@ -105,6 +106,11 @@ export interface ITrackers {
    * TensorBoard tabs.
    */
   tensorboards: WidgetTracker<TensorBoardView>;
+
+  /**
+   * Comparison tabs.
+   */
+  comparisons: WidgetTracker<MainAreaWidget<ComparisonView>>;
 }
 
 /**

@@ -7,6 +7,7 @@
 
 import { WidgetTracker } from '@jupyterlab/apputils';
 
+import { addCompareCommands } from './compare';
 import { ICommandContext, ITrackers } from './context';
 import { addJobCommands } from './jobs';
 import { addLogCommands } from './logs';
@@ -23,11 +24,13 @@ export function addCommands(context: ICommandContext): ITrackers {
   const trackers: ITrackers = {
     jobs: new WidgetTracker({ namespace: 'pytorchjob-job' }),
     logs: new WidgetTracker({ namespace: 'pytorchjob-logs' }),
-    tensorboards: new WidgetTracker({ namespace: 'pytorchjob-tensorboard' })
+    tensorboards: new WidgetTracker({ namespace: 'pytorchjob-tensorboard' }),
+    comparisons: new WidgetTracker({ namespace: 'pytorchjob-compare' })
   };
   addPanelCommands(context);
   addJobCommands(context, trackers);
   addLogCommands(context, trackers);
   addTensorBoardCommands(context, trackers);
+  addCompareCommands(context, trackers);
   return trackers;
 }

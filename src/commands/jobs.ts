@@ -16,6 +16,7 @@ import { JobFormModel } from '../form/model';
 import { formatError } from '../format';
 import { pytorchIcon } from '../icons';
 import { JobView } from '../jobview';
+import { finishedNotice } from '../progress';
 import { IConfig, IJob, IJobBody } from '../tokens';
 import {
   ICommandContext,
@@ -184,8 +185,9 @@ function addFormCommands(context: ICommandContext): void {
 }
 
 /**
- * Notify when a tracked job finishes (unless the settings say not to), with
- * buttons to its view and its logs.
+ * Notify when a tracked job finishes (unless the settings say not to), naming
+ * its final key metric and how long it ran, with buttons to its view and its
+ * logs.
  */
 function notifyFinishedJobs(context: ICommandContext): void {
   const { app, model, trans } = context;
@@ -206,12 +208,12 @@ function notifyFinishedJobs(context: ICommandContext): void {
       }
     ];
     if (job.state === 'Succeeded') {
-      Notification.success(trans.__('PyTorch job %1 succeeded', job.name), {
+      Notification.success(finishedNotice(job, trans), {
         autoClose: 8000,
         actions
       });
     } else {
-      Notification.error(trans.__('PyTorch job %1 failed', job.name), {
+      Notification.error(finishedNotice(job, trans), {
         autoClose: false,
         actions
       });

@@ -39,11 +39,13 @@ export function addTensorBoardCommands(
 
   commands.addCommand(CommandIDs.openTensorBoard, {
     label: args =>
-      args['name']
-        ? trans.__('TensorBoard of %1', nameArg(args))
-        : args['logdir']
-          ? trans.__('TensorBoard on %1', String(args['logdir']))
-          : trans.__('Open TensorBoard…'),
+      Array.isArray(args['names'])
+        ? trans.__('TensorBoard of %1', args['names'].join(', '))
+        : args['name']
+          ? trans.__('TensorBoard of %1', nameArg(args))
+          : args['logdir']
+            ? trans.__('TensorBoard on %1', String(args['logdir']))
+            : trans.__('Open TensorBoard…'),
     caption: trans.__('Open TensorBoard in a tab, on a job or a directory'),
     icon: args => (args['isPalette'] ? undefined : pytorchIcon),
     describedBy: {
@@ -51,6 +53,11 @@ export function addTensorBoardCommands(
         type: 'object',
         properties: {
           name: { type: 'string', description: 'A job' },
+          names: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Jobs: one TensorBoard, a run per job'
+          },
           logdir: {
             type: 'string',
             description: 'A directory, relative to the server root or absolute'
@@ -120,6 +127,9 @@ namespace Private {
     trackers: ITrackers,
     args: ReadonlyPartialJSONObject
   ): Promise<TensorBoardView | undefined> {
+    if (Array.isArray(args['names'])) {
+      return openTab(context, trackers, { jobs: args['names'].map(String) });
+    }
     if (args['name']) {
       return openTab(context, trackers, { job: nameArg(args) });
     }

@@ -94,6 +94,18 @@ export function boardLabel(board: ITensorBoard): string {
 }
 
 /**
+ * The arguments of `pytorchjob:open-tensorboard` that open a running
+ * TensorBoard again: its jobs for one over several jobs, else its directory.
+ */
+export function boardArgs(
+  board: ITensorBoard
+): { names: string[] } | { logdir: string } {
+  return board.runs
+    ? { names: Object.keys(board.runs) }
+    : { logdir: board.logdir };
+}
+
+/**
  * A namespace for `TensorBoardsModel` statics.
  */
 export namespace TensorBoardsModel {

@@ -11,7 +11,7 @@ import { IDisposable } from '@lumino/disposable';
 
 import { CommandIDs } from '../commandids';
 import { pytorchIcon } from '../icons';
-import { boardLabel, TensorBoardsModel } from './model';
+import { boardArgs, boardLabel, TensorBoardsModel } from './model';
 
 /**
  * Add a "TensorBoards" section to the Running panel: each running TensorBoard
@@ -33,9 +33,7 @@ export function addRunningTensorBoards(
         label: () => boardLabel(board),
         labelTitle: () => trans.__('TensorBoard on %1', board.logdir),
         open: () =>
-          void commands.execute(CommandIDs.openTensorBoard, {
-            logdir: board.logdir
-          }),
+          void commands.execute(CommandIDs.openTensorBoard, boardArgs(board)),
         shutdown: () =>
           void commands.execute(CommandIDs.stopTensorBoard, { id: board.id })
       })),

@@ -27,13 +27,18 @@ import { directoryLabel } from './model';
 /**
  * What a TensorBoard tab shows: a job's log directory, or a directory.
  */
-export type TensorBoardTarget = { job: string } | { logdir: string };
+export type TensorBoardTarget =
+  { job: string } | { logdir: string } | { jobs: string[] };
 
 /**
  * A key for a target, the same for the same job or directory.
  */
 export function targetKey(target: TensorBoardTarget): string {
-  return 'job' in target ? `job:${target.job}` : `logdir:${target.logdir}`;
+  return 'job' in target
+    ? `job:${target.job}`
+    : 'jobs' in target
+      ? `jobs:${target.jobs.join(',')}`
+      : `logdir:${target.logdir}`;
 }
 
 /**
@@ -82,7 +87,12 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     this.title.label =
       'job' in this.target
         ? this._trans.__('TensorBoard: %1', this.target.job)
-        : this._trans.__('TensorBoard: %1', directoryLabel(this.target.logdir));
+        : 'jobs' in this.target
+          ? this._trans.__('TensorBoard: %1', this.target.jobs.join(', '))
+          : this._trans.__(
+              'TensorBoard: %1',
+              directoryLabel(this.target.logdir)
+            );
     this.title.caption = this._trans.__('Starting TensorBoard…');
     this._addButtons();
     this._refreshInterval = options.refreshInterval;

@@ -40,8 +40,12 @@ What the fake plays, row by row:
   for ``activeDeadlineSeconds``), ``suspend``/``resume`` (what a PATCH of
   ``spec.suspend`` does, also reachable through the API).
 
-Left out: the runtime snapshot ConfigMap (KEP-2599), ``status.trainerStatus`` and its
-status server (§5, alpha gate off by default), initializer jobs' own containers (built
+- **status server** (§5, gate ``TrainJobStatus`` on): ``report`` takes what a pod POSTs
+  (``{"trainerStatus": {...}}``, at most 64 KiB, the CRD's bounds) and applies it to
+  ``status.trainerStatus`` as the server-side apply of field manager ``trainer-status``
+  does (the whole ``trainerStatus`` replaced); the token check is left out.
+
+Left out: the runtime snapshot ConfigMap (KEP-2599), initializer jobs' own containers (built
 from the runtime template only), MPI/JAX/XGBoost plugins, JobSet ``maxRestarts`` > 0,
 ``dependsOn``/``startupPolicy`` ordering, Kueue/``managedBy`` other than the default
 (such jobs are skipped, as the controller does), and the webhook's torchtune checks.
@@ -1061,6 +1065,44 @@ class Trainer:
     def resume(self, ns: str, name: str) -> None:
         self._patch_suspend(ns, name, False)
 
+    def report(self, ns: str, name: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """A pod's POST to the status server (§5): 200 and the body echoed, else a
+        ``metav1.Status`` (422 for a status outside the CRD's bounds)."""
+
+        def status(code: int, reason: str, message: str) -> tuple[int, dict[str, Any]]:
+            return code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "reason": reason, "message": message, "code": code}  # fmt: skip
+
+        if len(json.dumps(body)) > 64 * 1024:
+            return status(413, "RequestEntityTooLarge", "body larger than 64 KiB")
+        trainjob = self.fake.get("trainjobs", ns, name)
+        if trainjob is None:
+            return status(404, "NotFound", f'trainjobs "{name}" not found')
+        if not isinstance(body, dict) or not isinstance(body.get("trainerStatus"), dict):
+            return status(400, "BadRequest", "body must be {trainerStatus: {...}}")
+        ts = body["trainerStatus"]
+        percent, eta = ts.get("progressPercentage"), ts.get("estimatedRemainingSeconds")
+        metrics = ts.get("metrics") or []
+        problems = []
+        if percent is not None and not (isinstance(percent, int) and 0 <= percent <= 100):
+            problems.append("progressPercentage: must be 0..100")
+        if eta is not None and not (isinstance(eta, int) and eta >= 0):
+            problems.append("estimatedRemainingSeconds: must be >= 0")
+        if not isinstance(metrics, list) or len(metrics) > 256 or not all(
+            isinstance(m, dict) and all(isinstance(m.get(k), str) and 1 <= len(m[k]) <= 64
+                                        for k in ("name", "value"))
+            for m in metrics
+        ):  # fmt: skip
+            problems.append("metrics: at most 256 {name, value} strings of 1-64 characters")
+        if not ts.get("lastUpdatedTime"):
+            problems.append("lastUpdatedTime: Required value")
+        if problems:
+            return status(422, "Invalid", "; ".join(problems))
+        old = copy.deepcopy(trainjob)
+        trainjob.setdefault("status", {})["trainerStatus"] = copy.deepcopy(ts)
+        self.fake._emit("trainjobs", "MODIFIED", trainjob, old)
+        return 200, body
+
     def _patch_suspend(self, ns: str, name: str, value: bool) -> None:
         trainjob = self._trainjob(ns, name)
         old = copy.deepcopy(trainjob)
@@ -1072,5 +1114,5 @@ class Trainer:
 
 TRAINER_HOOKS = {
     "run", "succeed", "exit", "back_off_over", "fail", "elapse", "suspend", "resume",
-    "reconcile", "seed_runtimes",
+    "reconcile", "seed_runtimes", "report",
 }  # fmt: skip

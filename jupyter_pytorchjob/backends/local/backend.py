@@ -17,6 +17,7 @@ from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
+from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity, free_port
@@ -35,6 +36,7 @@ from ..base import (
     finished_error,
 )
 from .plan import Mounts, plan_nodes, plans_to_wire
+from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 from .supervisor import CRASH_BACK_OFF
 from .watchdog import LOST_REASON
@@ -296,6 +298,13 @@ class LocalBackend(Backend):
             conditions=conditions,
             logdir=job.get("logdir"),
             manifest=read_json(jobdir.manifest) if with_manifest else None,
+            progress=progress_of(job),
+        )
+
+    async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
+        jobdir = self._jobdir(name)
+        return await asyncio.to_thread(
+            lambda: (progress_of(read_json(jobdir.job, {})), read_history(jobdir))
         )
 
     async def delete_job(self, name: str) -> None:

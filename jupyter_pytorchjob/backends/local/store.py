@@ -2,9 +2,11 @@
 
 ``<root>/jobs/<name>/`` holds ``manifest.json`` (what was submitted), ``plan.json``
 (what each node runs), ``job.json`` (state, conditions, times, the supervisor's and its
-watchdog's process identity), ``replicas.json`` (process identity, exit code, restarts
-per replica), ``events.jsonl``, ``logs/<replica>.log`` (each line ``<RFC 3339
-timestamp> <text>``; the previous container's log is ``<replica>.previous.log``) and a
+watchdog's process identity, the job's ``progress``), ``replicas.json`` (process
+identity, exit code, restarts per replica), ``events.jsonl``, ``progress-history.json``,
+``report-token`` (the token of the job's status endpoint, mode 0600),
+``logs/<replica>.log`` (each line ``<RFC 3339 timestamp> <text>``; the previous
+container's log is ``<replica>.previous.log``) and a
 shipped script in ``script/main.py``. The supervisor is the only writer of the job's
 state once the job runs (its watchdog writes only after it died); the backend only
 rewrites ``manifest.json``'s ``runPolicy.suspend`` (suspend/resume), which the supervisor

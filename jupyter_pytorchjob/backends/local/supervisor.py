@@ -53,18 +53,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob.status import state_of
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
 from .logpump import pump
 from .plan import NodePlan, plans_from_wire
+from .progress import PROGRESS_KEY, ProgressTracker
 from .reaping import stop_strays
+from .reports import ReportServer
 from .store import JobDir, read_json, write_json
 
 POLL = 0.1
 STOP_GRACE = 5.0
 STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
+PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 
 # The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
@@ -143,6 +147,10 @@ class Supervisor:
     _spec_key: tuple[int, int, int] | None = None
     # An ExitCode replica whose "pod" is to be created again (``recreate_pending``).
     recreate: Replica | None = None
+    # The job's progress (progress.py) and its status endpoint (reports.py).
+    tracker: ProgressTracker | None = None
+    reports: ReportServer | None = None
+    _progress_poll: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self.job = read_json(self.jobdir.job, {})
@@ -156,6 +164,13 @@ class Supervisor:
             replica.policy = policies.get(replica.rtype, "OnFailure")
             self.replicas[plan.replica] = replica
         self.back_off = float(self.job.get("crash_back_off", CRASH_BACK_OFF))
+        # Progress comes from the master's log, else rank 0's (worker-0).
+        chief = next(
+            (r for r in sorted(self.replicas) if r.startswith("master-")),
+            next(iter(sorted(self.replicas)), None),
+        )
+        logdir = self.replicas[chief].plan.env.get(LOGDIR_ENV) if chief else None
+        self.tracker = ProgressTracker(self.jobdir, chief, logdir)
 
     @property
     def name(self) -> str:
@@ -228,7 +243,7 @@ class Supervisor:
             process = await asyncio.create_subprocess_exec(
                 *plan.argv,
                 cwd=plan.cwd,
-                env=plan.env,
+                env={**plan.env, **(self.reports.env if self.reports else {})},
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -522,6 +537,7 @@ class Supervisor:
         (then the job directory is removed)."""
         self.job.update(watchdog.identities())
         self.save()
+        self.serve_reports()
         if self.run_policy.get("suspend"):
             await self.suspend()
         else:
@@ -536,6 +552,8 @@ class Supervisor:
                     self.save()
             await self.follow_spec()
             await self.step()
+            if ticks % PROGRESS_EVERY == 0:
+                self.poll_progress()
             if self.state.finished and not cleaned:
                 cleaned = True
                 await self.clean_pods()
@@ -547,7 +565,49 @@ class Supervisor:
                 if ttl is None and not any(r.alive for r in self.replicas.values()):
                     break
             await asyncio.sleep(POLL)
+        await self.final_progress()
         await self.save_eventually()
+
+    # -- progress -------------------------------------------------------------------
+
+    def serve_reports(self) -> None:
+        """Start the job's status endpoint; without it (no port, no room for the token
+        file) the job runs all the same, its processes get no KUBEFLOW_TRAINER_* vars."""
+        assert self.tracker is not None
+        reports = ReportServer(self.jobdir, self.tracker.report)
+        try:
+            reports.start()
+        except OSError as err:
+            print(f"no status endpoint for the job: {err}", file=sys.stderr, flush=True)
+            return
+        self.reports = reports
+
+    def poll_progress(self) -> None:
+        """Read the job's log and event files in a thread (a large catch-up never
+        stalls the supervision), one poll at a time."""
+        if self._progress_poll is None or self._progress_poll.done():
+            self._progress_poll = asyncio.ensure_future(self._progress_step())
+
+    async def _progress_step(self, *, final: bool = False) -> None:
+        """One poll; a changed progress goes into ``job.json`` from the event loop (the
+        file's one writer), where ``GET jobs`` reads it with the rest of the job."""
+        assert self.tracker is not None
+        tracker = self.tracker
+        if await asyncio.to_thread(tracker.drain if final else tracker.poll):
+            self.job[PROGRESS_KEY] = tracker.wire
+            self.save()
+
+    async def final_progress(self) -> None:
+        """The job is over: read what is left, so its final metrics stay."""
+        if self.reports is not None:
+            self.reports.stop()
+        if self.tracker is None:
+            return
+        if self._progress_poll is not None:
+            with contextlib.suppress(Exception):
+                await self._progress_poll
+        with contextlib.suppress(Exception):
+            await self._progress_step(final=True)
 
     async def step(self) -> None:
         """Nodes that ended, back-offs that are over, the deadline."""

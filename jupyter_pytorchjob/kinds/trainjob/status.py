@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...job.progress import JobProgress, ProgressSource, merge, reading_from_trainer_status
 from ...job.status import JobInfo, JobState, ReplicaInfo
 from ..manifests import LOGDIR_ANNOTATION
 from ..pods import epoch, pod_replica, read_conditions, unschedulable
@@ -169,4 +170,18 @@ def job_info(
         namespace=meta.get("namespace"),
         manifest=job if with_manifest else None,
         message=waiting_message(state, created, time.time()),
+        progress=trainer_progress(status.get("trainerStatus")),
     )
+
+
+def trainer_progress(trainer_status: Any) -> JobProgress | None:
+    """``status.trainerStatus`` (Trainer v2.3, gate ``TrainJobStatus``: what the job's
+    pods POSTed to the status server) as the job's progress; parts outside Kubeflow's
+    bounds are skipped."""
+    if not isinstance(trainer_status, Mapping):
+        return None
+    when = epoch(trainer_status.get("lastUpdatedTime")) or time.time()
+    reading = reading_from_trainer_status(
+        trainer_status, ProgressSource.TRAINER_STATUS, when, strict=False
+    )
+    return merge([reading])
