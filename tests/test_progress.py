@@ -270,3 +270,11 @@ def test_a_read_parses_every_dict_line_and_a_bounded_spread_of_bar_redraws() -> 
     assert chosen[-1] == bars[-1]  # the newest redraw is always read
     assert len(chosen) <= BARS_PER_READ + 1
     assert chosen == sorted(chosen, key=lines.index)  # in the log's order
+
+
+def test_the_first_event_file_is_found_by_the_next_read(tmp_path: Path) -> None:
+    """A run's first scalars show at once, not only at the next periodic rescan."""
+    scalars = LogdirScalars(tmp_path)  # rescans every 10 reads once it has files
+    assert scalars.read() == []
+    write_events(tmp_path / "events.out.tfevents.late", [("loss", 1, 0.5)])
+    assert [(s.tag, s.value) for s in scalars.read()] == [("loss", 0.5)]

@@ -184,7 +184,9 @@ class LogdirScalars:
 
     def read(self, budget: int = READ_BUDGET) -> list[Scalar]:
         """New scalars of every file (named as described above), oldest file first."""
-        if self._calls % self.rescan_every == 0:
+        # Until the first event file appears, every call looks (a run's first scalars
+        # show at once); then every ``rescan_every`` calls (new runs, rotated files).
+        if not self.readers or self._calls % self.rescan_every == 0:
             self._scan()
         self._calls += 1
         found: list[Scalar] = []
