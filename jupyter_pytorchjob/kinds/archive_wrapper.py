@@ -151,7 +151,8 @@ def main() -> int:
         thread.join()
     archive.close()
     if code < 0:  # killed: end the same way (PID 1 ignores its own signal: then 128+N)
-        signal.signal(-code, signal.SIG_DFL)
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         return 128 - code
     return code

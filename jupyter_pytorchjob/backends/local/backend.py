@@ -17,9 +17,11 @@ from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
-from ...job.spec import JobSpec
+from ...job.spec import JobSpec, writable_mount
+from ...kinds import log_archive
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity, free_port
+from ..archive import ArchiveLocation, read_archive
 from ..base import (
     Backend,
     BackendError,
@@ -409,6 +411,23 @@ class LocalBackend(Backend):
                 status=404,
             )
         wanted = [replica] if replica else replicas
+        # A log the supervisor removed (cleanPodPolicy All, a deadline, suspended) is read
+        # from the job's log archive, as a pod's that is gone.
+        gone = [r for r in wanted if not jobdir.log(r, previous=previous).exists()]
+        if gone and (not follow or previous or self._settled(jobdir)):
+            location = await asyncio.to_thread(self._archive_location, jobdir)
+            if location is not None:
+                created = read_json(jobdir.job, {}).get("created", 0)
+                async for chunk in read_archive(
+                    location,
+                    gone,
+                    previous=previous,
+                    since=since,
+                    tail=tail,
+                    not_before_ns=int(created) * 1_000_000_000,
+                ):
+                    yield chunk
+                wanted = [r for r in wanted if r not in gone]
         offsets: dict[str, int] = {}
         for r in wanted:
             path = jobdir.log(r, previous=previous)
@@ -445,6 +464,19 @@ class LocalBackend(Backend):
                             yield chunk
                     return
                 await asyncio.sleep(FOLLOW_POLL)
+
+    def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
+        """Where the job's log archive is on this machine, None if it keeps none."""
+        spec = self.kind.parse(read_json(jobdir.manifest))
+        base = spec.log_archive_base
+        mount = writable_mount(spec.pvc, base) if base else None
+        if base is None or mount is None:
+            return None
+        claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        local = Mounts.for_spec(spec, claim_dir).rewrite_path(
+            log_archive.archive_dir(base, jobdir.name)
+        )
+        return ArchiveLocation(mount.claim, Path(local))
 
     def _settled(self, jobdir: JobDir) -> bool:
         """The job is finished and no node process is left to write."""
