@@ -61,10 +61,9 @@ class Archive:
         self.fd = None
         os.write(2, f"ptjob: the log archive stopped ({err}); the job goes on\n".encode())
 
-    def put(self, lines: bytes) -> None:
+    def put(self, lines: bytes, prefix: bytes) -> None:
         if self.fd is None:
             return
-        prefix = stamp()
         data = prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
         try:
             self.chunks.put_nowait(data)
@@ -101,6 +100,10 @@ def pump(source: int, target: int, archive: Archive) -> None:
         data = os.read(source, CHUNK)
         if not data:
             break
+        # Stamped before the container runtime can see (and stamp) the lines: a line's
+        # archive time is never later than its time in the container log, which is what
+        # lets a reader join the two without repeating a line.
+        now = stamp()
         view = memoryview(data)
         while view:
             try:
@@ -111,9 +114,9 @@ def pump(source: int, target: int, archive: Archive) -> None:
         cut = data.rfind(b"\n") + 1
         partial = data[cut:]
         if cut:
-            archive.put(data[:cut])
+            archive.put(data[:cut], now)
     if partial:
-        archive.put(partial + b"\n")
+        archive.put(partial + b"\n", stamp())
     os.close(source)
 
 
