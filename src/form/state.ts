@@ -247,6 +247,12 @@ export interface IFormState {
   logdir: string;
 
   /**
+   * Where the log archive goes: a directory on a PVC, `off`, or empty (the log
+   * directory, if any).
+   */
+  logArchive: string;
+
+  /**
    * Elastic: fewest Worker nodes; empty for the operator's (the Workers).
    */
   minNodes: string;
@@ -367,6 +373,7 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     queue: '',
     priorityClassName: '',
     logdir: '',
+    logArchive: '',
     minNodes: '',
     maxNodes: '',
     maxRestarts: '',
@@ -456,6 +463,7 @@ export function stateToBody(state: IFormState): IJobBody {
   setText(body, 'queue', state.queue);
   setText(body, 'priorityClassName', state.priorityClassName);
   setText(body, 'logdir', state.logdir);
+  setText(body, 'logArchive', state.logArchive);
   setNumber(body, 'minNodes', state.minNodes);
   setNumber(body, 'maxNodes', state.maxNodes);
   setNumber(body, 'maxRestarts', state.maxRestarts);
@@ -514,6 +522,7 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     queue: body.queue ?? '',
     priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
+    logArchive: body.logArchive ?? '',
     minNodes: text(body.minNodes, ''),
     maxNodes: text(body.maxNodes, ''),
     maxRestarts: text(body.maxRestarts, ''),
