@@ -79,7 +79,8 @@ def pick_run(files: list[Path], *, previous: bool, not_before_ns: int = 0) -> Pa
     return mine[index] if len(mine) >= -index else None
 
 
-def _read_at(path: Path, offset: int, size: int) -> bytes:
+def read_at(path: Path, offset: int, size: int) -> bytes:
+    """``size`` bytes of ``path`` from ``offset`` (fewer at its end)."""
     with path.open("rb") as f:
         f.seek(offset)
         return f.read(size)
@@ -119,7 +120,7 @@ async def read_run(
     skipping = since is not None
     while True:
         try:
-            data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
         except FileNotFoundError:
             return
         cut = data.rfind(b"\n") + 1

@@ -21,7 +21,7 @@ from ...job.spec import JobSpec, writable_mount
 from ...kinds import log_archive
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity, free_port
-from ..archive import ArchiveLocation, read_archive
+from ..archive import ArchiveLocation, read_archive, read_at, tail_offset
 from ..base import (
     Backend,
     BackendError,
@@ -499,7 +499,7 @@ async def read_lines(
         offset = 0
     while offset < size:
         try:
-            data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
         except FileNotFoundError:
             return  # deleted meanwhile (cleanPodPolicy All, a deadline): as a pod's log goes
         cut = data.rfind(b"\n") + 1
@@ -527,19 +527,13 @@ def resume_problem(path: Path, offset: int) -> str | None:
     if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
         return None
     start = max(0, offset - CHUNK)
-    window = _read_at(path, start, offset - start)
+    window = read_at(path, start, offset - start)
     if window.endswith(b"\n") or (start > 0 and b"\n" not in window):
         return None
     return (
         f"offset {offset} is not where a line of the log starts; resume with the offset "
         "of a message received"
     )
-
-
-def _read_at(path: Path, offset: int, size: int) -> bytes:
-    with path.open("rb") as f:
-        f.seek(offset)
-        return f.read(size)
 
 
 def strip_timestamps(data: bytes) -> str:
@@ -550,30 +544,6 @@ def strip_timestamps(data: bytes) -> str:
         line[width:] if len(line) >= width and line[width - 1] == " " else line for line in lines
     ]
     return "\n".join(out)
-
-
-def tail_offset(path: Path, lines: int) -> int:
-    """The byte offset where the last ``lines`` lines of ``path`` begin."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    if lines <= 0:
-        return size
-    with path.open("rb") as f:
-        end = size
-        found = 0
-        while end > 0:
-            start = max(0, end - CHUNK)
-            f.seek(start)
-            block = f.read(end - start)
-            for i in range(len(block) - 1, -1, -1):
-                if block[i] == 0x0A and start + i != size - 1:
-                    found += 1
-                    if found == lines:
-                        return start + i + 1
-            end = start
-    return 0
 
 
 def file_key(path: Path) -> tuple[int, int, int]:
