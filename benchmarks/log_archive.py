@@ -9,7 +9,8 @@ runtime). Timed from launch until the job has exited and its output is stored:
 * ``wrapped``: python -c WRAPPER python job.py | cat > container.log, the wrapper also
   writing the timestamped archive file.
 
-Runs alternate; prints each run, then the median ratio (goal: <= 1.05). Then the start
+Runs alternate; prints each run, then the median ratios of wall time (goal: <= 1.05) and
+of CPU time (job + wrapper + reader: what the wrapper costs a busy node). Then the start
 time: ``python -c pass`` with and without the wrapper (median of ``--starts`` runs), the
 wrapper's fixed cost per container start.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,8 +39,15 @@ JOB = (
 LINE = 80
 
 
-def timed(command: list[str], env: dict[str, str], log: Path) -> float:
-    start = time.perf_counter()
+def cpu() -> float:
+    """CPU seconds of every child waited for so far (job, wrapper, cat)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], env: dict[str, str], log: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one run."""
+    start, used = time.perf_counter(), cpu()
     with log.open("wb") as out:
         job = subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
         runtime = subprocess.Popen(["cat"], stdin=job.stdout, stdout=out)
@@ -46,7 +55,7 @@ def timed(command: list[str], env: dict[str, str], log: Path) -> float:
         job.stdout.close()
         if job.wait() != 0 or runtime.wait() != 0:
             raise SystemExit(f"{command[:3]} failed")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu() - used
 
 
 def main() -> None:
@@ -67,21 +76,26 @@ def main() -> None:
         }
         job = [sys.executable, "-c", JOB.format(count=count)]
         wrapper = [sys.executable, "-c", WRAPPER]
-        ratios = []
+        ratios, cpu_ratios = [], []
         print(f"job: {count} lines, {count * LINE / 2**20:.0f} MiB")
         for run in range(args.runs):
-            plain = timed(job, env, root / "plain.log")
+            plain, plain_cpu = timed(job, env, root / "plain.log")
             (root / "plain.log").unlink()
-            wrapped = timed([*wrapper, *job], env, root / "wrapped.log")
+            wrapped, wrapped_cpu = timed([*wrapper, *job], env, root / "wrapped.log")
             stored = sum(p.stat().st_size for p in archive.iterdir())
             for path in [root / "wrapped.log", *archive.iterdir()]:
                 path.unlink()
             ratios.append(wrapped / plain)
+            cpu_ratios.append(wrapped_cpu / plain_cpu)
             print(
-                f"run {run}: plain {plain:.2f} s, wrapped {wrapped:.2f} s "
-                f"(archive {stored / 2**20:.0f} MiB), ratio {wrapped / plain:.3f}"
+                f"run {run}: plain {plain:.2f} s ({plain_cpu:.1f} s CPU), wrapped {wrapped:.2f} s "
+                f"({wrapped_cpu:.1f} s CPU, archive {stored / 2**20:.0f} MiB), "
+                f"ratio {wrapped / plain:.3f}"
             )
-        print(f"throughput ratio (median): {statistics.median(ratios):.3f}")
+        print(
+            f"wall time ratio (median): {statistics.median(ratios):.3f}; CPU time ratio "
+            f"(median): {statistics.median(cpu_ratios):.3f}"
+        )
 
         starts: dict[str, list[float]] = {"plain": [], "wrapped": []}
         for _ in range(args.starts):

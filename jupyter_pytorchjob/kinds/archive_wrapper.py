@@ -6,9 +6,9 @@
 # $PTJOB_LOG_ARCHIVE/<replica>[.<run>].log; the first free <run> suffix is this run's,
 # so a restarted container or a recreated pod never overwrites an earlier run. stdin is
 # the command's own; signals are forwarded to it; the wrapper ends as the command ended
-# (its exit code, or killed by the same signal). The archive is best effort: a full,
-# read-only or slow disk stops or thins it, never the job (writes happen on a thread of
-# their own behind a bounded queue that drops, and says how much, rather than wait).
+# (its exit code, or killed by the same signal). The archive is best effort: a full or
+# read-only disk stops it, never the job; writes happen on a thread of their own behind a
+# bounded queue, and a stuck disk thins it (saying how much) rather than hold the job.
 from __future__ import annotations
 
 import os
@@ -20,7 +20,11 @@ import threading
 import time
 
 CHUNK = 65536
-QUEUED = 256  # chunks waiting for the disk (16 MiB at most) before lines are dropped
+QUEUED = 256  # chunks waiting for the disk (16 MiB at most)
+# A disk slower than the output slows the command, as the container runtime's own log
+# writes do; a disk that takes longer than this for one chunk is stuck: lines are then
+# dropped (and counted) until it catches up.
+STUCK = 1.0
 DRAIN = 5.0  # seconds the archive may take to catch up once the command has ended
 FORWARD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH")
 
@@ -48,6 +52,10 @@ class Archive:
         self.chunks: queue.Queue[bytes | None] = queue.Queue(QUEUED)
         self.fd: int | None = None
         self.dropped = 0
+        self.stuck = False
+        # stdout's and stderr's pumps take turns: stamp, pass on, queue (so the archive's
+        # stamps never go back in time).
+        self.turn = threading.Lock()
         try:
             self.fd = claim(directory, replica)
         except OSError as err:
@@ -66,8 +74,10 @@ class Archive:
             return
         data = prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
         try:
-            self.chunks.put_nowait(data)
+            self.chunks.put(data, block=not self.stuck, timeout=STUCK)
+            self.stuck = False
         except queue.Full:
+            self.stuck = True
             self.dropped += lines.count(b"\n")
 
     def write_all(self) -> None:
@@ -76,7 +86,7 @@ class Archive:
             if data is None or self.fd is None:
                 return
             if self.dropped:
-                note = f"[ptjob: {self.dropped} lines not archived: the disk was too slow]\n"
+                note = f"[ptjob: {self.dropped} lines not archived: the disk was stuck]\n"
                 data, self.dropped = stamp() + note.encode() + data, 0
             try:
                 view = memoryview(data)
@@ -97,26 +107,28 @@ def pump(source: int, target: int, archive: Archive) -> None:
     """Copy the command's stream to ours (first) and to the archive, until it ends."""
     partial = b""
     while True:
-        data = os.read(source, CHUNK)
-        if not data:
+        fresh = os.read(source, CHUNK)
+        if not fresh:
             break
-        # Stamped before the container runtime can see (and stamp) the lines: a line's
-        # archive time is never later than its time in the container log, which is what
-        # lets a reader join the two without repeating a line.
-        now = stamp()
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(target, view) :]
-            except OSError:  # our own stream is gone: keep reading so the command never blocks
-                break
-        data = partial + data
+        data = partial + fresh
         cut = data.rfind(b"\n") + 1
         partial = data[cut:]
-        if cut:
-            archive.put(data[:cut], now)
+        with archive.turn:
+            # Stamped before the container runtime can see (and stamp) the lines: a line's
+            # archive time is never later than its time in the container log, which is what
+            # lets a reader join the two without repeating a line.
+            now = stamp()
+            view = memoryview(fresh)
+            while view:
+                try:
+                    view = view[os.write(target, view) :]
+                except OSError:  # our stream is gone: keep reading so the command never blocks
+                    break
+            if cut:
+                archive.put(data[:cut], now)
     if partial:
-        archive.put(partial + b"\n", stamp())
+        with archive.turn:
+            archive.put(partial + b"\n", stamp())
     os.close(source)
 
 
