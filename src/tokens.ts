@@ -382,6 +382,12 @@ export interface IJobBody {
   logdir?: string | null;
 
   /**
+   * Where each replica's output is also kept so its logs outlive its pods: a
+   * directory on a writable PVC, `off`, or null (the log directory, if any).
+   */
+  logArchive?: string | null;
+
+  /**
    * Elastic: fewest Worker nodes (`elasticPolicy.minReplicas`).
    */
   minNodes?: number | string | null;

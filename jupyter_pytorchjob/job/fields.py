@@ -33,6 +33,9 @@ TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2")
 DEFAULT_RDZV_BACKEND = "c10d"
 
+# logArchive's value that keeps no archive (kinds/log_archive.py).
+LOG_ARCHIVE_OFF = "off"
+
 # The job kinds (jupyter_pytorchjob.kinds registers one for each; tests/test_kinds.py
 # holds the two lists together).
 KINDS = ("PyTorchJob", "TrainJob")
@@ -351,6 +354,17 @@ FIELDS: tuple[JobField, ...] = (
         flag="--logdir",
         metavar="DIR",
     ),
+    JobField(
+        "logArchive",
+        "log_archive",
+        "storage",
+        "keep each replica's output, line-timestamped, in DIR/.ptjob-logs/<job>/ on a PVC, so "
+        "its logs outlive its pods; 'off' to keep none (default: the log directory; off "
+        "without one)",
+        nullable=True,
+        flag="--log-archive",
+        metavar="DIR|off",
+    ),
     # Elastic (spec.elasticPolicy): set any of them and the job is elastic.
     JobField(
         "minNodes",
@@ -416,6 +430,7 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "words": {"type": "array", "items": {"type": "string"}},
     "script": {"type": "string"},
     "path": {"type": "string"},
+    "log_archive": {"type": "string"},
     "quantity": {"type": "string"},
     "memory": {"type": "string"},
     "shm": {"type": "string"},

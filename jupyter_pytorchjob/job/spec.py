@@ -29,6 +29,7 @@ from .fields import (
     DEFAULT_SHM,
     FIELD,
     FIELDS,
+    LOG_ARCHIVE_OFF,
     RESTART_POLICIES,
     TOLERATION_EFFECTS,
     TOLERATION_OPERATORS,
@@ -117,6 +118,14 @@ class Toleration:
         return wire
 
 
+def writable_mount(mounts: tuple[PvcMount, ...], path: str) -> PvcMount | None:
+    """The writable PVC mount that holds ``path`` in the pods, if any."""
+    for mount in sorted(mounts, key=lambda m: -len(m.mount_path)):
+        if path == mount.mount_path or path.startswith(mount.mount_path.rstrip("/") + "/"):
+            return None if mount.read_only else mount
+    return None
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """A job as the form, the CLI and the magic describe it.
@@ -163,6 +172,7 @@ class JobSpec:
     queue: str | None = None
     priority_class_name: str | None = None
     logdir: str | None = None
+    log_archive: str | None = None
     min_nodes: int | None = None
     max_nodes: int | None = None
     max_restarts: int | None = None
@@ -184,6 +194,18 @@ class JobSpec:
     def elastic(self) -> bool:
         """Whether the job has an ``elasticPolicy`` (any elastic field set)."""
         return self.rdzv_backend is not None
+
+    @property
+    def log_archive_base(self) -> str | None:
+        """Where the log archive goes in the pods (``<it>/.ptjob-logs/<job>/``), None
+        when off: ``logArchive``, else the log directory when it is on a writable PVC
+        (the wrapper needs a command or a script to wrap: the image's own entrypoint
+        cannot be wrapped)."""
+        if self.log_archive == LOG_ARCHIVE_OFF or not (self.command or self.script is not None):
+            return None
+        if self.log_archive:
+            return self.log_archive
+        return self.logdir if self.logdir and writable_mount(self.pvc, self.logdir) else None
 
     def replica_names(self) -> list[str]:
         """``master-0``, ``worker-0`` ... as the views and log prefixes name them."""
@@ -283,6 +305,7 @@ class _WireReader:
             self.check_name_length(values["name"], values["nodes"], master=values["master"])
         self.check_entrypoint(values["command"], values["args"], values["script"])
         self.check_elastic(values)
+        self.check_log_archive(values)
         logdir, shm = values["logdir"], values["shm"]
         if logdir and shm and logdir.startswith(SHM_MOUNT + "/"):
             self.fail("logdir", "must not be under /dev/shm, which vanishes with the pod")
@@ -394,6 +417,11 @@ class _WireReader:
 
     def read_tolerations(self, f: JobField) -> tuple[Toleration, ...]:
         return self.tolerations()
+
+    def read_log_archive(self, f: JobField) -> str | None:
+        if self.body.get(f.wire) == LOG_ARCHIVE_OFF:
+            return LOG_ARCHIVE_OFF
+        return self.path(f.wire)
 
     def read_queue(self, f: JobField) -> str | None:
         return self.queue()
@@ -560,6 +588,28 @@ class _WireReader:
             self.fail(
                 "maxNodes",
                 f"must be at least the {workers} Worker(s) the job starts with and minNodes",
+            )
+
+    def check_log_archive(self, values: Mapping[str, Any]) -> None:
+        """A chosen archive directory must be on a writable PVC of the job, and there
+        must be a command or a script to wrap."""
+        chosen = values["log_archive"]
+        if not chosen or chosen == LOG_ARCHIVE_OFF:
+            return
+        if not values["command"] and values["script"] is None:
+            self.fail(
+                "logArchive",
+                "needs a command or a script: the image's own entrypoint cannot be wrapped; "
+                f"give a command, or {LOG_ARCHIVE_OFF!r}",
+            )
+        pvc = tuple(values["pvc"] or ())
+        if writable_mount(pvc, chosen) is None:
+            mounts = ", ".join(m.mount_path for m in pvc if not m.read_only)
+            where = f"under one of {mounts}" if mounts else "the job mounts no writable PVC"
+            self.fail(
+                "logArchive",
+                f"must be a directory on a writable PVC of the job ({where}), or "
+                f"{LOG_ARCHIVE_OFF!r}; got {chosen}",
             )
 
     def check_entrypoint(

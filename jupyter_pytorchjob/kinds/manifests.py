@@ -13,7 +13,9 @@ from typing import Any
 
 from ..job import k8s_rules as rules
 from ..job.errors import FieldError, JobSpecInvalid
+from ..job.fields import LOG_ARCHIVE_OFF
 from ..job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
+from . import log_archive
 
 SHM_VOLUME = "dshm"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -101,10 +103,14 @@ def read_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {"labels": labels, "queue": queue, "annotations": annotations, "logdir": logdir}
 
 
-def entrypoint(spec: JobSpec, launcher: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def entrypoint(
+    spec: JobSpec, launcher: str, replica_type: str | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The main container's ``command``/``args`` (a script goes through the bootstrap,
-    started by ``launcher``: ``python`` or ``torchrun``) and its env list (the user's,
-    then the log directory and the script)."""
+    started by ``launcher``: ``python`` or ``torchrun``; with a log archive, all of it
+    through the archive wrapper, told its replica by ``replica_type``: see
+    ``log_archive.archive_env``) and its env list (the user's, then the log directory,
+    the script and the archive's)."""
     run: dict[str, Any] = {}
     if spec.script is not None:
         run["command"] = list(BOOTSTRAP_COMMAND)
@@ -119,6 +125,10 @@ def entrypoint(spec: JobSpec, launcher: str) -> tuple[dict[str, Any], list[dict[
         env.append({"name": LOGDIR_ENV, "value": spec.logdir})
     if spec.script is not None:
         env.append({"name": SCRIPT_ENV, "value": spec.script})
+    archive = spec.log_archive_base
+    if archive is not None and spec.name:
+        run["command"] = log_archive.wrap(run["command"])
+        env += log_archive.archive_env(archive, spec.name, replica_type)
     return run, env
 
 
@@ -134,13 +144,33 @@ def read_entrypoint(container: Mapping[str, Any]) -> dict[str, Any]:
     }
     script = plain_env.pop(SCRIPT_ENV, None)
     logdir = plain_env.pop(LOGDIR_ENV, None)
-    command: list[str] = list(container.get("command") or [])
+    command, wrapped = log_archive.unwrap(container.get("command") or [])
+    archive = plain_env.get(log_archive.ARCHIVE_ENV) if wrapped else None
+    if wrapped:
+        for name in log_archive.ARCHIVE_ENVS:
+            plain_env.pop(name, None)
     args: list[str] = list(container.get("args") or [])
     if script is not None and tuple(command) == BOOTSTRAP_COMMAND and "--" in args:
         command, args = [], args[args.index("--") + 1 :]
     else:
         script = None
-    return {"command": command, "args": args, "script": script, "env": plain_env, "logdir": logdir}
+    return {
+        "command": command,
+        "args": args,
+        "script": script,
+        "env": plain_env,
+        "logdir": logdir,
+        "archive": log_archive.base_of(archive) if archive else None,
+    }
+
+
+def archive_field(wire: Mapping[str, Any], base: str | None) -> str | None:
+    """``logArchive`` of a job body read back from a manifest whose wrapper writes under
+    ``base`` (None: not wrapped): None where that is the default, else what was chosen."""
+    default = JobSpec.from_wire({**wire, "logArchive": None}).log_archive_base
+    if base is None:
+        return LOG_ARCHIVE_OFF if default else None
+    return None if base == default else base
 
 
 def resources(spec: JobSpec) -> dict[str, Any]:

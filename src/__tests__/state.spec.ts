@@ -256,6 +256,15 @@ describe('bodyToState', () => {
     expect(stateToBody(form()).priorityClassName).toBeUndefined();
   });
 
+  it('keeps the log archive through a clone, and leaves it to the server when empty', () => {
+    for (const logArchive of ['off', '/data/logs']) {
+      const state = bodyToState({ ...server, logArchive }, form());
+      expect(state.logArchive).toBe(logArchive);
+      expect(stateToBody(state).logArchive).toBe(logArchive);
+    }
+    expect(stateToBody(form()).logArchive).toBeUndefined();
+  });
+
   it('keeps the elastic fields through a clone; a new job is not elastic', () => {
     const clone: IJobBody = {
       ...server,

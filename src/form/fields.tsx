@@ -149,12 +149,15 @@ export function Field(props: {
 /**
  * A one-line text field.
  */
-export function TextField(props: IFieldProps<TextSetting>): JSX.Element | null {
+export function TextField(
+  props: IFieldProps<TextSetting> & { hint?: React.ReactNode }
+): JSX.Element | null {
   const { form, name } = props;
   return (
     <Field
       form={form}
       name={name}
+      hint={props.hint}
       control={(id, describedBy) => (
         <input
           id={id}

@@ -200,8 +200,30 @@ function StorageFields(props: {
       <PvcEditor form={form} volumes={props.volumes} />
       <ShmField form={form} />
       <TextField form={form} name="logdir" />
+      <TextField form={form} name="logArchive" hint={archiveHint(form)} />
     </>
   );
+}
+
+/**
+ * Why the log archive is off, when it is (no PVC, or no directory to put it in).
+ */
+function archiveHint(form: IFormContext): string | undefined {
+  const { state, trans } = form;
+  if (state.logArchive.trim() === 'off') {
+    return trans.__('Off: logs go with the pods.');
+  }
+  if (!state.pvc.some(row => row.claim.trim())) {
+    return trans.__(
+      'Off: the job mounts no PVC, so its logs go with its pods. Add a PVC to keep them.'
+    );
+  }
+  if (!state.logArchive.trim() && !state.logdir.trim()) {
+    return trans.__(
+      'Off: no log directory. Give a directory on a PVC to keep the logs after the pods are gone.'
+    );
+  }
+  return undefined;
 }
 
 /**

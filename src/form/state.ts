@@ -258,6 +258,12 @@ export interface IFormState {
   logdir: string;
 
   /**
+   * Where the log archive goes: a directory on a PVC, `off`, or empty (the log
+   * directory, if any).
+   */
+  logArchive: string;
+
+  /**
    * Elastic: fewest Worker nodes; empty for the operator's (the Workers).
    */
   minNodes: string;
@@ -430,6 +436,7 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     queue: '',
     priorityClassName: '',
     logdir: '',
+    logArchive: '',
     minNodes: '',
     maxNodes: '',
     maxRestarts: '',
@@ -528,6 +535,7 @@ export function stateToBody(
   setText(body, 'queue', state.queue);
   setText(body, 'priorityClassName', state.priorityClassName);
   setText(body, 'logdir', state.logdir);
+  setText(body, 'logArchive', state.logArchive);
   setNumber(body, 'minNodes', state.minNodes);
   setNumber(body, 'maxNodes', state.maxNodes);
   setNumber(body, 'maxRestarts', state.maxRestarts);
@@ -595,6 +603,7 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     queue: body.queue ?? '',
     priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
+    logArchive: body.logArchive ?? '',
     minNodes: text(body.minNodes, ''),
     maxNodes: text(body.maxNodes, ''),
     maxRestarts: text(body.maxRestarts, ''),

@@ -182,6 +182,13 @@ function storageTexts(trans: TranslationBundle) {
       hint: trans.__(
         'The job finds it in $PTJOB_LOGDIR; put it on a PVC so that TensorBoard can read it.'
       )
+    },
+    logArchive: {
+      label: trans.__('Log archive'),
+      placeholder: trans.__('the log directory, or off'),
+      hint: trans.__(
+        "Each replica's output is also kept in <directory>/.ptjob-logs/<job>/ on the PVC, so its logs outlive its pods."
+      )
     }
   } satisfies Record<string, IFieldText>;
 }

@@ -12,6 +12,7 @@ import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -19,11 +20,12 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.errors import FieldError, JobSpecInvalid
-from ...job.spec import JobSpec
-from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of
+from ...job.spec import JobSpec, writable_mount
+from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archive
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes
+from ..archive import ArchiveLocation, read_archive
 from ..base import (
     Backend,
     BackendError,
@@ -46,7 +48,7 @@ from .connection import (
     translate,
 )
 from .discovery import NotebookPod, within
-from .logs import LogMerger
+from .logs import LogMerger, parse_timestamp_ns
 from .pruning import dropped_fields
 
 
@@ -211,6 +213,30 @@ class KubernetesBackend(Backend):
                 status=400,
             )
         return local
+
+    async def _archive_location(self, kind: JobKind, job: dict[str, Any]) -> ArchiveLocation | None:
+        """Where this notebook reads the job's log archive (found as TensorBoard finds
+        its log directory), None when the job keeps none."""
+        try:
+            spec = kind.parse(job)
+        except JobSpecInvalid:
+            return None  # not a job the form could write: no archive of ours
+        base = spec.log_archive_base
+        mount = writable_mount(spec.pvc, base) if base else None
+        if base is None or mount is None:
+            return None
+        path = log_archive.archive_dir(base, spec.name or "")
+        notebook = await self.notebook()
+        local = notebook.local_path(spec.pvc, path) if notebook else None
+        if local is not None:
+            return ArchiveLocation(mount.claim, Path(local))
+        return ArchiveLocation(
+            mount.claim,
+            None,
+            f"its pod is gone and its log archive is on PVC {mount.claim!r} ({path} in the "
+            "job's pods), which this notebook does not mount: add that PVC to the notebook's "
+            "volumes to read it",
+        )
 
     async def custom(self) -> client.CustomObjectsApi:
         """The custom-objects API; ``CrdMissing`` saying what to install when the
@@ -574,7 +600,17 @@ class KubernetesBackend(Backend):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
-        kind, _ = await self._job(name)
+        kind, job = await self._job(name)
+        location = await self._archive_location(kind, job)
+
+        async def archived(gone: list[str], seen: Mapping[str, int]) -> AsyncIterator[LogChunk]:
+            if location is None:
+                return
+            created = parse_timestamp_ns(job["metadata"].get("creationTimestamp") or "") or 0
+            async for chunk in read_archive(
+                location, gone, previous=previous, since=seen, tail=tail, not_before_ns=created
+            ):
+                yield chunk
 
         async def finished() -> bool:
             try:
@@ -596,6 +632,8 @@ class KubernetesBackend(Backend):
             previous=previous,
             since=since,
             timeout=api.stream_timeout,
+            archive=archived,
+            replicas=[r.name for r in kind.job_info(job, []).replicas],
         )
         try:
             async for chunk in merger.chunks():

@@ -21,7 +21,7 @@ import asyncio
 import calendar
 import contextlib
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -44,6 +44,8 @@ LOG_ACCEPT = "*/*"
 
 PodLister = Callable[[], Awaitable[list[dict[str, Any]]]]
 FinishedCheck = Callable[[], Awaitable[bool]]
+# The replicas whose pods are gone, and where each was read up to -> their archived logs.
+ArchiveReader = Callable[[list[str], Mapping[str, int]], AsyncIterator[LogChunk]]
 
 
 def parse_timestamp_ns(text: str | bytes) -> int | None:
@@ -144,8 +146,13 @@ class LogMerger:
         previous: bool,
         since: Mapping[str, int] | None,
         timeout: aiohttp.ClientTimeout | None = None,
+        archive: ArchiveReader | None = None,
+        replicas: Sequence[str] = (),
     ) -> None:
         self.api = api
+        # The job's replicas; those without a pod at the end are read from ``archive``.
+        self.archive = archive
+        self.replicas = list(replicas)
         # Connecting may time out; reading a followed log may not (a quiet job is fine).
         self.timeout = timeout
         self.core = client.CoreV1Api(api)
@@ -203,6 +210,7 @@ class LogMerger:
                     self.tasks[key] = task
             if not self.follow:
                 await asyncio.gather(*self.tasks.values())
+                await self._archived(pods)
                 return
             self._raise_failure()
             if all(t.done() for t in self.tasks.values()) and await self.finished():
@@ -210,10 +218,23 @@ class LogMerger:
                 pods = [p for p in await self.list_pods() if self._wanted(p)]
                 if all((p["metadata"]["uid"], self._restarts(p)) in self.tasks for p in pods):
                     self._raise_failure()
+                    await self._archived(pods)
                     return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.failed.wait(), REDISCOVER)
             self._raise_failure()
+
+    async def _archived(self, pods: list[dict[str, Any]]) -> None:
+        """The archived logs of the replicas whose pods are gone, after what their pods
+        gave (only at the end: a pod that comes back would repeat lines stamped later)."""
+        live = {self.kind.replica_of_pod(p) for p in pods}
+        gone = [r for r in self.replicas if r not in live and self.replica in (None, r)]
+        if self.archive is None or not gone:
+            return
+        async for chunk in self.archive(gone, dict(self.last_ns)):
+            if not chunk.notice:
+                self.last_ns[chunk.replica] = chunk.offset
+            await self.queue.put(chunk)
 
     def _on_stream_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:

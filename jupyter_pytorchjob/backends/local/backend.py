@@ -18,9 +18,11 @@ from typing import Any
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
-from ...job.spec import JobSpec
+from ...job.spec import JobSpec, writable_mount
+from ...kinds import log_archive
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity, free_port
+from ..archive import ArchiveLocation, read_archive, read_at, tail_offset
 from ..base import (
     Backend,
     BackendError,
@@ -418,6 +420,23 @@ class LocalBackend(Backend):
                 status=404,
             )
         wanted = [replica] if replica else replicas
+        # A log the supervisor removed (cleanPodPolicy All, a deadline, suspended) is read
+        # from the job's log archive, as a pod's that is gone.
+        gone = [r for r in wanted if not jobdir.log(r, previous=previous).exists()]
+        if gone and (not follow or previous or self._settled(jobdir)):
+            location = await asyncio.to_thread(self._archive_location, jobdir)
+            if location is not None:
+                created = read_json(jobdir.job, {}).get("created", 0)
+                async for chunk in read_archive(
+                    location,
+                    gone,
+                    previous=previous,
+                    since=since,
+                    tail=tail,
+                    not_before_ns=int(created) * 1_000_000_000,
+                ):
+                    yield chunk
+                wanted = [r for r in wanted if r not in gone]
         offsets: dict[str, int] = {}
         for r in wanted:
             path = jobdir.log(r, previous=previous)
@@ -455,6 +474,19 @@ class LocalBackend(Backend):
                     return
                 await asyncio.sleep(FOLLOW_POLL)
 
+    def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
+        """Where the job's log archive is on this machine, None if it keeps none."""
+        spec = self.kind.parse(read_json(jobdir.manifest))
+        base = spec.log_archive_base
+        mount = writable_mount(spec.pvc, base) if base else None
+        if base is None or mount is None:
+            return None
+        claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        local = Mounts.for_spec(spec, claim_dir).rewrite_path(
+            log_archive.archive_dir(base, jobdir.name)
+        )
+        return ArchiveLocation(mount.claim, Path(local))
+
     def _settled(self, jobdir: JobDir) -> bool:
         """The job is finished and no node process is left to write."""
         job = read_json(jobdir.job, {})
@@ -476,7 +508,7 @@ async def read_lines(
         offset = 0
     while offset < size:
         try:
-            data = await asyncio.to_thread(_read_at, path, offset, CHUNK)
+            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
         except FileNotFoundError:
             return  # deleted meanwhile (cleanPodPolicy All, a deadline): as a pod's log goes
         cut = data.rfind(b"\n") + 1
@@ -504,19 +536,13 @@ def resume_problem(path: Path, offset: int) -> str | None:
     if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
         return None
     start = max(0, offset - CHUNK)
-    window = _read_at(path, start, offset - start)
+    window = read_at(path, start, offset - start)
     if window.endswith(b"\n") or (start > 0 and b"\n" not in window):
         return None
     return (
         f"offset {offset} is not where a line of the log starts; resume with the offset "
         "of a message received"
     )
-
-
-def _read_at(path: Path, offset: int, size: int) -> bytes:
-    with path.open("rb") as f:
-        f.seek(offset)
-        return f.read(size)
 
 
 def strip_timestamps(data: bytes) -> str:
@@ -527,30 +553,6 @@ def strip_timestamps(data: bytes) -> str:
         line[width:] if len(line) >= width and line[width - 1] == " " else line for line in lines
     ]
     return "\n".join(out)
-
-
-def tail_offset(path: Path, lines: int) -> int:
-    """The byte offset where the last ``lines`` lines of ``path`` begin."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    if lines <= 0:
-        return size
-    with path.open("rb") as f:
-        end = size
-        found = 0
-        while end > 0:
-            start = max(0, end - CHUNK)
-            f.seek(start)
-            block = f.read(end - start)
-            for i in range(len(block) - 1, -1, -1):
-                if block[i] == 0x0A and start + i != size - 1:
-                    found += 1
-                    if found == lines:
-                        return start + i + 1
-            end = start
-    return 0
 
 
 def file_key(path: Path) -> tuple[int, int, int]:

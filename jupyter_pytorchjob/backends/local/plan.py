@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.spec import OPERATOR_ENV, JobSpec
+from ...kinds import log_archive
 from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.pytorchjob.environment import node_replica, replica_env
@@ -116,6 +117,9 @@ def plan_nodes(
         argv = [sys.executable, *launcher, str(script_path), *args]
     else:
         argv = [mounts.rewrite_word(w) for w in local_argv([*spec.command, *spec.args])]
+    archive = spec.log_archive_base
+    if archive is not None:  # the pods' wrapper, the same files on the claim's directory
+        argv = [sys.executable, "-c", log_archive.WRAPPER, *argv]
     cwd = mounts.rewrite_path(spec.workdir) if spec.workdir else str(default_cwd)
     if not Path(cwd).is_dir():
         raise BackendError(
@@ -136,6 +140,12 @@ def plan_nodes(
             # A pod without GPU limits sees no GPU; so does the local node.
             env["CUDA_VISIBLE_DEVICES"] = ""
         env["HOSTNAME"] = f"{spec.name}-{replica}"  # a pod's HOSTNAME is its name
+        if archive is not None and spec.name:
+            rtype_label, _, index_label = replica.rpartition("-")
+            env[log_archive.ARCHIVE_ENV] = mounts.rewrite_path(
+                log_archive.archive_dir(archive, spec.name)
+            )
+            env[log_archive.TYPE_ENV], env[log_archive.INDEX_ENV] = rtype_label, index_label
         rtype, index = node_replica(node, master=spec.master)
         env.update(replica_env(manifest, rtype, index, master_addr="127.0.0.1", master_port=port))
         plans.append(NodePlan(replica, argv, env, cwd))

@@ -31,6 +31,7 @@ from ..manifests import (
     ISTIO_INJECT,
     NOTHING,
     SHM_VOLUME,
+    archive_field,
     clean_metadata,
     entrypoint,
     gpu_count,
@@ -178,6 +179,7 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     require_kind(m, API_VERSION, KIND)
     clean_metadata(m)
     wire = _form_fields(m, gpu_resource)
+    wire["logArchive"] = archive_field(wire, wire["logArchive"])
     base = JobSpec.from_wire(wire)
     extras = patch(_builder_volume_names(m, base), build_manifest(base))
     if extras is NOTHING:
@@ -260,6 +262,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         **read,
         "priorityClassName": pod.get("priorityClassName"),
         "logdir": read["logdir"] or run["logdir"],
+        "logArchive": run["archive"],  # the wrapper's directory: archive_field reads it
         "minNodes": elastic.get("minReplicas"),
         "maxNodes": elastic.get("maxReplicas"),
         "maxRestarts": elastic.get("maxRestarts"),

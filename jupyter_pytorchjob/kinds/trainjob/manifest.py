@@ -44,6 +44,7 @@ from ...job.spec import (
 from ..manifests import (
     ISTIO_INJECT,
     NOTHING,
+    archive_field,
     clean_metadata,
     entrypoint,
     gpu_count,
@@ -135,7 +136,7 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if problems:
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
-    run, env = entrypoint(spec, "torchrun")
+    run, env = entrypoint(spec, "torchrun", NODE)
     trainer: dict[str, Any] = {"image": spec.image, **run}
     trainer["env"] = [*env, {"name": UNBUFFERED, "value": "1"}]
     trainer["numNodes"] = spec.nodes
@@ -214,6 +215,7 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     _check_types(m)
     clean_metadata(m)
     wire = _form_fields(m, gpu_resource)
+    wire["logArchive"] = archive_field(wire, wire["logArchive"])
     base = JobSpec.from_wire(wire)
     extras = patch(m, build_manifest(base))
     if extras is NOTHING:
@@ -314,4 +316,5 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "tolerations": [dict(t) for t in pod_spec.get("tolerations") or []],
         **read,
         "logdir": read["logdir"] or run["logdir"],
+        "logArchive": run["archive"],  # the wrapper's directory: archive_field reads it
     }

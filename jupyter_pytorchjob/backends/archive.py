@@ -1,0 +1,186 @@
+"""Reading a job's log archive (``kinds/log_archive.py`` writes it): the logs of replicas
+whose pods (or local log files) are gone, as ``LogChunk``s like the live ones.
+
+A replica's current run is its newest file, ``previous`` the one before. Offsets are
+the timestamps (ns) of the chunks' last lines, as the Kubernetes backend's: resuming
+``since`` one of them, or since the last line read from a pod, skips every line stamped
+at or before it. The kubelet stamps a line when it reads it from the container, after
+the wrapper stamped it, so no line seen in the pod's log comes again from the archive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..kinds.log_archive import parse_run_file
+from .base import LogChunk
+
+CHUNK = 65536
+STAMP = re.compile(rb"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z ")
+NOTICE = "from the archive on {where} (its pod is gone)"
+
+
+@dataclass(frozen=True)
+class ArchiveLocation:
+    """Where a job's archive is for this server: ``directory`` (None when the server
+    cannot read it, and ``problem`` says why) on PVC ``claim``."""
+
+    claim: str
+    directory: Path | None
+    problem: str | None = None
+
+    def notice(self, replica: str, previous: bool = False) -> LogChunk:
+        text = self.problem or NOTICE.format(where=f"PVC {self.claim}")
+        return LogChunk(replica, text, 0, previous, notice=True)
+
+
+def stamp_ns(line: bytes) -> int | None:
+    """The ns timestamp that starts an archive line, None if it has none."""
+    head = line[:40].split(b" ", 1)[0]
+    if len(head) < 20 or head[10:11] != b"T" or not head.endswith(b"Z"):
+        return None
+    # Deferred: the Kubernetes module's parser (imports the client) is not needed locally.
+    from .kubernetes.logs import parse_timestamp_ns
+
+    return parse_timestamp_ns(head)
+
+
+def runs(directory: Path) -> dict[str, list[Path]]:
+    """Each replica's run files, oldest run first."""
+    found: dict[str, list[tuple[int, Path]]] = {}
+    try:
+        entries = list(directory.iterdir())
+    except OSError:  # not there (yet), or not readable: no archive
+        return {}
+    for path in entries:
+        parsed = parse_run_file(path.name)
+        if parsed is not None:
+            found.setdefault(parsed[0], []).append((parsed[1], path))
+    return {replica: [p for _, p in sorted(files)] for replica, files in sorted(found.items())}
+
+
+def _first_ns(path: Path) -> int | None:
+    try:
+        with path.open("rb") as f:
+            return stamp_ns(f.readline())
+    except OSError:
+        return None
+
+
+def pick_run(files: list[Path], *, previous: bool, not_before_ns: int = 0) -> Path | None:
+    """The current (or previous) run, of this job: runs begun before ``not_before_ns``
+    (the job's creation) were written by an earlier job of the same name."""
+    mine = [p for p in files if (_first_ns(p) or 0) >= not_before_ns]
+    index = -2 if previous else -1
+    return mine[index] if len(mine) >= -index else None
+
+
+def read_at(path: Path, offset: int, size: int) -> bytes:
+    """``size`` bytes of ``path`` from ``offset`` (fewer at its end)."""
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read(size)
+
+
+def tail_offset(path: Path, lines: int) -> int:
+    """The byte offset where the last ``lines`` lines of ``path`` begin."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if lines <= 0:
+        return size
+    with path.open("rb") as f:
+        end = size
+        found = 0
+        while end > 0:
+            start = max(0, end - CHUNK)
+            f.seek(start)
+            block = f.read(end - start)
+            for i in range(len(block) - 1, -1, -1):
+                if block[i] == 0x0A and start + i != size - 1:
+                    found += 1
+                    if found == lines:
+                        return start + i + 1
+            end = start
+    return 0
+
+
+async def read_run(
+    path: Path, replica: str, *, previous: bool, since: int | None, tail: int | None
+) -> AsyncIterator[LogChunk]:
+    """The whole lines of one run file, timestamps removed, in bounded chunks; lines
+    stamped at or before ``since`` are skipped, ``tail`` keeps the last lines."""
+    offset = 0 if tail is None or since is not None else tail_offset(path, tail)
+    last = since or 0
+    skipping = since is not None
+    while True:
+        try:
+            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
+        except FileNotFoundError:
+            return
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            if len(data) < CHUNK:
+                return  # nothing, or a line still being written
+            cut = len(data)  # one enormous line: pass it on in pieces
+        offset += cut
+        block = data[:cut]
+        if skipping:
+            block = _after(block, last)
+            if not block:
+                continue
+            skipping = False
+        final = block.rfind(b"\n", 0, len(block) - 1) + 1
+        last = stamp_ns(block[final:]) or last
+        text = STAMP.sub(b"", block).decode("utf-8", errors="replace")
+        yield LogChunk(replica, text, last, previous)
+
+
+def _after(block: bytes, since: int) -> bytes:
+    """``block`` from its first line stamped after ``since``."""
+    start = 0
+    while start < len(block):
+        end = block.find(b"\n", start) + 1 or len(block)
+        ns = stamp_ns(block[start:end])
+        if ns is None or ns > since:
+            return block[start:]
+        start = end
+    return b""
+
+
+async def read_archive(
+    location: ArchiveLocation,
+    replicas: Iterable[str],
+    *,
+    previous: bool = False,
+    since: Mapping[str, int] | None = None,
+    tail: int | None = None,
+    not_before_ns: int = 0,
+) -> AsyncIterator[LogChunk]:
+    """The archived log of each of ``replicas`` (those with one), a notice before its
+    first lines; where the archive cannot be read, only the notice saying why."""
+    if location.directory is None:
+        for replica in replicas:
+            if replica not in (since or {}):  # read from its pod, nothing is missing
+                yield location.notice(replica, previous)
+        return
+    files = await asyncio.to_thread(runs, location.directory)
+    for replica in replicas:
+        path = await asyncio.to_thread(
+            pick_run, files.get(replica, []), previous=previous, not_before_ns=not_before_ns
+        )
+        if path is None:
+            continue
+        first = True
+        async for chunk in read_run(
+            path, replica, previous=previous, since=(since or {}).get(replica), tail=tail
+        ):
+            if first:
+                yield location.notice(replica, previous)
+                first = False
+            yield chunk
