@@ -336,3 +336,46 @@ def test_restart_policy_always_is_matched_and_warned_about() -> None:
     assert "warning" in result.stderr and "never succeeds" in result.stderr
     quiet = ptjob("render", "--name", "a", "--", "python", "t.py")
     assert "warning" not in quiet.stderr
+
+
+ALL_REDUCE = """\
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+total = torch.tensor([dist.get_rank() + 1.0])
+dist.all_reduce(total)
+print("rank", dist.get_rank(), "sum", total.item(), flush=True)
+"""
+
+
+def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
+    """``ptjob submit --kind trainjob --backend local``: two nodes all-reduce through
+    torchrun, ``status`` shows the TrainJob's condition and its nodes, ``logs`` both."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    script = tmp_path / "all_reduce.py"
+    script.write_text(ALL_REDUCE)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=150, check=False
+        )
+
+    try:
+        submitted = run(
+            "submit", "--kind", "trainjob", "--backend", "local", "--name", "tj",
+            "--nodes", "2", "--shm", "off", "--script", str(script),
+        )  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        waited = run("wait", "tj", "--timeout", "120")
+        assert (waited.returncode, waited.stdout) == (0, "tj: Succeeded\n"), run("logs", "tj")
+        status = run("status", "tj").stdout
+        assert "Nodes:    2 (2 nodes)" in status
+        assert "Complete   True  jobset completed successfully" in status
+        assert [line.split()[:2] for line in status.splitlines()[-2:]] == [
+            ["node-0", "Succeeded"],
+            ["node-1", "Succeeded"],
+        ]
+        logs = run("logs", "tj").stdout.splitlines()
+        assert sorted(logs) == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
+    finally:
+        run("delete", "tj")
