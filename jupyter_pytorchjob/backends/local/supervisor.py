@@ -638,7 +638,9 @@ class Supervisor:
 @dataclass
 class JobSetSupervisor(Supervisor):
     """A TrainJob's nodes as Kubeflow Trainer v2.3, JobSet v0.12 and the Job controller
-    run them on the ``torch-distributed`` runtime (shared/notes/trainjob.md §1, §5, §6):
+    run them on the ``torch-distributed`` runtime (kubeflow/trainer v2.3.0
+    ``pkg/controller/trainjob_controller.go``, jobset v0.12.0
+    ``pkg/controllers/failure_policy.go``, kubernetes ``pkg/controller/job``):
 
     * every node is one completion index of one Job whose pods restart in place
       (``OnFailure``, the kubelet's back-off as above); the Job fails once the restarts
