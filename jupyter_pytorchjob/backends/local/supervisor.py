@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...kinds import kind_of
+from ...kinds import kind_named
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.pytorchjob.status import state_of
 from ...kinds.trainjob import TRAINJOB
@@ -789,8 +789,9 @@ SUPERVISORS: dict[str, type[Supervisor]] = {
 
 
 def supervisor_for(jobdir: JobDir) -> Supervisor:
-    """The supervisor that plays the controller of the job's kind."""
-    kind = kind_of(read_json(jobdir.manifest))
+    """The supervisor that plays the controller of the job's kind (``job.json`` names it;
+    jobs from before TrainJobs ran locally are PyTorchJobs)."""
+    kind = kind_named(read_json(jobdir.job, {}).get("kind") or PYTORCHJOB.kind)
     return SUPERVISORS[kind.controller](jobdir)
 
 
