@@ -6,6 +6,8 @@ semantics against the fake Trainer are in test_trainjob_fidelity.py."""
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +149,26 @@ def test_nproc_per_node_follows_the_torch_plugin(trainer: dict[str, Any], expect
 async def test_the_local_backend_lists_both_kinds(backend: LocalBackend) -> None:
     kinds = await backend.job_kinds()
     assert [k.kind for k in kinds] == ["PyTorchJob", "TrainJob"] and TRAINJOB in kinds
+
+
+async def test_the_state_is_read_with_the_nodes_it_comes_from(backend: LocalBackend) -> None:
+    """A TrainJob's Created/Running come from its nodes: a reader that catches the
+    supervisor between its two writes (nodes, then job) shows the nodes' state, not
+    the older one beside them (a race the fidelity test met under load)."""
+    jobdir = backend.jobs_dir / "tj"
+    (jobdir / "logs").mkdir(parents=True)
+    manifest = TRAINJOB.build(trainjob(command=["true"]))
+    (jobdir / "manifest.json").write_text(json.dumps(manifest))
+    job = {"state": "Created", "created": time.time(), "kind": "TrainJob", "conditions": []}
+    (jobdir / "job.json").write_text(json.dumps(job))
+    (jobdir / "replicas.json").write_text(json.dumps({"node-0": {"phase": "Running"}}))
+    info = await backend.get_job("tj")
+    assert (info.kind, info.state) == ("TrainJob", JobState.RUNNING)
+    (jobdir / "replicas.json").write_text(json.dumps({"node-0": {"phase": "Pending"}}))
+    job["state"] = "Running"
+    (jobdir / "job.json").write_text(json.dumps(job))
+    assert (await backend.get_job("tj")).state is JobState.CREATED
+    job["state"] = "Suspended"  # from the spec and conditions: as written
+    (jobdir / "job.json").write_text(json.dumps(job))
+    assert (await backend.get_job("tj")).state is JobState.SUSPENDED
+    shutil.rmtree(jobdir)  # no supervisor to stop: the fixture's delete would wait for one

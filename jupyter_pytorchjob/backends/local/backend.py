@@ -18,7 +18,7 @@ from typing import Any
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.spec import JobSpec
-from ...kinds import KINDS, JobKind, kind_for, kind_of
+from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of
 from ...kinds.manifests import merge
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.trainjob import TRAINJOB
@@ -256,7 +256,11 @@ class LocalBackend(Backend):
     def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
         job = read_json(jobdir.job, {})
         replicas = read_json(jobdir.replicas, {})
-        state = JobState(job.get("state", "Created"))
+        kind = kind_named(job.get("kind") or PYTORCHJOB.kind)
+        state = SUPERVISORS[kind.controller].state_shown(
+            JobState(job.get("state", "Created")),
+            [r.get("phase", "Pending") for r in replicas.values()],
+        )
         conditions = [Condition(**c) for c in job.get("conditions", [])]
         lost = not state.finished and supervision_gone(job)
         if lost:
@@ -297,7 +301,7 @@ class LocalBackend(Backend):
             nodes=job.get("nodes", len(infos)),
             gpus=job.get("gpus", 0),
             created=job.get("created", 0.0),
-            kind=job.get("kind", PYTORCHJOB.kind),
+            kind=kind.kind,
             started=job.get("started"),
             finished=job.get("finished"),
             conditions=conditions,

@@ -178,6 +178,12 @@ class Supervisor:
         created = {"type": "Created", "status": "True", "reason": "PyTorchJobCreated"}
         return [{**created, "message": message, "last_transition": now}]
 
+    @classmethod
+    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
+        """The state a reader shows, from the state and node phases it read (two files,
+        written one after the other): the operator's comes from conditions alone."""
+        return stored
+
     def pod_name(self, replica: Replica) -> str:
         """The name the replica's pod would have (its hostname, as the plan gives it)."""
         return replica.plan.env.get("HOSTNAME") or f"{self.name}-{replica.plan.replica}"
@@ -664,6 +670,14 @@ class JobSetSupervisor(Supervisor):
     @classmethod
     def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
         return []  # Trainer writes no Created condition
+
+    @classmethod
+    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
+        """Created and Running come from the nodes (no condition says them): from the
+        nodes read beside the state, never a copy older than those nodes."""
+        if stored in (JobState.SUBMITTED, JobState.CREATED, JobState.RUNNING):
+            return JobState.RUNNING if "Running" in phases else JobState.CREATED
+        return stored
 
     @property
     def run_policy(self) -> dict[str, Any]:
