@@ -345,6 +345,7 @@ dist.init_process_group("gloo")
 total = torch.tensor([dist.get_rank() + 1.0])
 dist.all_reduce(total)
 print("rank", dist.get_rank(), "sum", total.item(), flush=True)
+dist.destroy_process_group()
 """
 
 
@@ -367,7 +368,8 @@ def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
         )  # fmt: skip
         assert submitted.returncode == 0, submitted.stderr
         waited = run("wait", "tj", "--timeout", "120")
-        assert (waited.returncode, waited.stdout) == (0, "tj: Succeeded\n"), run("logs", "tj")
+        why = [run(*args).stdout for args in (["status", "tj"], ["logs", "tj", "--previous"])]
+        assert (waited.returncode, waited.stdout) == (0, "tj: Succeeded\n"), (waited, why)
         status = run("status", "tj").stdout
         assert "Nodes:    2 (2 nodes)" in status
         assert "Complete   True  jobset completed successfully" in status
