@@ -394,3 +394,48 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
         assert "Metrics:\n  loss  0.25\n" in status
     finally:
         run("delete", "barred")
+
+
+ALL_REDUCE = """\
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+total = torch.tensor([dist.get_rank() + 1.0])
+dist.all_reduce(total)
+print("rank", dist.get_rank(), "sum", total.item(), flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
+    """``ptjob submit --kind trainjob --backend local``: two nodes all-reduce through
+    torchrun, ``status`` shows the TrainJob's condition and its nodes, ``logs`` both."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    script = tmp_path / "all_reduce.py"
+    script.write_text(ALL_REDUCE)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=150, check=False
+        )
+
+    try:
+        submitted = run(
+            "submit", "--kind", "trainjob", "--backend", "local", "--name", "tj",
+            "--nodes", "2", "--shm", "off", "--script", str(script),
+        )  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        waited = run("wait", "tj", "--timeout", "120")
+        why = [run(*args).stdout for args in (["status", "tj"], ["logs", "tj", "--previous"])]
+        assert (waited.returncode, waited.stdout) == (0, "tj: Succeeded\n"), (waited, why)
+        status = run("status", "tj").stdout
+        assert "Nodes:    2 (2 nodes)" in status
+        assert "Complete   True  jobset completed successfully" in status
+        assert [line.split()[:2] for line in status.splitlines()[-2:]] == [
+            ["node-0", "Succeeded"],
+            ["node-1", "Succeeded"],
+        ]
+        logs = run("logs", "tj").stdout.splitlines()
+        assert sorted(logs) == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
+    finally:
+        run("delete", "tj")

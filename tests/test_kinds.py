@@ -86,8 +86,10 @@ def test_a_kind_lists_the_fields_it_expresses() -> None:
 async def test_config_says_which_kinds_the_local_backend_runs(jp_fetch: Any) -> None:
     response = await jp_fetch(*API, "config")
     config = json.loads(response.body)
-    assert [k["kind"] for k in config["kinds"]] == ["PyTorchJob"]
+    # Both: a local supervisor plays the Training Operator and Trainer/JobSet alike.
+    assert [k["kind"] for k in config["kinds"]] == ["PyTorchJob", "TrainJob"]
     assert "nodes" in config["kinds"][0]["fields"]
+    assert "runtime" in config["kinds"][1]["fields"]
 
 
 async def test_the_cluster_says_which_kinds_it_serves(fake_kube: Any) -> None:
@@ -111,7 +113,7 @@ async def test_the_cluster_says_which_kinds_it_serves(fake_kube: Any) -> None:
 
 
 async def test_runtimes_are_empty_where_no_trainjob_runs(jp_fetch: Any) -> None:
-    """The local backend runs PyTorchJobs only: no Trainer runtime to pick."""
+    """The local backend plays the torch-distributed runtime only: no runtime to pick."""
     response = await jp_fetch(*API, "runtimes")
     assert json.loads(response.body) == {"runtimes": []}
 
@@ -140,12 +142,21 @@ def test_a_runtime_is_a_trainjob_field_only() -> None:
     )
 
 
-async def test_the_local_backend_refuses_a_trainjob_by_name(jp_fetch: Any) -> None:
+async def test_the_local_backend_refuses_another_runtime_by_name(jp_fetch: Any) -> None:
+    """Locally a TrainJob runs as torch-distributed does; another runtime (MPI,
+    initializers...) is refused naming ``runtime``, and nothing is created."""
     from tornado.httpclient import HTTPClientError
 
-    body = {"name": "tj", "command": ["python", "-c", "1"], "kind": "TrainJob"}
+    body = {
+        "name": "tj",
+        "command": ["python", "-c", "1"],
+        "kind": "TrainJob",
+        "runtime": "deepspeed-distributed",
+    }
     with pytest.raises(HTTPClientError) as info:
         await jp_fetch(*API, "jobs", method="POST", body=json.dumps(body))
     error = json.loads(info.value.response.body)
-    assert info.value.code == 400 and error["field"] == "kind"
+    assert info.value.code == 400 and error["field"] == "runtime"
     assert "kubernetes backend" in error["message"]
+    jobs = json.loads((await jp_fetch(*API, "jobs")).body)
+    assert jobs["jobs"] == []

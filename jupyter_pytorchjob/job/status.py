@@ -92,7 +92,11 @@ class JobInfo:
 
     @property
     def topology(self) -> str:
-        """``1 master + 2 workers``, or ``2 workers`` for a Worker-only job."""
+        """``1 master + 2 workers``, or ``2 workers`` for a Worker-only job; ``2 nodes``
+        for a TrainJob (``node-0``, ``node-1``: node 0 leads, none is a master)."""
+        nodes = sum(r.name.startswith("node-") for r in self.replicas)
+        if nodes:
+            return f"{nodes} node{'' if nodes == 1 else 's'}"
         masters = sum(r.name.startswith("master-") for r in self.replicas)
         workers = sum(r.name.startswith("worker-") for r in self.replicas)
         parts = [f"{masters} master"] if masters else []

@@ -12,11 +12,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..job.errors import FieldError
 from ..job.spec import JobSpec
 from ..job.status import JobInfo
+
+
+@dataclass(frozen=True)
+class LocalNode:
+    """One node of a job run as a local process: its replica name, its pod's hostname,
+    and the env vars the platform's controllers give the pod's main container."""
+
+    replica: str
+    hostname: str
+    env: dict[str, str]
 
 
 class JobKind(ABC):
@@ -28,6 +39,10 @@ class JobKind(ABC):
     plural: str
     # The container whose logs are the replica's logs.
     container: str
+    # The controller whose rules run this kind's pods, which the local backend plays:
+    # "training-operator" (per replica type, ``runPolicy``) or "jobset" (one indexed Job
+    # per TrainJob: in-place restarts up to its backoffLimit, then the job fails).
+    controller: str
     # The ``JobSpec`` fields (wire names) this kind can express; the form hides the others.
     unsupported_fields: frozenset[str] = frozenset()
 
@@ -79,6 +94,17 @@ class JobKind(ABC):
     @abstractmethod
     def max_name_length(self, spec: JobSpec) -> int:
         """The longest job name whose pods and Services the cluster can still create."""
+
+    @abstractmethod
+    def script_launcher(self, spec: JobSpec) -> str:
+        """What starts a shipped script: ``python`` or ``torchrun``."""
+
+    @abstractmethod
+    def local_nodes(
+        self, manifest: Mapping[str, Any], *, master_addr: str, master_port: int
+    ) -> list[LocalNode]:
+        """The nodes of ``manifest`` in rank order, each with the env its controller
+        injects, its rendezvous at ``master_addr:master_port`` (a local run)."""
 
     # -- in a cluster -------------------------------------------------------------------
 

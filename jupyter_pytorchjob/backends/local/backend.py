@@ -19,8 +19,11 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
-from ...kinds import log_archive
+from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
+from ...kinds.manifests import merge
 from ...kinds.pytorchjob import PYTORCHJOB
+from ...kinds.trainjob import TRAINJOB
+from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
 from ...processes import ProcessIdentity, free_port
 from ..archive import ArchiveLocation, read_archive, read_at, tail_offset
 from ..base import (
@@ -40,7 +43,7 @@ from ..base import (
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
-from .supervisor import CRASH_BACK_OFF
+from .supervisor import CRASH_BACK_OFF, SUPERVISORS
 from .watchdog import LOST_REASON
 
 CHUNK = 65536
@@ -86,8 +89,6 @@ class LocalBackend(Backend):
         self._finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
         self.max_nodes_configured = bool(max_nodes)
         self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
-        # Local nodes follow the Training Operator v1's rules: every local job is a PyTorchJob.
-        self.kind = PYTORCHJOB
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -107,14 +108,19 @@ class LocalBackend(Backend):
 
     # -- contract -----------------------------------------------------------------------
 
+    async def job_kinds(self) -> list[JobKind]:
+        """Every kind whose controller a local supervisor plays (``JobKind.controller``)."""
+        return [kind for kind in KINDS if kind.controller in SUPERVISORS]
+
     async def submit(self, spec: JobSpec) -> JobInfo:
-        if spec.kind != self.kind.kind:
+        kind = kind_for(spec)
+        if kind is TRAINJOB and (spec.runtime or DEFAULT_RUNTIME) != DEFAULT_RUNTIME:
             raise JobSpecInvalid(
                 [
                     FieldError(
-                        "kind",
-                        f"the local backend runs {self.kind.kind}s; submit a {spec.kind} "
-                        "with the kubernetes backend",
+                        "runtime",
+                        f"the local backend plays the {DEFAULT_RUNTIME} runtime only; submit "
+                        f"a TrainJob on {spec.runtime!r} with the kubernetes backend",
                     )
                 ]
             )
@@ -146,16 +152,19 @@ class LocalBackend(Backend):
         )
 
     def _create(self, spec: JobSpec) -> JobInfo:
-        manifest = self.kind.build(spec)
+        kind = kind_for(spec)
+        manifest = kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
         jobdir = JobDir(self.jobs_dir / spec.name)
+        port = free_port()
         plans = plan_nodes(
             spec,
             claim_dir=claim_dir,
-            port=free_port(),
+            port=port,
             default_cwd=self.default_workdir,
             gpu_count=gpu_count() if spec.gpus else 0,
             script_path=jobdir.script,
+            manifest=manifest,
         )
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -170,6 +179,7 @@ class LocalBackend(Backend):
                 jobdir.script.parent.mkdir()
                 jobdir.script.write_text(spec.script, encoding="utf-8")
             now = time.time()
+            created = SUPERVISORS[kind.controller].created_conditions(spec.name, now)
             write_json(jobdir.manifest, manifest)
             write_json(jobdir.plan, plans_to_wire(plans))
             write_json(
@@ -181,24 +191,19 @@ class LocalBackend(Backend):
                 {
                     "state": "Created",
                     "created": now,
-                    "conditions": [
-                        {
-                            "type": "Created",
-                            "status": "True",
-                            "reason": "PyTorchJobCreated",
-                            "message": f"PyTorchJob {spec.name} is created.",
-                            "last_transition": now,
-                        }
-                    ],
-                    "run_policy": manifest["spec"]["runPolicy"],
+                    "kind": kind.kind,
+                    "conditions": created,
                     "nodes": spec.nodes,
                     "gpus": spec.gpus,
                     "logdir": spec.logdir,
-                    "port": plans[0].env.get("MASTER_PORT"),
+                    "port": str(port),
                     "crash_back_off": self.crash_back_off,
                 },
             )
-            jobdir.add_event("Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name)
+            if created:
+                jobdir.add_event(
+                    "Normal", "PyTorchJobCreated", f"Created job {spec.name}", spec.name
+                )
             self._start_supervisor(jobdir)
         except BaseException:
             shutil.rmtree(jobdir.path, ignore_errors=True)
@@ -254,7 +259,11 @@ class LocalBackend(Backend):
     def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
         job = read_json(jobdir.job, {})
         replicas = read_json(jobdir.replicas, {})
-        state = JobState(job.get("state", "Created"))
+        kind = kind_named(job.get("kind") or PYTORCHJOB.kind)
+        state = SUPERVISORS[kind.controller].state_shown(
+            JobState(job.get("state", "Created")),
+            [r.get("phase", "Pending") for r in replicas.values()],
+        )
         conditions = [Condition(**c) for c in job.get("conditions", [])]
         lost = not state.finished and supervision_gone(job)
         if lost:
@@ -295,6 +304,7 @@ class LocalBackend(Backend):
             nodes=job.get("nodes", len(infos)),
             gpus=job.get("gpus", 0),
             created=job.get("created", 0.0),
+            kind=kind.kind,
             started=job.get("started"),
             finished=job.get("finished"),
             conditions=conditions,
@@ -344,15 +354,16 @@ class LocalBackend(Backend):
         return await asyncio.to_thread(self._set_suspend, name, False)
 
     def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
-        """``runPolicy.suspend`` changed in the job's spec (``manifest.json``, which only
-        the backend writes), as a patch in a cluster; the supervisor sees the change and
-        stops or restarts the nodes as the operator does."""
+        """The kind's suspend patch (``runPolicy.suspend``, a TrainJob's ``spec.suspend``)
+        merged into the job's spec (``manifest.json``, which only the backend writes), as
+        in a cluster; the supervisor sees the change and stops or restarts the nodes as
+        the controller does."""
         jobdir = self._jobdir(name)
         info = self._info(jobdir)
         if info.state.finished:
             raise finished_error(name, info.state, "suspended" if suspend else "resumed")
         manifest = read_json(jobdir.manifest)
-        manifest["spec"].setdefault("runPolicy", {})["suspend"] = suspend
+        merge(manifest, kind_of(manifest).suspend_patch(suspend))
         write_json(jobdir.manifest, manifest)
         return self._info(jobdir, with_manifest=True)
 
@@ -368,7 +379,8 @@ class LocalBackend(Backend):
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
         jobdir = self._jobdir(name)
-        spec = self.kind.parse(read_json(jobdir.manifest))
+        manifest = read_json(jobdir.manifest)
+        spec = kind_of(manifest).parse(manifest)
         if not spec.logdir:
             raise BackendError(
                 f"job {name!r} has no TensorBoard log directory; submit it with --logdir "
@@ -476,7 +488,8 @@ class LocalBackend(Backend):
 
     def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
         """Where the job's log archive is on this machine, None if it keeps none."""
-        spec = self.kind.parse(read_json(jobdir.manifest))
+        manifest = read_json(jobdir.manifest)
+        spec = kind_of(manifest).parse(manifest)
         base = spec.log_archive_base
         mount = writable_mount(spec.pvc, base) if base else None
         if base is None or mount is None:

@@ -1,34 +1,36 @@
 """What each node process of a local job runs: argv, environment, working directory.
 
-A node gets exactly the environment the Training Operator gives its pod
-(``kinds.pytorchjob.environment.replica_env``) with ``MASTER_ADDR=127.0.0.1`` and a free port
-per job. Mount paths become local directories by **path rewriting**: wherever a
-PVC's mount path starts a command word, an ``--opt=value``, an env value, the
-working directory or ``PTJOB_LOGDIR``, it is replaced by the claim's local
-directory. Scripts that take their paths as arguments or from the environment
-(as the examples do) therefore run unchanged here and in a cluster; a path
-hard-coded inside a script is not rewritten.
+A node gets exactly the environment its job kind's controllers give its pod
+(``JobKind.local_nodes``: the Training Operator's for a PyTorchJob, the torch runtime's
+``PET_*`` for a TrainJob) with the rendezvous at 127.0.0.1 and a free port per job.
+Mount paths become local directories by **path rewriting**: wherever a PVC's mount path
+starts a command word, an ``--opt=value``, an env value, the working directory or
+``PTJOB_LOGDIR``, it is replaced by the claim's local directory. Scripts that take their
+paths as arguments or from the environment (as the examples do) therefore run unchanged
+here and in a cluster; a path hard-coded inside a script is not rewritten.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ...job.spec import OPERATOR_ENV, JobSpec
-from ...kinds import log_archive
+from ...kinds import kind_for, log_archive
 from ...kinds.manifests import LOGDIR_ENV
-from ...kinds.pytorchjob import PYTORCHJOB
-from ...kinds.pytorchjob.environment import node_replica, replica_env
 from ..base import BackendError
 
 # Inherited from the server's own environment, these would confuse a job (a server
 # started inside another job, or a torchrun child).
 _DROP_FROM_PARENT = (*OPERATOR_ENV, "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
 _DROP_PREFIXES = ("PET_", "PTJOB_", "TORCHELASTIC_")
+MASTER_ADDR = "127.0.0.1"
+# How the bootstrap starts a script (``kinds.manifests.BOOTSTRAP``), here without it.
+LAUNCHERS = {"python": ["-u"], "torchrun": ["-m", "torch.distributed.run"]}
 
 
 @dataclass(frozen=True)
@@ -91,9 +93,11 @@ def plan_nodes(
     gpu_count: int,
     base_env: dict[str, str] | None = None,
     script_path: Path | None = None,
+    manifest: Mapping[str, Any] | None = None,
 ) -> list[NodePlan]:
-    """The node processes of ``spec``; ``BackendError`` if this machine cannot run it.
-    A shipped script (``spec.script``) runs from ``script_path``, where the caller puts it."""
+    """The node processes of ``spec`` (its kind's ``manifest``, built when not given);
+    ``BackendError`` if this machine cannot run it. A shipped script (``spec.script``)
+    runs from ``script_path``, where the caller puts it."""
     if spec.gpus and spec.gpus * spec.nodes > gpu_count:
         raise BackendError(
             f"the job asks for {spec.gpus} GPU(s) on each of {spec.nodes} node(s) but this "
@@ -106,13 +110,14 @@ def plan_nodes(
         for k, v in (os.environ if base_env is None else base_env).items()
         if k not in _DROP_FROM_PARENT and not k.startswith(_DROP_PREFIXES)
     }
+    kind = kind_for(spec)
     if spec.script is not None:
         if script_path is None:
             raise ValueError("a job with a script needs script_path")
         # What the manifest's bootstrap execs once it has written the script to a file;
         # here the file is the job's own (removed with it), not a temporary directory
         # per node that nobody would remove.
-        launcher = ["-m", "torch.distributed.run"] if spec.nproc_per_node > 1 else ["-u"]
+        launcher = LAUNCHERS[kind.script_launcher(spec)]
         args = [mounts.rewrite_word(w) for w in spec.args]
         argv = [sys.executable, *launcher, str(script_path), *args]
     else:
@@ -126,9 +131,11 @@ def plan_nodes(
             f"workdir {spec.workdir} is {cwd} on this machine, which is not a directory",
             status=400,
         )
-    manifest = PYTORCHJOB.build(spec)  # once: the operator env of every node derives from it
+    if manifest is None:
+        manifest = kind.build(spec)
+    nodes = kind.local_nodes(manifest, master_addr=MASTER_ADDR, master_port=port)
     plans = []
-    for node, replica in enumerate(spec.replica_names()):
+    for node, local in enumerate(nodes):
         env = dict(parent)
         env.update({k: mounts.rewrite_path(v) for k, v in spec.env.items()})
         if spec.logdir:
@@ -139,16 +146,16 @@ def plan_nodes(
         else:
             # A pod without GPU limits sees no GPU; so does the local node.
             env["CUDA_VISIBLE_DEVICES"] = ""
-        env["HOSTNAME"] = f"{spec.name}-{replica}"  # a pod's HOSTNAME is its name
+        env["HOSTNAME"] = local.hostname  # a pod's HOSTNAME is its hostname
         if archive is not None and spec.name:
-            rtype_label, _, index_label = replica.rpartition("-")
+            rtype_label, _, index_label = local.replica.rpartition("-")
             env[log_archive.ARCHIVE_ENV] = mounts.rewrite_path(
                 log_archive.archive_dir(archive, spec.name)
             )
             env[log_archive.TYPE_ENV], env[log_archive.INDEX_ENV] = rtype_label, index_label
-        rtype, index = node_replica(node, master=spec.master)
-        env.update(replica_env(manifest, rtype, index, master_addr="127.0.0.1", master_port=port))
-        plans.append(NodePlan(replica, argv, env, cwd))
+        # Last: what the controllers inject wins (the spec may not set those names).
+        env.update({k: mounts.rewrite_path(v) for k, v in local.env.items()})
+        plans.append(NodePlan(local.replica, argv, env, cwd))
     return plans
 
 

@@ -2,9 +2,10 @@
 
 Started by ``LocalBackend.submit`` as ``python -m jupyter_pytorchjob.backends.local.supervisor
 <jobdir>``, it daemonises (new session, double fork) so the job outlives the
-JupyterLab server, kernel or terminal that submitted it. It follows the Training
-Operator v1.9.4 (kubeflow/trainer) and the kubelet under it, each replica type by its own
-restartPolicy:
+JupyterLab server, kernel or terminal that submitted it. It plays the controller of the
+job's kind (``JobKind.controller``): a TrainJob's is ``JobSetSupervisor`` (Trainer v2.3,
+JobSet, the Job controller); a PyTorchJob's follows the Training Operator v1.9.4
+(kubeflow/trainer) and the kubelet under it, each replica type by its own restartPolicy:
 
 * Created, then Running once the Master runs (without a Master: once a Worker runs);
   Succeeded when the Master exits 0 (without a Master: when every Worker has, or one
@@ -53,8 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
+from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.pytorchjob.status import state_of
+from ...kinds.trainjob import TRAINJOB
+from ...kinds.trainjob import status as trainjob
+from ...kinds.trainjob.environment import BACKOFF_LIMIT
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
@@ -172,9 +178,30 @@ class Supervisor:
         logdir = self.replicas[chief].plan.env.get(LOGDIR_ENV) if chief else None
         self.tracker = ProgressTracker(self.jobdir, chief, logdir)
 
+    # The job's kind and its main container, as the texts name them.
+    kind_name = "PyTorchJob"
+    container = CONTAINER
+
     @property
     def name(self) -> str:
         return self.jobdir.name
+
+    @classmethod
+    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
+        """A new job's conditions: the operator's Created."""
+        message = f"PyTorchJob {name} is created."
+        created = {"type": "Created", "status": "True", "reason": "PyTorchJobCreated"}
+        return [{**created, "message": message, "last_transition": now}]
+
+    @classmethod
+    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
+        """The state a reader shows, from the state and node phases it read (two files,
+        written one after the other): the operator's comes from conditions alone."""
+        return stored
+
+    def pod_name(self, replica: Replica) -> str:
+        """The name the replica's pod would have (its hostname, as the plan gives it)."""
+        return replica.plan.env.get("HOSTNAME") or f"{self.name}-{replica.plan.replica}"
 
     @property
     def run_policy(self) -> dict[str, Any]:
@@ -280,7 +307,7 @@ class Supervisor:
         replica.reason = "StartError"
         replica.message = f"cannot start {name}: {err}"
         self.jobdir.add_event("Warning", "Failed", f"Error: {replica.message}", name)
-        self.fail(f"PyTorchJob {self.name} is failed because {name} could not start: {err}")
+        self.fail(f"{self.kind_name} {self.name} is failed because {name} could not start: {err}")
 
     def running_nodes(self) -> set[int]:
         """Pids of the nodes not yet reaped (each leads its own process group)."""
@@ -340,8 +367,8 @@ class Supervisor:
         replica.exit_code = code
         replica.reason = "CrashLoopBackOff"
         replica.message = (
-            f"back-off {go_duration(delay)} restarting failed container={CONTAINER} "
-            f"pod={self.name}-{replica.plan.replica}"
+            f"back-off {go_duration(delay)} restarting failed container={self.container} "
+            f"pod={self.pod_name(replica)}"
         )
         replica.back_off_until = time.time() + delay
         log = self.jobdir.log(replica.plan.replica)
@@ -488,6 +515,16 @@ class Supervisor:
 
     async def suspend(self) -> None:
         """Every pod deleted (its log with it), Running False, Suspended True."""
+        await self.delete_for_suspend()
+        conditions = self.job.get("conditions") or []
+        if any(c["type"] == "Running" and c["status"] == "True" for c in conditions):
+            self.set_condition("Running", "False", "PyTorchJobSuspended", self.text(SUSPENDED))
+        self.set_condition("Suspended", "True", "PyTorchJobSuspended", self.text(SUSPENDED))
+        self.jobdir.add_event("Normal", "PyTorchJobSuspended", self.text(SUSPENDED), self.name)
+        self.save()
+
+    async def delete_for_suspend(self) -> None:
+        """Every node stopped as its pod is deleted: Pending again, restarts 0, logs gone."""
         self.suspended = True
         await asyncio.gather(
             *(
@@ -499,12 +536,6 @@ class Supervisor:
             replica.restarts = 0
             replica.exit_code = None
             self.remove_logs(replica)
-        conditions = self.job.get("conditions") or []
-        if any(c["type"] == "Running" and c["status"] == "True" for c in conditions):
-            self.set_condition("Running", "False", "PyTorchJobSuspended", self.text(SUSPENDED))
-        self.set_condition("Suspended", "True", "PyTorchJobSuspended", self.text(SUSPENDED))
-        self.jobdir.add_event("Normal", "PyTorchJobSuspended", self.text(SUSPENDED), self.name)
-        self.save()
 
     async def resume(self) -> None:
         """Suspended False, the start time reset, every node started again."""
@@ -627,6 +658,10 @@ class Supervisor:
             if until is not None and now >= until and not self.state.finished:
                 await self.launch(replica)  # the kubelet starts the container again
                 self.save()
+        self.check_deadline(now)
+
+    def check_deadline(self, now: float) -> None:
+        """activeDeadlineSeconds, counted from the (last) start."""
         deadline = self.run_policy.get("activeDeadlineSeconds")
         started = self.job.get("started")
         if (
@@ -655,7 +690,7 @@ class Supervisor:
         nodes die with the supervisor; its watchdog stops what they leave)."""
         if not self.state.finished:
             self.fail(
-                f"PyTorchJob {self.name} is failed because its supervisor failed: "
+                f"{self.kind_name} {self.name} is failed because its supervisor failed: "
                 f"{type(err).__name__}: {err}"
             )
 
@@ -664,6 +699,174 @@ class Supervisor:
         self.stopping = True
         # All at once, as pods are deleted: one grace period, not one per node.
         await asyncio.gather(*(self.stop_replica(r, "Deleted") for r in self.replicas.values()))
+
+
+@dataclass
+class JobSetSupervisor(Supervisor):
+    """A TrainJob's nodes as Kubeflow Trainer v2.3, JobSet v0.12 and the Job controller
+    run them on the ``torch-distributed`` runtime (kubeflow/trainer v2.3.0
+    ``pkg/controller/trainjob_controller.go``, jobset v0.12.0
+    ``pkg/controllers/failure_policy.go``, kubernetes ``pkg/controller/job``):
+
+    * every node is one completion index of one Job whose pods restart in place
+      (``OnFailure``, the kubelet's back-off as above); the Job fails once the restarts
+      of its live pods reach its ``backoffLimit`` (6), and JobSet, which has no
+      ``maxRestarts``, fails at once: Failed ``FailedJobs``; the Job's other pods are
+      deleted (the nodes still running are stopped; their logs are kept here);
+    * Complete (``AllJobsCompleted``) once every node has succeeded;
+    * no Created or Running condition: the state comes from the conditions, then the
+      nodes, as ``kinds.trainjob.status.job_state`` reads a cluster's pods;
+    * ``spec.suspend``: Suspended True (every node stopped, logs gone), then Suspended
+      False ``Resumed``, which stays;
+    * ``activeDeadlineSeconds`` counts from creation, or from the last resume; once
+      past, Failed ``DeadlineExceeded`` and the JobSet is deleted: every node stops and
+      its logs go;
+    * no TTL, no clean-pod policy: a finished TrainJob keeps its pods.
+    """
+
+    kind_name = TRAINJOB.kind
+    container = TRAINJOB.container
+
+    @classmethod
+    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
+        return []  # Trainer writes no Created condition
+
+    @classmethod
+    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
+        """Created and Running come from the nodes (no condition says them): from the
+        nodes read beside the state, never a copy older than those nodes."""
+        if stored in (JobState.SUBMITTED, JobState.CREATED, JobState.RUNNING):
+            return JobState.RUNNING if "Running" in phases else JobState.CREATED
+        return stored
+
+    @property
+    def run_policy(self) -> dict[str, Any]:
+        """What the shared loop reads: ``spec.suspend``; the rest is this class's."""
+        return {"suspend": bool(self.spec.get("suspend"))}
+
+    @property
+    def state(self) -> JobState:
+        job = {
+            "spec": {"suspend": bool(self.spec.get("suspend"))},
+            "status": {"conditions": self.job.get("conditions") or []},
+        }
+        pods = [{"status": {"phase": r.phase}} for r in self.replicas.values()]
+        return trainjob.job_state(job, [p for p in pods if p["status"]["phase"] != "Deleted"])
+
+    def save(self) -> bool:
+        self.job["state"] = self.state.value  # it follows the nodes, not only conditions
+        return super().save()
+
+    def set_condition(self, type_: str, status: str, reason: str, message: str) -> None:
+        """apimachinery ``meta.SetStatusCondition``: one condition per type, updated in
+        place; its transition time moves only when its status changes."""
+        conditions = self.job.setdefault("conditions", [])
+        now = time.time()
+        current = next((c for c in conditions if c["type"] == type_), None)
+        if current is None:
+            conditions.append(
+                {
+                    "type": type_,
+                    "status": status,
+                    "reason": reason,
+                    "message": message,
+                    "last_transition": now,
+                }
+            )
+        elif (current["status"], current["reason"], current["message"]) == (
+            status,
+            reason,
+            message,
+        ):
+            return
+        else:
+            if current["status"] != status:
+                current["last_transition"] = now
+            current.update(status=status, reason=reason, message=message)
+        if status == "True" and type_ in ("Complete", "Failed"):
+            self.job.setdefault("finished", now)
+        self.save()
+
+    def fail(self, message: str) -> None:
+        """A failure only this machine has (a node that cannot start, the supervisor's
+        own error), worded by the caller."""
+        self.set_condition("Failed", "True", trainjob.FAILED_JOBS[2], message)
+
+    def reconcile(self, failed: Replica | None = None) -> None:
+        """The Job controller (pastBackoffLimitOnFailure: restarts of its live pods),
+        then JobSet (no failurePolicy: a failed Job fails the JobSet)."""
+        if self.past_limit(BACKOFF_LIMIT):
+            job = f"{self.name}-{TRAINJOB.container}-0"
+            reason, text = trainjob.BACKOFF_LIMIT_EXCEEDED
+            self.jobdir.add_event("Warning", reason, text, job)
+            message = trainjob.FAILED_JOBS[3].format(job=job)
+            self.jobdir.add_event("Warning", trainjob.FAILED_JOBS[2], message, self.name)
+            self.set_condition(*trainjob.FAILED_JOBS[:3], message)
+            return
+        self.update_status()
+
+    def update_status(self) -> None:
+        if all(r.phase == "Succeeded" for r in self.replicas.values()):
+            self.jobdir.add_event("Normal", trainjob.COMPLETE[2], trainjob.COMPLETE[3], self.name)
+            self.set_condition(*trainjob.COMPLETE)
+        self.save()
+
+    def check_deadline(self, now: float) -> None:
+        """``reconcileDeadline``: from creation, or from the last resume."""
+        deadline = self.spec.get("activeDeadlineSeconds")
+        if deadline is None or self.suspended or self.state.finished:
+            return
+        if now - float(self.job.get("deadline_from") or self.job["created"]) >= deadline:
+            self.jobdir.add_event(
+                "Warning", trainjob.DEADLINE_EXCEEDED[2], trainjob.DEADLINE_EXCEEDED[3], self.name
+            )
+            self.set_condition(*trainjob.DEADLINE_EXCEEDED)
+
+    async def clean_pods(self) -> None:
+        """Finished: past the deadline the JobSet is deleted (every node and its logs);
+        after a failure the Job's live pods are deleted (a node in back-off is never
+        restarted now); a complete job has nothing left."""
+        deadline = any(
+            c["type"] == "Failed" and c["reason"] == trainjob.DEADLINE_EXCEEDED[2]
+            for c in self.job.get("conditions") or []
+        )
+        for replica in self.replicas.values():
+            if deadline:
+                await self.stop_replica(replica, trainjob.DEADLINE_EXCEEDED[2], ended_too=True)
+                self.remove_logs(replica)
+                continue
+            if replica.back_off_until is not None and replica.exit_code is not None:
+                settle(replica, replica.exit_code)
+            await self.stop_replica(replica, trainjob.BACKOFF_LIMIT_EXCEEDED[0])
+        self.save()
+
+    async def suspend(self) -> None:
+        await self.delete_for_suspend()
+        self.jobdir.add_event("Normal", trainjob.SUSPENDED[2], trainjob.SUSPENDED[3], self.name)
+        self.set_condition(*trainjob.SUSPENDED)
+        self.save()
+
+    async def resume(self) -> None:
+        """Suspended False (Resumed); the deadline counts again from now."""
+        self.suspended = False
+        self.job["deadline_from"] = time.time()
+        self.jobdir.add_event("Normal", trainjob.RESUMED[2], trainjob.RESUMED[3], self.name)
+        self.set_condition(*trainjob.RESUMED)
+        await self.start_all()
+
+
+# The supervisor of each controller a job kind names (``JobKind.controller``).
+SUPERVISORS: dict[str, type[Supervisor]] = {
+    PYTORCHJOB.controller: Supervisor,
+    TRAINJOB.controller: JobSetSupervisor,
+}
+
+
+def supervisor_for(jobdir: JobDir) -> Supervisor:
+    """The supervisor that plays the controller of the job's kind (``job.json`` names it;
+    jobs from before TrainJobs ran locally are PyTorchJobs)."""
+    kind = kind_named(read_json(jobdir.job, {}).get("kind") or PYTORCHJOB.kind)
+    return SUPERVISORS[kind.controller](jobdir)
 
 
 def set_condition(
@@ -716,7 +919,7 @@ def exit_code(returncode: int) -> int:
 
 
 async def amain(path: Path) -> None:
-    supervisor = Supervisor(JobDir(path))
+    supervisor = supervisor_for(JobDir(path))
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
 

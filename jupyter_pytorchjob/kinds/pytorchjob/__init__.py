@@ -15,9 +15,10 @@ from typing import Any
 from ...job.errors import FieldError
 from ...job.spec import JobSpec, max_name_length
 from ...job.status import JobInfo
-from ..base import JobKind
+from ..base import JobKind, LocalNode
 from . import status
-from .manifest import build_manifest, parse_manifest
+from .environment import replica_env
+from .manifest import build_manifest, parse_manifest, script_launcher
 from .webhook import check_manifest
 
 
@@ -27,6 +28,7 @@ class PyTorchJobKind(JobKind):
     version = status.VERSION
     plural = status.PLURAL
     container = status.CONTAINER
+    controller = "training-operator"
     unsupported_fields = frozenset({"runtime"})
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
@@ -43,6 +45,28 @@ class PyTorchJobKind(JobKind):
 
     def max_name_length(self, spec: JobSpec) -> int:
         return max_name_length(spec.nodes, master=spec.master)
+
+    def script_launcher(self, spec: JobSpec) -> str:
+        return script_launcher(spec)
+
+    def local_nodes(
+        self, manifest: Mapping[str, Any], *, master_addr: str, master_port: int
+    ) -> list[LocalNode]:
+        """The Master (if any), then the Workers, with the operator's env
+        (``environment.replica_env``); a pod's hostname is its name."""
+        name = manifest["metadata"]["name"]
+        nodes = []
+        for rtype, rspec in sorted(
+            manifest["spec"]["pytorchReplicaSpecs"].items(), key=lambda r: r[0] != "Master"
+        ):
+            count = 1 if rspec.get("replicas") is None else int(rspec["replicas"])
+            for index in range(count):
+                replica = f"{rtype.lower()}-{index}"
+                env = replica_env(
+                    manifest, rtype, index, master_addr=master_addr, master_port=master_port
+                )
+                nodes.append(LocalNode(replica, f"{name}-{replica}", env))
+        return nodes
 
     def pod_selector(self, name: str | None = None) -> str:
         return status.JOB_LABEL if name is None else f"{status.JOB_LABEL}={name}"

@@ -125,9 +125,13 @@ def _elastic_policy(spec: JobSpec) -> dict[str, Any]:
     return policy
 
 
+def script_launcher(spec: JobSpec) -> str:
+    """A script starts through torchrun only when a node runs several processes."""
+    return "torchrun" if spec.nproc_per_node > 1 else "python"
+
+
 def _pod_template(spec: JobSpec) -> dict[str, Any]:
-    launcher = "torchrun" if spec.nproc_per_node > 1 else "python"
-    run, env = entrypoint(spec, launcher)
+    run, env = entrypoint(spec, script_launcher(spec))
     container: dict[str, Any] = {"name": CONTAINER_NAME, "image": spec.image, **run}
     if spec.workdir:
         container["workingDir"] = spec.workdir

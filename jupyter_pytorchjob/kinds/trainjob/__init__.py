@@ -4,6 +4,7 @@
 * ``manifest`` - ``JobSpec`` -> TrainJob (trainer + our runtime patch), and back.
 * ``rules``    - what admission and JobSet refuse that the CRD schema does not say.
 * ``status``   - state from conditions and pods, nodes from JobSet's pod labels.
+* ``environment`` - the torch plugin's ``PET_*`` env per node (the local backend's nodes).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 from ...job.errors import FieldError
 from ...job.spec import JobSpec
 from ...job.status import JobInfo
-from ..base import JobKind
-from . import manifest, rules, status
+from ..base import JobKind, LocalNode
+from . import environment, manifest, rules, status
 
 
 class TrainJobKind(JobKind):
@@ -24,6 +25,7 @@ class TrainJobKind(JobKind):
     version = manifest.VERSION
     plural = "trainjobs"
     container = manifest.NODE
+    controller = "jobset"
     unsupported_fields = frozenset(wire for wire, _, _ in manifest.UNSUPPORTED.values())
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
@@ -40,6 +42,14 @@ class TrainJobKind(JobKind):
 
     def max_name_length(self, spec: JobSpec) -> int:
         return rules.max_name_length(spec.nodes)
+
+    def script_launcher(self, spec: JobSpec) -> str:
+        return manifest.SCRIPT_LAUNCHER
+
+    def local_nodes(
+        self, manifest_: Mapping[str, Any], *, master_addr: str, master_port: int
+    ) -> list[LocalNode]:
+        return environment.local_nodes(manifest_, master_addr=master_addr, master_port=master_port)
 
     def pod_selector(self, name: str | None = None) -> str:
         node = f"{status.RJOB_LABEL}={manifest.NODE}"

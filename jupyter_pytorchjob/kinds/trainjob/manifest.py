@@ -74,6 +74,9 @@ NODE = "node"
 # Our runtime patch: a domain-prefixed manager, as the JobSet plugin requires.
 MANAGER = "pytorchjob.jupyter.org/ptjob"
 UNBUFFERED = "PYTHONUNBUFFERED"
+# The runtime injects only the PET_* variables torchrun reads: a script always starts
+# through torchrun.
+SCRIPT_LAUNCHER = "torchrun"
 
 # JobSpec fields a TrainJob cannot express, with what stands instead; each must keep its
 # default (the form hides them for this kind).
@@ -136,7 +139,7 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if problems:
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
-    run, env = entrypoint(spec, "torchrun", NODE)
+    run, env = entrypoint(spec, SCRIPT_LAUNCHER, NODE)
     trainer: dict[str, Any] = {"image": spec.image, **run}
     trainer["env"] = [*env, {"name": UNBUFFERED, "value": "1"}]
     trainer["numNodes"] = spec.nodes

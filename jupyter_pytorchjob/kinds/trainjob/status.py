@@ -26,6 +26,21 @@ RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
+# The conditions Trainer v2.3 writes, (type, status, reason, message) word for word
+# (trainjob_types.go, pkg/constants/constants.go; Complete and Failed are JobSet's copied).
+SUSPENDED = ("Suspended", "True", "Suspended", "TrainJob is suspended")
+RESUMED = ("Suspended", "False", "Resumed", "TrainJob is resumed")
+COMPLETE = ("Complete", "True", "AllJobsCompleted", "jobset completed successfully")
+FAILED_JOBS = (
+    "Failed",
+    "True",
+    "FailedJobs",
+    "jobset failed due to one or more job failures (first failed job: {job})",
+)
+DEADLINE_EXCEEDED = ("Failed", "True", "DeadlineExceeded", "TrainJob exceeded its active deadline")
+# The Job controller's reason and message when a Job's pods restart past its backoffLimit.
+BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+
 # How long a job may have neither status nor pods before we say so.
 CONTROLLER_GRACE = 30.0
 
