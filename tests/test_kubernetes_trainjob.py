@@ -235,6 +235,8 @@ async def test_each_kind_needs_its_crd(backend: KubernetesBackend, fake_kube: Fa
     with pytest.raises(CrdMissing) as info:
         await backend.submit(JobSpec.from_wire({"name": "pt", "command": ["python"]}))
     assert "pytorchjobs.kubeflow.org" in info.value.message
+    # What to do instead: the kind it does serve, as the CLI and REST name it.
+    assert "it serves TrainJobs: submit with --kind trainjob" in info.value.message
     await backend.submit(trainjob())  # the served kind still works
     assert [j.kind for j in await backend.list_jobs()] == ["TrainJob"]
     fake_kube.restore_crd("pytorchjob")

@@ -313,9 +313,18 @@ class KubernetesBackend(Backend):
         ref["kind"] = found.kind
 
     async def _kind(self, kind: JobKind) -> JobKind:
-        """``kind`` if the cluster serves it; ``CrdMissing`` saying so otherwise."""
-        if kind not in await self.job_kinds():
-            raise CrdMissing(kind.missing_message())
+        """``kind`` if the cluster serves it; ``CrdMissing`` saying so otherwise, and
+        which kind it serves instead (a Trainer-v2-only cluster: submit TrainJobs)."""
+        served = await self.job_kinds()
+        if kind not in served:
+            message = kind.missing_message()
+            if served:
+                other = served[0].kind
+                message += (
+                    f"; it serves {other}s: submit with --kind {other.lower()} "
+                    f'(REST: "kind": "{other}"; the form offers only {other})'
+                )
+            raise CrdMissing(message)
         return kind
 
     def _translate(
