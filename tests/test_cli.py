@@ -436,6 +436,9 @@ def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
             ["node-1", "Succeeded"],
         ]
         logs = run("logs", "tj").stdout.splitlines()
-        assert sorted(logs) == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
+        # Only the result lines: torch may warn on stderr when one node's store goes away
+        # while the other still leaves the group (seen under load; the job succeeds).
+        sums = sorted(line for line in logs if " sum " in line)
+        assert sums == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
     finally:
         run("delete", "tj")
