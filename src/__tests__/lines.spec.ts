@@ -68,6 +68,55 @@ describe('LogLines', () => {
     expect(sizer.style.height).toBe(`${MAX_SCROLL_HEIGHT}px`);
   });
 
+  it('renders again when its height changes without a Lumino resize', () => {
+    // Its height comes from CSS (flex under the viewer's header), so the
+    // browser may grow it after a render with no resize message: the view
+    // must notice (a Galata run once showed 3 of 5 lines for good).
+    const observers: Array<() => void> = [];
+    const original = (globalThis as any).ResizeObserver;
+    (globalThis as any).ResizeObserver = class {
+      constructor(callback: () => void) {
+        observers.push(callback);
+      }
+      observe(): void {
+        // the test calls the callback itself
+      }
+      disconnect(): void {
+        observers.length = 0;
+      }
+    };
+    const frames: FrameRequestCallback[] = [];
+    const raf = jest
+      .spyOn(window, 'requestAnimationFrame')
+      .mockImplementation(callback => {
+        frames.push(callback);
+        return frames.length;
+      });
+    try {
+      const grown = new LogLines({ buffer, label: 'Log' });
+      fill(buffer, 5, ['master-0']);
+      let height = LINE_HEIGHT;
+      Object.defineProperty(grown.node, 'clientHeight', {
+        configurable: true,
+        get: () => height
+      });
+      Widget.attach(grown, document.body);
+      grown.follow = false;
+      grown.render();
+      expect(grown.renderedRows).toBe(2);
+      height = 10 * LINE_HEIGHT;
+      expect(observers).toHaveLength(1);
+      observers[0]();
+      frames.splice(0).forEach(frame => frame(0));
+      expect(grown.renderedRows).toBe(5);
+      grown.dispose();
+      expect(observers).toHaveLength(0);
+    } finally {
+      raf.mockRestore();
+      (globalThis as any).ResizeObserver = original;
+    }
+  });
+
   it('maps the scroll position to lines, also past the height limit', () => {
     fill(buffer, 1_000_000);
     attach(lines);

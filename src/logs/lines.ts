@@ -308,11 +308,20 @@ export class LogLines extends Widget {
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
     this.node.addEventListener('scroll', this);
+    // The height comes from CSS (flex under the viewer's header), which can
+    // change with no Lumino resize message: rows rendered for a smaller box
+    // would stay too few until the next line arrives (never, once finished).
+    if (typeof ResizeObserver !== 'undefined') {
+      this._resizeObserver = new ResizeObserver(() => this.scheduleRender());
+      this._resizeObserver.observe(this.node);
+    }
     this.scheduleRender();
   }
 
   protected onBeforeDetach(msg: Message): void {
     this.node.removeEventListener('scroll', this);
+    this._resizeObserver?.disconnect();
+    this._resizeObserver = null;
     super.onBeforeDetach(msg);
   }
 
@@ -378,6 +387,7 @@ export class LogLines extends Widget {
   private _replica: string | null = null;
   private _follow = true;
   private _height = -1;
+  private _resizeObserver: ResizeObserver | null = null;
   private _frame = 0;
   private _target: number | null = null;
   private _programmatic = false;
