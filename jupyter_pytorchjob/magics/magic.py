@@ -24,7 +24,6 @@ from .. import arguments
 from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
 from ..frontends.backend_choice import backend_name
-from ..frontends.formatting import write_chunk
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
@@ -36,6 +35,7 @@ from .results import (
     Progress,
     RuntimeTable,
     display,
+    follow_chunks,
     show_tensorboard,
 )
 from .runner import Runner
@@ -173,13 +173,7 @@ class PtjobMagics(Magics):
             ),
             name=f"ptjob-logs:{options.job}",
         )
-        try:
-            with contextlib.closing(chunks):
-                for chunk in chunks:
-                    write_chunk(chunk, prefix=prefix)
-        except KeyboardInterrupt:
-            sys.stdout.flush()
-            print(f"(stopped following {options.job}; the job goes on)")
+        follow_chunks(chunks, options.job, prefix=prefix)
 
     def _do_wait(self, invocation: Invocation) -> str:
         """Show the state as it changes; return the final state (also on Failed)."""

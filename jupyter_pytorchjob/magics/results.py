@@ -7,12 +7,12 @@ from __future__ import annotations
 import contextlib
 import html
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from IPython.display import display as _display
 
-from ..backends import Backend, BackendError, JobInfo, JobState
+from ..backends import Backend, BackendError, JobInfo, JobState, LogChunk
 from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
     format_jobs,
@@ -69,6 +69,18 @@ class JobFailed(Exception):
     def replica(self) -> str | None:
         """The first failed replica (None when no replica is known to have failed)."""
         return next(iter(self.lines), None)
+
+
+def follow_chunks(chunks: Generator[LogChunk, None, None], job: str, *, prefix: bool) -> None:
+    """Print each log chunk as it comes (``%ptjob logs -f``, ``Job.logs(follow=True)``);
+    Ctrl-C stops following, never the job."""
+    try:
+        with contextlib.closing(chunks):
+            for chunk in chunks:
+                write_chunk(chunk, prefix=prefix)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        print(f"(stopped following {job}; the job goes on)")
 
 
 class JobTable:
@@ -228,13 +240,7 @@ class JobHandle:
         if not follow:
             with contextlib.closing(chunks):
                 return "".join(chunk.display(prefix=prefix) for chunk in chunks)
-        try:
-            with contextlib.closing(chunks):
-                for chunk in chunks:
-                    write_chunk(chunk, prefix=prefix)
-        except KeyboardInterrupt:
-            sys.stdout.flush()
-            print(f"(stopped following {self.name}; the job goes on)")
+        follow_chunks(chunks, self.name, prefix=prefix)
         return None
 
     def wait(self, timeout: float | None = None, *, check: bool = True) -> str:
