@@ -112,6 +112,19 @@ class PyTorchJobApp(ExtensionApp):
         ),
     )
 
+    kubernetes_progress_interval = Float(
+        5.0,
+        config=True,
+        help=(
+            "Seconds between reads of each running job's progress on the kubernetes "
+            "backend while somebody looks at the job list: the new lines of its master's "
+            "(else rank 0's) pod log through the API server, and its TensorBoard event "
+            "files where this notebook mounts the job's PVC. One small log request per "
+            "running job per interval; polling stops a minute after the last look. 0 "
+            "turns these sources off (a TrainJob's trainerStatus still shows)."
+        ),
+    )
+
     notebook_pod = Unicode(
         "",
         config=True,
@@ -277,6 +290,7 @@ class PyTorchJobApp(ExtensionApp):
                 "self_pod": self.notebook_pod or None,
                 "connect_timeout": self.kubernetes_connect_timeout,
                 "request_timeout": self.kubernetes_request_timeout,
+                "progress_interval": self.kubernetes_progress_interval,
             }
         if self.backend == "local":
             root_dir = self.serverapp.root_dir if self.serverapp else None

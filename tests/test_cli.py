@@ -396,6 +396,39 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
         run("delete", "barred")
 
 
+def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> None:
+    """On the kubernetes backend ``ptjob list`` runs once and exits: it reads the master
+    pod's log for the progress before it prints (no server polled it before)."""
+    from .test_magics import FakeKubeThread
+
+    kube = FakeKubeThread()
+    try:
+        config = kube.fake.write_kubeconfig(tmp_path / "kubeconfig")
+        env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+        env.update(KUBECONFIG=str(config), PTJOB_BACKEND="kubernetes")
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60
+            )
+
+        submitted = run("submit", "--name", "kprog", "--nodes", "2", "--", "python", "t.py")
+        assert submitted.returncode == 0, submitted.stderr
+        kube.call(kube.fake.operator.run, "team-a", "kprog")
+        bar = " 40%|####      | 40/100 [00:04<00:06, 10.0it/s]\n{'loss': 0.5}\n"
+        kube.call(kube.fake.append_log, "team-a", "kprog-master-0", "pytorch", bar)
+        listing = run("list")
+        status = run("status", "kprog")
+    finally:
+        kube.stop()
+    assert listing.returncode == 0, listing.stderr
+    header, row = listing.stdout.splitlines()
+    assert header.split()[-2:] == ["PROGRESS", "ETA"]
+    assert row.split()[-4:] == ["40%", "loss", "0.5", "6s"], row
+    assert "Progress: 40%, step 40/100, ETA 6s (from logs, " in status.stdout
+    assert "Metrics:\n  loss  0.5\n" in status.stdout
+
+
 ALL_REDUCE = """\
 import torch
 import torch.distributed as dist

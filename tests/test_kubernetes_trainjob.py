@@ -6,6 +6,7 @@ contract as PyTorchJobs - and interop with the real Kubeflow SDK both ways."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -326,3 +327,39 @@ async def test_a_trainjobs_trainer_status_is_its_progress(
     fake_kube.trainer.succeed(NS, "tj")
     done = await backend.get_job("tj")
     assert done.state is JobState.SUCCEEDED and done.progress == job.progress
+
+
+async def test_a_trainjobs_logs_add_to_its_trainer_status(
+    fake_kube: FakeKube, jp_asyncio_loop: Any
+) -> None:
+    """trainerStatus is the best source; rank 0's log (node-0's pod) adds what it lacks."""
+    backend = KubernetesBackend(namespace=NS, progress_interval=0.05)
+    try:
+        await backend.submit(trainjob(nodes=2))
+        fake_kube.trainer.run(NS, "tj")
+        pods = {
+            p["metadata"]["name"]: p
+            for p in fake_kube.list("pods", NS)
+            if p["metadata"]["name"].startswith("tj-")
+        }
+        node0 = min(pods)  # tj-node-0-0-...: the JobSet's first Job, index 0
+        assert "node-0" in node0, sorted(pods)
+        fake_kube.append_log(NS, node0, "node", "{'eval_loss': 0.4, 'epoch': 1.0}\n")
+        report = {
+            "progressPercentage": 45,
+            "metrics": [{"name": "loss", "value": "0.25"}],
+            "lastUpdatedTime": "2026-01-02T03:04:05Z",
+        }
+        assert fake_kube.trainer.report(NS, "tj", {"trainerStatus": report})[0] == 200
+        deadline = time.monotonic() + 20
+        while True:
+            progress = (await backend.list_jobs())[0].progress
+            if progress is not None and "eval_loss" in progress.metrics:
+                break
+            assert time.monotonic() < deadline, progress
+            await asyncio.sleep(0.05)
+        assert progress.source.value == "trainerStatus" and progress.percent == 45
+        assert progress.metrics == {"loss": 0.25, "eval_loss": 0.4}
+        assert progress.epoch == 1.0  # only the log says it
+    finally:
+        await backend.close()

@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from jupyter_pytorchjob import report
-from jupyter_pytorchjob.backends.local.progress import BARS_PER_READ, candidate_lines
+from jupyter_pytorchjob.backends.progress import BARS_PER_READ, candidate_lines
 from jupyter_pytorchjob.backends.tfevents import EventFileReader, LogdirScalars, masked_crc32c
 from jupyter_pytorchjob.job.progress import (
     MAX_METRICS,

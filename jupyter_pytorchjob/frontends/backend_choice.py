@@ -8,6 +8,7 @@ import os
 from ..backends import Backend, create_backend
 
 BACKEND_ENV = "PTJOB_BACKEND"
+PROGRESS_WAIT = 3.0  # seconds a ptjob/%ptjob command waits for the first progress reads
 
 
 def backend_name(flag: str | None) -> str:
@@ -19,6 +20,7 @@ def open_backend(flag: str | None, namespace: str | None = None) -> Backend:
     """A new backend for the command's ``--backend`` and ``--namespace``."""
     name = backend_name(flag)
     if name == "kubernetes":
-        # The person's own kubeconfig decides which namespaces they may use.
-        return create_backend(name, namespace=namespace)
+        # The person's own kubeconfig decides which namespaces they may use. A command
+        # may wait a little for the jobs' progress: no later poll of its shows it.
+        return create_backend(name, namespace=namespace, progress_wait=PROGRESS_WAIT)
     return create_backend(name).for_namespace(namespace)

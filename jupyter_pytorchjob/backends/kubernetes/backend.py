@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archive
 from ...kinds.pods import epoch
@@ -48,8 +50,11 @@ from .connection import (
     translate,
 )
 from .discovery import NotebookPod, within
-from .logs import LogMerger, parse_timestamp_ns
+from .logs import LogMerger, is_waiting, open_log, parse_timestamp_ns
+from .progress import INTERVAL, LOG_BUDGET, ProgressWatcher
 from .pruning import dropped_fields
+
+LOGGER = logging.getLogger(__name__)
 
 
 def event_of(event: Any, source: str) -> Event:
@@ -75,6 +80,10 @@ class KubernetesBackend(Backend):
     validate every submit with a server-side dry run first (the webhook runs).
     ``connect_timeout``/``request_timeout``: seconds to connect (TLS included) and to
     wait for an answer, so a hung API server fails fast with a clear message.
+    ``progress_interval``: seconds between reads of running jobs' logs and event files
+    for their progress while somebody looks (0: no progress from them);
+    ``progress_wait``: how long a list may wait for the first read of jobs never read
+    (a one-shot ``ptjob list``; a server shows them at its next poll).
     """
 
     name = "kubernetes"
@@ -88,6 +97,8 @@ class KubernetesBackend(Backend):
         self_pod: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        progress_interval: float = INTERVAL,
+        progress_wait: float = 0.0,
     ) -> None:
         self._namespace = namespace
         self.connect_timeout = connect_timeout
@@ -102,6 +113,13 @@ class KubernetesBackend(Backend):
         self._lock = asyncio.Lock()
         # The kinds the cluster serves, found once (None: not looked yet).
         self._served: list[JobKind] | None = None
+        self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
+        self.progress_watcher = ProgressWatcher(
+            self._progress_log,
+            self._progress_logdir,
+            interval=progress_interval,
+            wait_first=progress_wait,
+        )
 
     # -- connection ---------------------------------------------------------------------
 
@@ -133,17 +151,22 @@ class KubernetesBackend(Backend):
                 + (f" and {', '.join(self.allowed_namespaces)}" if self.allowed_namespaces else ""),
                 status=403,
             )
-        other = KubernetesBackend(
-            namespace=namespace,
-            allowed_namespaces=self.allowed_namespaces,
-            dry_run=self.dry_run,
-            connect_timeout=self.connect_timeout,
-            request_timeout=self.request_timeout,
-        )
-        other._api = self._api
-        other._server = self._server
-        other._served = self._served
-        other.self_pod = None  # the notebook's PVCs live in its own namespace
+        other = self._others.get(namespace)
+        if other is None:
+            # Kept: its progress watcher (and the history it holds) outlives the request.
+            other = self._others[namespace] = KubernetesBackend(
+                namespace=namespace,
+                allowed_namespaces=self.allowed_namespaces,
+                dry_run=self.dry_run,
+                connect_timeout=self.connect_timeout,
+                request_timeout=self.request_timeout,
+                progress_interval=self.progress_watcher.interval,
+                progress_wait=self.progress_watcher.wait_first,
+            )
+            other.self_pod = None  # the notebook's PVCs live in its own namespace
+        if self._api is not None and other._api is None:
+            other._api, other._server = self._api, self._server  # one connection
+        other._served = other._served or self._served
         return other
 
     async def warm_up(self) -> None:
@@ -186,7 +209,12 @@ class KubernetesBackend(Backend):
     async def job_logdir(self, name: str) -> str:
         """The job's log directory as the notebook sees it, through the same PVC."""
         kind, job = await self._job(name)
+        return await self._logdir_here(kind, job)
+
+    async def _logdir_here(self, kind: JobKind, job: Mapping[str, Any]) -> str:
+        """``job_logdir`` of a job already read; ``BackendError`` saying why not."""
         spec = kind.parse(job)
+        name = spec.name
         if not spec.logdir:
             raise BackendError(
                 f"job {name!r} has no TensorBoard log directory; submit it with --logdir on a PVC",
@@ -213,6 +241,46 @@ class KubernetesBackend(Backend):
                 status=400,
             )
         return local
+
+    async def _progress_logdir(self, kind: JobKind, job: Mapping[str, Any]) -> Path | None:
+        """Where the progress watcher reads the job's event files; None where this
+        notebook cannot see them (no logdir, no notebook pod, a PVC it does not mount)."""
+        try:
+            return Path(await self._logdir_here(kind, job))
+        except (BackendError, JobSpecInvalid):
+            return None
+
+    async def _progress_log(self, pod: str, query: dict[str, Any]) -> bytes | None:
+        """At most ``LOG_BUDGET`` bytes of a pod's log for the progress watcher; None when
+        there is nothing to read (not started, gone) or the read fails - progress is
+        worth no error in a job list."""
+        try:
+            api = await self.api()
+            response = await open_log(api, self.namespace, pod, query, api.stream_timeout)
+        except ApiException as err:
+            if not (is_waiting(err) or err.status in (400, 404)):
+                self.log_progress_failure(pod, err)
+            return None
+        except (OSError, TimeoutError, aiohttp.ClientError, BackendError) as err:
+            self.log_progress_failure(pod, err)
+            return None
+        if response is None:
+            return None
+        data = bytearray()
+        try:
+            # Bounded even where a server ignores limitBytes.
+            async for chunk in response.content.iter_chunked(65536):
+                data += chunk
+                if len(data) >= LOG_BUDGET:
+                    break
+        except (aiohttp.ClientError, TimeoutError) as err:
+            self.log_progress_failure(pod, err)
+        finally:
+            response.release()
+        return bytes(data[:LOG_BUDGET])
+
+    def log_progress_failure(self, pod: str, err: BaseException) -> None:
+        LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
 
     async def _archive_location(self, kind: JobKind, job: dict[str, Any]) -> ArchiveLocation | None:
         """Where this notebook reads the job's log archive (found as TensorBoard finds
@@ -412,6 +480,7 @@ class KubernetesBackend(Backend):
     async def list_jobs(self) -> list[JobInfo]:
         custom = await self.custom()  # CrdMissing when the cluster serves no kind
         infos: list[JobInfo] = []
+        read: list[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]] = []
         for kind in await self.job_kinds():
             jobs = await self._call(
                 f"list {kind.plural}",
@@ -429,6 +498,11 @@ class KubernetesBackend(Backend):
             ]
             await asyncio.gather(*[self._why_not_made(kind, info) for info in found])
             infos += found
+            read += [
+                (kind, j, by_job.get(info.name, []), info)
+                for j, info in zip(jobs.get("items", []), found, strict=True)
+            ]
+        await self.progress_watcher.observe(read, complete=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
@@ -454,7 +528,14 @@ class KubernetesBackend(Backend):
         pods = await self._pods(kind.pod_selector(name))
         info = kind.job_info(job, pods, with_manifest=True)
         await self._why_not_made(kind, info)
+        await self.progress_watcher.observe([(kind, job, pods, info)])
         return info
+
+    async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
+        """The job's progress and the history of its metrics since this server first
+        read them (the logs' and event files' since then, a TrainJob's trainerStatus)."""
+        info = await self.get_job(name)
+        return info.progress, self.progress_watcher.history(name)
 
     async def _pods(self, selector: str) -> list[dict[str, Any]]:
         """Pods as plain dicts, read without building client models: log following
@@ -651,6 +732,12 @@ class KubernetesBackend(Backend):
             raise self._translate(err, what="read pod logs") from err
 
     async def close(self) -> None:
+        await self.progress_watcher.close()
+        for other in self._others.values():
+            await other.progress_watcher.close()
+            if other._api is not None and other._api is not self._api:
+                await other._api.close()  # made before this one's connection was
+            other._api = None
         if self._api is not None:
             await self._api.close()
             self._api = None

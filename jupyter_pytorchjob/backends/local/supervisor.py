@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...job.progress import chief_replica
 from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob import PYTORCHJOB
@@ -171,10 +172,7 @@ class Supervisor:
             self.replicas[plan.replica] = replica
         self.back_off = float(self.job.get("crash_back_off", CRASH_BACK_OFF))
         # Progress comes from the master's log, else rank 0's (worker-0).
-        chief = next(
-            (r for r in sorted(self.replicas) if r.startswith("master-")),
-            next(iter(sorted(self.replicas)), None),
-        )
+        chief = chief_replica(self.replicas)
         logdir = self.replicas[chief].plan.env.get(LOGDIR_ENV) if chief else None
         self.tracker = ProgressTracker(self.jobdir, chief, logdir)
 

@@ -1,0 +1,250 @@
+"""``GET pytorchjob/api/jobs`` on the kubernetes backend with every job's progress read
+from the cluster (master pod logs through the API, event files through the notebook's
+PVC mount), against the same list with those sources off.
+
+Set-up: the fake Kubernetes API (tests/fake_kube, its own process, operator on), a
+notebook pod ``nb-0`` mounting PVC ``workspace`` at a directory of this machine, and N
+running PyTorchJobs whose master pods' logs hold 1 GB in all (tqdm redraws, Hugging Face
+dict lines, plain output) and whose log directories on that PVC 100 MB of event files.
+Two real ``jupyter server`` processes on the same fake: one reads progress
+(``kubernetes_progress_interval``, default 5 s), one does not (0).
+
+Prints: how long the reading server took until every job showed its progress from both
+sources (a first read takes each log's tail, event files are read from the start); the
+medians of ``GET jobs`` on both, requests alternating (goal: ratio <= 1.2 and < 300 ms);
+the time from a new tqdm line in a master's log to ``GET jobs`` showing it, against the
+poll interval (goal: at most one poll behind).
+
+    python benchmarks/progress_list_kubernetes.py [--jobs 100] [--log-mb 1024]
+        [--events-mb 100] [--interval 5] [--requests 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+from kubernetes_asyncio import client, config
+from log_streams import NS, free_port, hook, wait_http
+from progress_list import STEPS, events_blob, log_blob
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "bench"
+
+
+def plain_log(size: int) -> bytes:
+    """``log_blob``'s lines without its timestamps: the kubelet stamps a pod's lines."""
+    return b"\n".join(line.partition(b" ")[2] for line in log_blob(size).split(b"\n")[:-1]) + b"\n"
+
+
+async def seed(
+    fake: str, kubeconfig: Path, ws: Path, jobs: int, log_mb: float, ev_mb: float
+) -> None:
+    await config.load_kube_config(config_file=str(kubeconfig))
+    api = client.ApiClient()
+    custom = client.CustomObjectsApi(api)
+    sys.path.insert(0, str(REPO))
+    from jupyter_pytorchjob.job import JobSpec
+    from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
+
+    log = plain_log(int(log_mb * (1 << 20) / jobs))
+    events = events_blob(int(ev_mb * (1 << 20) / jobs))
+    block = 1 << 20
+    notebook = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nb-0", "namespace": NS, "labels": {"notebook-name": "nb"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "nb",
+                    "image": "nb",
+                    "volumeMounts": [{"name": "ws", "mountPath": str(ws)}],
+                }
+            ],
+            "volumes": [{"name": "ws", "persistentVolumeClaim": {"claimName": "workspace"}}],
+        },
+        "status": {"phase": "Running"},
+    }
+    async with aiohttp.ClientSession() as session:
+        await hook(session, fake, "add", notebook)
+        for i in range(jobs):
+            name = f"run-{i}"
+            spec = JobSpec.from_wire(
+                {
+                    "name": name,
+                    "command": ["python", "train.py"],
+                    "pvc": [{"claim": "workspace", "mountPath": "/mnt/ws"}],
+                    "logdir": f"/mnt/ws/runs/{name}",
+                }
+            )
+            await custom.create_namespaced_custom_object(
+                "kubeflow.org", "v1", NS, "pytorchjobs", build_manifest(spec)
+            )
+            await hook(session, fake, "operator/run", NS, name)
+            for start in range(0, len(log), block):
+                cut = log.rfind(b"\n", start, start + block) + 1 or len(log)
+                text = log[start:cut].decode()
+                await hook(session, fake, "append_log", NS, f"{name}-master-0", "pytorch", text)
+            (ws / "runs" / name).mkdir(parents=True)
+            (ws / "runs" / name / "events.out.tfevents.1.bench").write_bytes(events)
+    await api.close()
+
+
+def serve(
+    tmp: Path, kubeconfig: Path, interval: float, tag: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(kubeconfig),
+        "JUPYTER_RUNTIME_DIR": str(tmp / f"rt-{tag}"),
+    }
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={tmp}",
+            "--PyTorchJobApp.backend=kubernetes",
+            "--PyTorchJobApp.notebook_pod=nb-0",
+            f"--PyTorchJobApp.kubernetes_progress_interval={interval}",
+            "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return server, f"http://127.0.0.1:{port}/"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--log-mb", type=float, default=1024)
+    parser.add_argument("--events-mb", type=float, default=100)
+    parser.add_argument("--interval", type=float, default=5.0)
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--tries", type=int, default=8)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ptjob-kprogress-"))
+    kubeconfig, ws = tmp / "kubeconfig", tmp / "ws"
+    fake_port = free_port()
+    fake = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "tests.fake_kube", "--port", str(fake_port)),
+            *("--operator", "--kubeconfig", str(kubeconfig)),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
+    servers: list[subprocess.Popen[bytes]] = []
+    try:
+        fake_url = f"http://127.0.0.1:{fake_port}"
+        await wait_http(f"{fake_url}/version")
+        began = time.perf_counter()
+        await seed(fake_url, kubeconfig, ws, args.jobs, args.log_mb, args.events_mb)
+        print(
+            f"seeded {args.jobs} running jobs in {time.perf_counter() - began:.0f} s: "
+            f"{args.log_mb:.0f} MB of master logs, {args.events_mb:.0f} MB of event files"
+        )
+        on_server, on = serve(tmp, kubeconfig, args.interval, "on")
+        off_server, off = serve(tmp, kubeconfig, 0, "off")
+        servers += [on_server, off_server]
+        await wait_http(f"{on}api/status")
+        await wait_http(f"{off}api/status")
+        headers = {"Authorization": f"token {TOKEN}"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+
+            async def get(base: str, path: str = "jobs") -> tuple[float, object]:
+                start = time.perf_counter()
+                async with session.get(f"{base}pytorchjob/api/{path}") as response:
+                    body = await response.json()
+                return (time.perf_counter() - start) * 1000, body
+
+            # Catch-up: every job's progress from both sources (loss: logs; accuracy:
+            # only the event files have it).
+            began = time.perf_counter()
+            during: list[float] = []
+            while True:
+                ms, body = await get(on)
+                during.append(ms)
+                jobs = body["jobs"]  # type: ignore[index]
+                if all(
+                    j["progress"] and {"loss", "accuracy"} <= set(j["progress"]["metrics"])
+                    for j in jobs
+                ):
+                    break
+                assert time.perf_counter() - began < 600, "never caught up"
+                await asyncio.sleep(0.5)
+            print(
+                f"every job's progress from logs and event files after "
+                f"{time.perf_counter() - began:.1f} s; GET jobs meanwhile: median "
+                f"{statistics.median(during):.0f} ms, max {max(during):.0f} ms"
+            )
+            await get(off)  # warm
+            with_progress, without = [], []
+            for _ in range(args.requests):
+                ms, body = await get(on)
+                assert all(j["progress"] for j in body["jobs"])  # type: ignore[index]
+                with_progress.append(ms)
+                ms, body = await get(off)
+                assert not any(j["progress"] for j in body["jobs"])  # type: ignore[index]
+                without.append(ms)
+                await asyncio.sleep(0.25)
+            a, b = statistics.median(with_progress), statistics.median(without)
+            print(
+                f"GET jobs ({args.jobs} running): with progress median {a:6.1f} ms, "
+                f"without {b:6.1f} ms, ratio {a / b:.2f}  (goal <= 1.2 and < 300 ms)"
+            )
+            delays = []
+            for attempt in range(args.tries):
+                step = STEPS - 1000 + attempt
+                line = f" 99%|######### | {step}/{STEPS} [01:23<00:01, 5.40it/s, loss=0.1]\n"
+                await hook_line(session, fake_url, line)
+                written = time.perf_counter()
+                while True:
+                    _, job = await get(on, "jobs/run-0")
+                    if (job["progress"] or {}).get("step") == step:  # type: ignore[index]
+                        break
+                    assert time.perf_counter() - written < 60, "never shown"
+                    await asyncio.sleep(0.05)
+                delays.append(time.perf_counter() - written)
+            print(
+                f"new log line -> GET jobs shows it: median {statistics.median(delays):.2f} s, "
+                f"max {max(delays):.2f} s; the poll interval is {args.interval:g} s "
+                "(goal: at most one poll behind)"
+            )
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(10)
+        fake.terminate()
+        fake.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def hook_line(session: aiohttp.ClientSession, fake: str, line: str) -> None:
+    async with session.post(
+        f"{fake}/_fake/append_log", json={"args": [NS, "run-0-master-0", "pytorch", line]}
+    ) as response:
+        response.raise_for_status()
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,306 @@
+"""The progress of a cluster's jobs from their logs and TensorBoard files (a TrainJob's
+``status.trainerStatus`` comes with the object itself: ``kinds/trainjob/status.py``).
+
+``ProgressWatcher`` polls while somebody looks: every list or read of jobs
+(``GET jobs``, ``ptjob status``, ``%ptjob list``...) ``observe``s the jobs it read and
+gets their progress as last read; a task reads what is new every ``interval`` seconds
+and stops ``IDLE`` seconds after the last look, so a server nobody watches asks the API
+server nothing. Per poll, for each running job (``PARALLEL`` at a time):
+
+- **the chief pod's log** (the master, else rank 0: ``chief_replica``) from the newest
+  line already read: ``sinceTime`` (whole seconds; the lines at or before the newest
+  seen are dropped), at most ``LOG_BUDGET`` bytes (``limitBytes``). The first read of a
+  job takes only its last ``TAIL_LINES`` lines - the progress now, without pulling a log
+  of gigabytes through the API server and the kubelet; so does the read after one that
+  filled its budget (the job writes faster than we read: the newest progress matters
+  more than every point of the history).
+- **the event files** of its log directory where this notebook mounts the job's PVC (as
+  TensorBoard reads them: ``NotebookPod.local_path``), from kept byte offsets, at most
+  ``BOARD_BUDGET`` bytes per poll - a 100 MB file is caught up with over polls and never
+  parsed again.
+
+Parsing runs in a worker thread. A job seen finished gets reads until nothing is new
+(``FINISHING`` jobs per poll at most), then keeps its final progress for as long as
+the server runs; a job gone from the list is forgotten. The history of each job's
+metrics (``GET jobs/{name}/progress``) is kept in memory, bounded like the local one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...job.progress import (
+    JobProgress,
+    MetricHistory,
+    ProgressReading,
+    ProgressSource,
+    chief_replica,
+    merge,
+)
+from ...job.status import JobInfo, JobState
+from ...kinds import JobKind
+from ..progress import ProgressSources, as_reading
+from .logs import parse_timestamp_ns, since_time
+
+INTERVAL = 5.0  # seconds between polls while somebody looks
+IDLE = 60.0  # seconds after the last look until polling stops
+PARALLEL = 8  # jobs read at once
+FINISHING = 8  # finished jobs given their last reads per poll
+LOG_BUDGET = 4 << 20  # bytes of log per job per poll (limitBytes)
+TAIL_LINES = 200  # a job's first read; 200 lines of the CRI's 16 KiB fit the budget
+BOARD_BUDGET = 4 << 20  # bytes of event files per job per poll
+MAX_JOBS = 1000  # jobs whose progress is kept
+NEWLINE = re.compile(b"\n")
+
+# (pod, query) -> the log's bytes, None when there is none to read (gone, not started).
+LogReader = Callable[[str, dict[str, Any]], Awaitable[bytes | None]]
+# (kind, manifest) -> the job's log directory in this notebook, None when it has none here.
+LogdirFinder = Callable[[JobKind, Mapping[str, Any]], Awaitable[Path | None]]
+
+
+@dataclass
+class WatchedJob:
+    """What the watcher knows of one job (one object: a job made again under the same
+    name is another)."""
+
+    uid: str
+    kind: JobKind
+    manifest: Mapping[str, Any]
+    state: JobState
+    pod: str | None = None  # the chief replica's pod
+    trainer: JobProgress | None = None  # status.trainerStatus, as last listed
+    sources: ProgressSources | None = None  # made on the first read (the logdir known)
+    last_ns: int | None = None  # the newest log line read
+    tail_next: bool = True
+    skip_to: int | None = None  # the next read starts at this second (ns): see _read_log
+    done: bool = False  # finished and read to the end
+    trainer_recorded: float | None = None
+    # The readings the last merge was made of, and its result (a list of 100 jobs
+    # merges only what changed).
+    merged_from: tuple[Any, ...] = ()
+    merged: JobProgress | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def progress(self) -> JobProgress | None:
+        sources = self.sources
+        logs = sources.logs.reading if sources else None
+        board = sources.board_reading if sources else None
+        parts = (self.trainer, logs, board)
+        if len(parts) != len(self.merged_from) or any(
+            a is not b for a, b in zip(parts, self.merged_from, strict=True)
+        ):
+            self.merged_from = parts
+            self.merged = merge([as_reading(self.trainer), logs, board])
+        return self.merged
+
+
+def stamp_ns(data: bytes, start: int) -> int | None:
+    """The time of the timestamped line starting at ``start``."""
+    return parse_timestamp_ns(data[start : data.find(b" ", start, start + 40)])
+
+
+def new_lines(data: bytes, last_ns: int | None) -> tuple[bytes, int | None, int | None]:
+    """Of a timestamped log read: the whole lines after ``last_ns`` (the API answers
+    ``sinceTime`` from the whole second), the newest whole line's time, and the time of
+    the first line after ``last_ns`` or of the line ``limitBytes`` cut (None: none)."""
+    start = 0
+    if last_ns is not None and data:
+        # Lines come in time order: a binary search parses a few dozen stamps, not the
+        # tens of thousands of lines a busy second may hold.
+        starts = [0, *(m.end() for m in NEWLINE.finditer(data, 0, len(data) - 1))]
+
+        def stamp_at(index: int) -> int:
+            ns = stamp_ns(data, starts[index])
+            return last_ns + 1 if ns is None else ns
+
+        index = bisect.bisect_right(range(len(starts)), last_ns, key=stamp_at)
+        if index == len(starts) and not data.endswith(b"\n"):
+            return b"", last_ns, stamp_ns(data, starts[-1])  # cut inside a line seen
+        start = starts[index] if index < len(starts) else len(data)
+    first = stamp_ns(data, start) if start < len(data) else None
+    cut = data.rfind(b"\n") + 1
+    if cut <= start:
+        return b"", last_ns, first
+    data = data[start:cut]
+    final = data.rfind(b"\n", 0, len(data) - 1) + 1
+    newest = stamp_ns(data, final)
+    return data, newest if newest is not None else last_ns, first
+
+
+class ProgressWatcher:
+    """The progress of one namespace's jobs (see the module's text)."""
+
+    def __init__(
+        self,
+        read_log: LogReader,
+        find_logdir: LogdirFinder,
+        *,
+        interval: float = INTERVAL,
+        wait_first: float = 0.0,
+    ) -> None:
+        self.read_log = read_log
+        self.find_logdir = find_logdir
+        self.interval = interval
+        # 0: poll in the background while somebody looks (a server). Else the seconds a
+        # look waits for a read made for it, with no polling between looks (a command:
+        # a one-shot ``ptjob list`` has no later look, and a kernel keeps no task).
+        self.wait_first = wait_first
+        self.jobs: dict[str, WatchedJob] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._last_look = 0.0
+        self._limit = asyncio.Semaphore(PARALLEL)
+
+    @property
+    def enabled(self) -> bool:
+        return self.interval > 0
+
+    async def observe(
+        self,
+        found: Sequence[tuple[JobKind, Mapping[str, Any], Sequence[Mapping[str, Any]], JobInfo]],
+        *,
+        complete: bool = False,
+    ) -> None:
+        """Jobs just read (kind, object, pods, info): their progress goes into their
+        ``info``, and the watcher reads them from now on. ``complete``: these are all
+        the jobs there are (a list): the others are forgotten."""
+        if not self.enabled:
+            return
+        self._last_look = time.monotonic()
+        seen = set()
+        for kind, job, pods, info in found:
+            meta = job.get("metadata") or {}
+            seen.add(info.name)
+            watched = self.jobs.get(info.name)
+            if watched is None or watched.uid != meta.get("uid"):
+                if len(self.jobs) >= MAX_JOBS and info.state.finished:
+                    continue
+                watched = self.jobs[info.name] = WatchedJob(
+                    str(meta.get("uid")), kind, job, info.state
+                )
+            watched.manifest, watched.state = job, info.state
+            if not info.state.finished:
+                watched.done = False  # a resumed job (or a restarted one) reads on
+            chiefs = {kind.replica_of_pod(pod): pod for pod in pods}
+            chief = chief_replica(chiefs)
+            watched.pod = str(chiefs[chief]["metadata"]["name"]) if chief else None
+            if info.progress is not None and info.progress.source is ProgressSource.TRAINER_STATUS:
+                watched.trainer = info.progress
+            info.progress = watched.progress() or info.progress
+        if complete:
+            for name in set(self.jobs) - seen:
+                del self.jobs[name]
+        polling = self._task is not None and not self._task.done()
+        if self.wait_first:
+            # A command (``ptjob``, ``%ptjob``): read now, boundedly, and leave nothing
+            # running after it - the next command reads on from here.
+            if not polling:
+                self._task = asyncio.create_task(self.poll())
+            assert self._task is not None
+            await asyncio.wait({self._task}, timeout=self.wait_first)
+            for _, _, _, info in found:
+                watched = self.jobs.get(info.name)
+                if watched is not None:
+                    info.progress = watched.progress() or info.progress
+        elif not polling:
+            self._task = asyncio.create_task(self._run())
+
+    def history(self, name: str) -> MetricHistory | None:
+        watched = self.jobs.get(name)
+        return watched.sources.history if watched and watched.sources else None
+
+    async def _run(self) -> None:
+        # At a fixed rate: a poll starts ``interval`` after the last one started (a line
+        # written just after a read shows at the next, one interval later at most).
+        while time.monotonic() - self._last_look < IDLE:
+            began = time.monotonic()
+            await self.poll()
+            await asyncio.sleep(max(0.0, began + self.interval - time.monotonic()))
+
+    async def close(self) -> None:
+        """Stop polling (the backend is closing)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def poll(self) -> None:
+        """Read what is new for every job that may have something new."""
+        running = [w for w in self.jobs.values() if not w.state.finished]
+        finishing = [w for w in self.jobs.values() if w.state.finished and not w.done]
+        await asyncio.gather(*[self._read(w) for w in running + finishing[:FINISHING]])
+
+    async def _read(self, watched: WatchedJob) -> None:
+        if watched.lock.locked():
+            return  # being read (a slow read outlasted the interval)
+        async with self._limit, watched.lock:
+            if watched.sources is None:
+                logdir = await self.find_logdir(watched.kind, watched.manifest)
+                watched.sources = ProgressSources(logdir)
+            finished = watched.state.finished
+            data = await self._read_log(watched)
+            sources, trainer = watched.sources, watched.trainer
+            if trainer is not None and trainer.updated != watched.trainer_recorded:
+                watched.trainer_recorded = trainer.updated
+                reading = as_reading(trainer)
+                assert reading is not None
+            else:
+                reading = None
+            new = await asyncio.to_thread(digest, sources, data, reading)
+            if finished and not new:
+                watched.done = True
+
+    async def _read_log(self, watched: WatchedJob) -> bytes:
+        if watched.pod is None:
+            return b""
+        query: dict[str, Any] = {
+            "container": watched.kind.container,
+            "timestamps": True,
+            "limitBytes": LOG_BUDGET,
+        }
+        tail = watched.tail_next or watched.last_ns is None
+        if watched.skip_to is not None:
+            query["sinceTime"] = since_time(watched.skip_to)
+        elif tail:
+            query["tailLines"] = TAIL_LINES
+        else:
+            query["sinceTime"] = since_time(watched.last_ns or 0)
+        data = await self.read_log(watched.pod, query)
+        if data is None:
+            return b""
+        full = len(data) >= LOG_BUDGET
+        if watched.skip_to is not None:
+            watched.last_ns = max(watched.last_ns or 0, watched.skip_to - 1)
+            watched.skip_to = None
+        lines, newest, first = new_lines(data, watched.last_ns)
+        if full and not lines:
+            # One line longer than the budget comes next: nothing to learn from it, and
+            # every read from its second would stop inside it again. Go on after that
+            # second (its other lines are lost to the progress, not to the log).
+            stuck = first if first is not None else watched.last_ns or 0
+            watched.skip_to = (stuck // 1_000_000_000 + 1) * 1_000_000_000
+            watched.tail_next = False
+            return b""
+        watched.last_ns = newest
+        # A full read behind the log's end: the next one takes the tail (the newest
+        # progress); after a full tail, follow from it (its end may be a long line).
+        watched.tail_next = full and not tail
+        return lines
+
+
+def digest(sources: ProgressSources, log: bytes, trainer: ProgressReading | None) -> bool:
+    """Feed one read to a job's sources (in a worker thread); whether it was new."""
+    new = sources.feed_log(log)
+    new = sources.read_board(BOARD_BUDGET) or new
+    if trainer is not None:
+        sources.add_history(trainer)
+    sources.merged()  # moves the log lines' metrics into the history
+    return new

@@ -1,0 +1,282 @@
+"""A cluster job's progress from its master pod's log (read through the API from the last
+line on) and its TensorBoard files (where the notebook mounts the job's PVC): the real
+kubernetes_asyncio client against the HTTP-level fake API server."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
+from jupyter_pytorchjob.backends.kubernetes import progress as watcher_module
+from jupyter_pytorchjob.job import JobSpec
+
+from .test_kubernetes_backend import NOTEBOOK_POD
+from .waiting import until
+
+NS = "team-a"
+LOG = "/api/v1/namespaces/team-a/pods/{}/log"
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
+    """A Jupyter server on the kubernetes backend that reads progress every 0.1 s."""
+    return {
+        "ServerApp": jp_server_config["ServerApp"],
+        "PyTorchJobApp": {"backend": "kubernetes", "kubernetes_progress_interval": 0.1},
+    }
+
+
+@pytest.fixture
+def backend(fake_kube: Any, jp_asyncio_loop: Any) -> Any:
+    backend = KubernetesBackend(progress_interval=0.05)
+    yield backend
+    jp_asyncio_loop.run_until_complete(backend.close())
+
+
+def spec(name: str, **body: Any) -> JobSpec:
+    return JobSpec.from_wire({"name": name, "command": ["python", "train.py"], "nodes": 2, **body})
+
+
+def log_reads(fake_kube: Any, pod: str) -> list[dict[str, str]]:
+    return [q for method, path, q in fake_kube.access_log if path == LOG.format(pod)]
+
+
+async def progress_of(backend: KubernetesBackend, name: str) -> Any:
+    return next(j.progress for j in await backend.list_jobs() if j.name == name)
+
+
+async def wait_progress(backend: KubernetesBackend, name: str, check: Any, what: str) -> Any:
+    """List until the job's progress passes ``check`` (each list is a look, which keeps
+    the polling on); the progress."""
+    deadline = time.monotonic() + 20
+    while True:
+        progress = await progress_of(backend, name)
+        if progress is not None and check(progress):
+            return progress
+        assert time.monotonic() < deadline, f"still waiting for {what}: {progress}"
+        await asyncio.sleep(0.05)
+
+
+async def test_master_log_progress_is_read_from_the_last_line_on(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec("ddp"))
+    fake_kube.operator.run(NS, "ddp")
+    fake_kube.append_log(NS, "ddp-worker-0", "pytorch", " 90%|█████████ | 90/100 [00:09<00:01]\n")
+    fake_kube.append_log(
+        NS, "ddp-master-0", "pytorch", "starting\n 10%|█         | 10/100 [00:01<00:09, 9.5it/s]\n"
+    )
+    progress = await wait_progress(backend, "ddp", lambda p: p.step == 10, "the master's bar")
+    assert progress.source.value == "logs" and progress.total_steps == 100
+    assert progress.percent == pytest.approx(10)
+    # The worker's bar is not the job's progress: the master's is.
+    assert not log_reads(fake_kube, "ddp-worker-0")
+    fake_kube.append_log(
+        NS,
+        "ddp-master-0",
+        "pytorch",
+        "{'loss': 0.75, 'learning_rate': 2e-05, 'epoch': 0.5}\n"
+        " 50%|█████     | 50/100 [00:05<00:05, 9.5it/s]\r 60%|██████    | 60/100 [00:06<00:04]\n",
+    )
+    progress = await wait_progress(backend, "ddp", lambda p: p.step == 60, "the redrawn bar")
+    assert progress.metrics == {"loss": 0.75, "learning_rate": 2e-05}
+    assert progress.epoch == 0.5
+    assert progress.key_metric == "loss"
+    # Read incrementally: the first read took the tail, every later one resumed from
+    # the newest line read (sinceTime), bounded by limitBytes.
+    reads = log_reads(fake_kube, "ddp-master-0")
+    assert "tailLines" in reads[0] and "sinceTime" not in reads[0]
+    assert len(reads) > 1 and all("sinceTime" in q for q in reads[1:]), reads
+    assert all(q["limitBytes"] == str(watcher_module.LOG_BUDGET) for q in reads)
+    assert all(q["container"] == "pytorch" and q["timestamps"] == "true" for q in reads)
+    # Each loss line once in the history, however many polls read the log.
+    _, history = await backend.progress("ddp")
+    assert history is not None and [p.value for p in history.series["loss"]] == [0.75]
+
+
+async def test_a_finished_job_keeps_its_final_metrics_and_is_read_no_more(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec("done"))
+    fake_kube.operator.run(NS, "done")
+    fake_kube.append_log(NS, "done-master-0", "pytorch", "{'eval_loss': 0.31, 'epoch': 3.0}\n")
+    fake_kube.operator.succeed(NS, "done")
+    progress = await wait_progress(backend, "done", lambda p: "eval_loss" in p.metrics, "metrics")
+    assert progress.metrics["eval_loss"] == 0.31
+    await until(
+        lambda: backend.progress_watcher.jobs["done"].done, "the finished job read to its end"
+    )
+    reads = len(log_reads(fake_kube, "done-master-0"))
+    for _ in range(5):
+        assert (await progress_of(backend, "done")).metrics["eval_loss"] == 0.31
+        await backend.progress_watcher.poll()
+    assert len(log_reads(fake_kube, "done-master-0")) == reads
+    # A job gone from the list is forgotten; one never read has no progress.
+    await backend.delete_job("done")
+    await backend.submit(spec("quiet"))
+    assert await progress_of(backend, "quiet") is None
+    assert "done" not in backend.progress_watcher.jobs
+
+
+async def test_event_files_where_the_notebook_mounts_the_pvc(
+    fake_kube: Any, jp_asyncio_loop: Any, tmp_path: Path
+) -> None:
+    """The job writes to /mnt/ws/runs/a on PVC workspace; the notebook mounts workspace
+    at a directory of this machine: the event files are read there, as TensorBoard does."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    notebook = copy.deepcopy(NOTEBOOK_POD)
+    home = tmp_path / "home"
+    notebook["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = str(home)
+    fake_kube.add(notebook)
+    backend = KubernetesBackend(self_pod="nb-0", progress_interval=0.05)
+    try:
+        await backend.submit(
+            spec(
+                "board",
+                pvc=[{"claim": "workspace", "mountPath": "/mnt/ws"}],
+                logdir="/mnt/ws/runs/a",
+            )
+        )
+        fake_kube.operator.run(NS, "board")
+        writer = SummaryWriter(str(home / "runs" / "a"))
+        try:
+            for step in range(1, 4):
+                writer.add_scalar("loss", 1.0 / step, step)
+            writer.flush()
+            progress = await wait_progress(backend, "board", lambda p: p.step == 3, "scalars")
+            assert progress.source.value == "tensorboard"
+            assert progress.metrics == {"loss": pytest.approx(1 / 3)}
+            writer.add_scalar("loss", 0.125, 8)
+            writer.add_scalar("accuracy", 0.9, 8)
+            writer.flush()
+            progress = await wait_progress(backend, "board", lambda p: p.step == 8, "new scalars")
+            assert progress.metrics == {"loss": 0.125, "accuracy": pytest.approx(0.9)}
+        finally:
+            writer.close()
+        _, history = await backend.progress("board")
+        assert history is not None
+        assert [p.step for p in history.series["loss"]] == [1, 2, 3, 8]  # each once
+    finally:
+        await backend.close()
+
+
+async def test_a_hostile_log_changes_only_its_own_jobs_progress(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    await backend.submit(spec("calm"))
+    await backend.submit(spec("noisy"))
+    for name in ("calm", "noisy"):
+        fake_kube.operator.run(NS, name)
+    fake_kube.append_log(NS, "calm-master-0", "pytorch", " 20%|██        | 20/100 [00:02<00:08]\n")
+    # A 10 MB line, then a fake bar with absurd numbers, then nothing sane.
+    fake_kube.append_log(NS, "noisy-master-0", "pytorch", "x" * (10 << 20) + "\n")
+    fake_kube.append_log(
+        NS, "noisy-master-0", "pytorch", "1e308%|█| 99999999999999999999/3 [99:99<-1]\n"
+    )
+    progress = await wait_progress(backend, "calm", lambda p: p.step == 20, "the calm job")
+    assert progress.percent == pytest.approx(20)
+    await until(
+        lambda: len(log_reads(fake_kube, "noisy-master-0")) >= 3, "the noisy log read again"
+    )
+    noisy = await progress_of(backend, "noisy")
+    assert noisy is None or (noisy.step is None and noisy.percent is None), noisy
+    # Reading goes on after the second of the long line (the lines of that second after
+    # it are lost to the progress - the API resumes only at whole seconds).
+    second = int(time.time()) + 1
+    await until(lambda: time.time() >= second, "the next second")
+    fake_kube.append_log(NS, "noisy-master-0", "pytorch", " 30%|███       | 30/100 [00:03<00:07]\n")
+    progress = await wait_progress(backend, "noisy", lambda p: p.step == 30, "sane again")
+    assert (await progress_of(backend, "calm")).step == 20
+
+
+async def test_a_command_reads_for_each_look_and_leaves_nothing_running(
+    fake_kube: Any,
+) -> None:
+    """``ptjob list`` lists once and exits, ``%ptjob list`` runs in a kernel: each look
+    waits (boundedly) for a read made for it, and no polling goes on between looks."""
+    backend = KubernetesBackend(progress_interval=0.05, progress_wait=10)
+    try:
+        await backend.submit(spec("cli"))
+        fake_kube.operator.run(NS, "cli")
+        fake_kube.append_log(NS, "cli-master-0", "pytorch", "Epoch 2/8\n")
+        progress = await progress_of(backend, "cli")  # the very first list
+        assert progress is not None and (progress.epoch, progress.total_epochs) == (2, 8)
+        watcher = backend.progress_watcher
+        assert watcher._task is not None and watcher._task.done()
+        reads = len(log_reads(fake_kube, "cli-master-0"))
+        fake_kube.append_log(NS, "cli-master-0", "pytorch", "Epoch 3/8\n")
+        assert len(log_reads(fake_kube, "cli-master-0")) == reads  # nobody looked
+        progress = await progress_of(backend, "cli")
+        assert progress.epoch == 3  # read on from the last line
+        reads_after = log_reads(fake_kube, "cli-master-0")[reads:]
+        assert len(reads_after) == 1 and "sinceTime" in reads_after[0]
+    finally:
+        await backend.close()
+
+
+async def test_a_server_polls_while_somebody_looks(
+    backend: KubernetesBackend, fake_kube: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watcher_module, "IDLE", 0.3)
+    await backend.submit(spec("srv"))
+    fake_kube.operator.run(NS, "srv")
+    fake_kube.append_log(NS, "srv-master-0", "pytorch", "Epoch 2/8\n")
+    await wait_progress(backend, "srv", lambda p: p.epoch == 2, "the first read")
+    watcher = backend.progress_watcher
+    await until(lambda: watcher._task is not None and watcher._task.done(), "polling stops")
+    reads = len(log_reads(fake_kube, "srv-master-0"))
+    fake_kube.append_log(NS, "srv-master-0", "pytorch", "Epoch 3/8\n")
+    assert len(log_reads(fake_kube, "srv-master-0")) == reads  # nobody looked
+    # A look starts it again; the look itself shows what was read before it.
+    assert (await progress_of(backend, "srv")).epoch == 2
+    await wait_progress(backend, "srv", lambda p: p.epoch == 3, "polling again")
+
+
+async def test_no_progress_sources_when_turned_off(fake_kube: Any) -> None:
+    backend = KubernetesBackend(progress_interval=0)
+    try:
+        await backend.submit(spec("off"))
+        fake_kube.operator.run(NS, "off")
+        fake_kube.append_log(NS, "off-master-0", "pytorch", "Epoch 1/2\n")
+        for _ in range(3):
+            assert await progress_of(backend, "off") is None
+        assert not log_reads(fake_kube, "off-master-0")
+    finally:
+        await backend.close()
+
+
+async def test_the_rest_api_carries_cluster_progress(fake_kube: Any, jp_fetch: Any) -> None:
+    """``GET jobs`` on a real Jupyter server: the progress the server's own polling read
+    from the master's log; ``GET jobs/{name}/progress`` its history."""
+
+    async def get(*path: str) -> Any:
+        return json.loads((await jp_fetch("pytorchjob", "api", *path)).body)
+
+    body = {"name": "api", "nodes": 2, "command": ["python", "train.py"]}
+    await jp_fetch("pytorchjob", "api", "jobs", method="POST", body=json.dumps(body))
+    fake_kube.operator.run(NS, "api")
+    fake_kube.append_log(NS, "api-master-0", "pytorch", "{'loss': 0.5, 'epoch': 1.0}\n")
+    fake_kube.append_log(NS, "api-master-0", "pytorch", "{'loss': 0.25, 'epoch': 2.0}\n")
+    deadline = time.monotonic() + 20
+    while True:
+        (job,) = (await get("jobs"))["jobs"]
+        if job["progress"] and job["progress"]["metrics"].get("loss") == 0.25:
+            break
+        assert time.monotonic() < deadline, job
+        await asyncio.sleep(0.05)
+    assert job["progress"]["source"] == "logs" and job["progress"]["keyMetric"] == "loss"
+    assert (await get("jobs", "api"))["progress"]["epoch"] == 2.0
+    history = (await get("jobs", "api", "progress"))["history"]
+    assert [p["value"] for p in history["loss"]] == [0.5, 0.25]
+    with pytest.raises(HTTPClientError) as info:
+        await get("jobs", "nope", "progress")
+    assert info.value.code == 404
