@@ -291,6 +291,7 @@ class PyTorchJobApp(ExtensionApp):
                 "connect_timeout": self.kubernetes_connect_timeout,
                 "request_timeout": self.kubernetes_request_timeout,
                 "progress_interval": self.kubernetes_progress_interval,
+                "progress_parse_in_process": True,
             }
         if self.backend == "local":
             root_dir = self.serverapp.root_dir if self.serverapp else None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -280,3 +282,27 @@ async def test_the_rest_api_carries_cluster_progress(fake_kube: Any, jp_fetch: A
     with pytest.raises(HTTPClientError) as info:
         await get("jobs", "nope", "progress")
     assert info.value.code == 404
+
+
+async def test_a_killed_parser_process_is_replaced(fake_kube: Any) -> None:
+    """A server parses in a worker process: when it dies (killed, out of memory) a new
+    one takes over at the next read, from the log's tail, and nothing else breaks."""
+    backend = KubernetesBackend(progress_interval=0.05, progress_parse_in_process=True)
+    try:
+        await backend.submit(spec("kill"))
+        fake_kube.operator.run(NS, "kill")
+        fake_kube.append_log(NS, "kill-master-0", "pytorch", "Epoch 1/4\n")
+        await wait_progress(backend, "kill", lambda p: p.epoch == 1, "the first epoch")
+        pool = backend.progress_watcher.parser._pool
+        assert pool is not None
+        (worker,) = pool._processes.values()  # the only way to its pid: a private map
+        assert worker.pid != os.getpid()
+        os.kill(worker.pid, signal.SIGKILL)
+        fake_kube.append_log(NS, "kill-master-0", "pytorch", "Epoch 2/4\n")
+        await wait_progress(backend, "kill", lambda p: p.epoch == 2, "a new parser")
+        assert backend.progress_watcher.parser._pool is not pool
+        _, history = await backend.progress("kill")
+        assert history is not None
+    finally:
+        await backend.close()
+    assert backend.progress_watcher.parser._pool is None  # its process stopped

@@ -83,7 +83,9 @@ class KubernetesBackend(Backend):
     ``progress_interval``: seconds between reads of running jobs' logs and event files
     for their progress while somebody looks (0: no progress from them);
     ``progress_wait``: how long a list may wait for the first read of jobs never read
-    (a one-shot ``ptjob list``; a server shows them at its next poll).
+    (a one-shot ``ptjob list``; a server shows them at its next poll);
+    ``progress_parse_in_process``: parse logs and event files in a worker process, not a
+    thread (a server: the parsing would hold the GIL its requests need).
     """
 
     name = "kubernetes"
@@ -99,6 +101,7 @@ class KubernetesBackend(Backend):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         progress_interval: float = INTERVAL,
         progress_wait: float = 0.0,
+        progress_parse_in_process: bool = False,
     ) -> None:
         self._namespace = namespace
         self.connect_timeout = connect_timeout
@@ -119,6 +122,7 @@ class KubernetesBackend(Backend):
             self._progress_logdir,
             interval=progress_interval,
             wait_first=progress_wait,
+            parse_in_process=progress_parse_in_process,
         )
 
     # -- connection ---------------------------------------------------------------------
@@ -162,6 +166,7 @@ class KubernetesBackend(Backend):
                 request_timeout=self.request_timeout,
                 progress_interval=self.progress_watcher.interval,
                 progress_wait=self.progress_watcher.wait_first,
+                progress_parse_in_process=self.progress_watcher.parser.in_process,
             )
             other.self_pod = None  # the notebook's PVCs live in its own namespace
         if self._api is not None and other._api is None:
@@ -535,7 +540,7 @@ class KubernetesBackend(Backend):
         """The job's progress and the history of its metrics since this server first
         read them (the logs' and event files' since then, a TrainJob's trainerStatus)."""
         info = await self.get_job(name)
-        return info.progress, self.progress_watcher.history(name)
+        return info.progress, await self.progress_watcher.history(name)
 
     async def _pods(self, selector: str) -> list[dict[str, Any]]:
         """Pods as plain dicts, read without building client models: log following

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import concurrent.futures
 import contextlib
+import multiprocessing
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -77,7 +79,9 @@ class WatchedJob:
     state: JobState
     pod: str | None = None  # the chief replica's pod
     trainer: JobProgress | None = None  # status.trainerStatus, as last listed
-    sources: ProgressSources | None = None  # made on the first read (the logdir known)
+    key: str = ""  # its sources' key in the parser (set on the first read)
+    logs: ProgressReading | None = None  # what its log said, as last parsed
+    board: ProgressReading | None = None  # what its event files said
     last_ns: int | None = None  # the newest log line read
     tail_next: bool = True
     skip_to: int | None = None  # the next read starts at this second (ns): see _read_log
@@ -90,9 +94,7 @@ class WatchedJob:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def progress(self) -> JobProgress | None:
-        sources = self.sources
-        logs = sources.logs.reading if sources else None
-        board = sources.board_reading if sources else None
+        logs, board = self.logs, self.board
         parts = (self.trainer, logs, board)
         if len(parts) != len(self.merged_from) or any(
             a is not b for a, b in zip(parts, self.merged_from, strict=True)
@@ -145,6 +147,7 @@ class ProgressWatcher:
         *,
         interval: float = INTERVAL,
         wait_first: float = 0.0,
+        parse_in_process: bool = False,
     ) -> None:
         self.read_log = read_log
         self.find_logdir = find_logdir
@@ -154,6 +157,7 @@ class ProgressWatcher:
         # a one-shot ``ptjob list`` has no later look, and a kernel keeps no task).
         self.wait_first = wait_first
         self.jobs: dict[str, WatchedJob] = {}
+        self.parser = ProgressParser(in_process=parse_in_process)
         self._task: asyncio.Task[None] | None = None
         self._last_look = 0.0
         self._limit = asyncio.Semaphore(PARALLEL)
@@ -175,11 +179,14 @@ class ProgressWatcher:
             return
         self._last_look = time.monotonic()
         seen = set()
+        replaced: list[str] = []
         for kind, job, pods, info in found:
             meta = job.get("metadata") or {}
             seen.add(info.name)
             watched = self.jobs.get(info.name)
             if watched is None or watched.uid != meta.get("uid"):
+                if watched is not None and watched.key:
+                    replaced.append(watched.key)  # deleted and made again: another job
                 if len(self.jobs) >= MAX_JOBS and info.state.finished:
                     continue
                 watched = self.jobs[info.name] = WatchedJob(
@@ -195,8 +202,9 @@ class ProgressWatcher:
                 watched.trainer = info.progress
             info.progress = watched.progress() or info.progress
         if complete:
-            for name in set(self.jobs) - seen:
-                del self.jobs[name]
+            replaced += [w.key for w in map(self.jobs.pop, set(self.jobs) - seen) if w.key]
+        if replaced:
+            await self.parser.forget(replaced)
         polling = self._task is not None and not self._task.done()
         if self.wait_first:
             # A command (``ptjob``, ``%ptjob``): read now, boundedly, and leave nothing
@@ -212,9 +220,14 @@ class ProgressWatcher:
         elif not polling:
             self._task = asyncio.create_task(self._run())
 
-    def history(self, name: str) -> MetricHistory | None:
+    async def history(self, name: str) -> MetricHistory | None:
         watched = self.jobs.get(name)
-        return watched.sources.history if watched and watched.sources else None
+        if watched is None or not watched.key:
+            return None
+        try:
+            return await self.parser.history(watched.key)
+        except ParserLost:
+            return None
 
     async def _run(self) -> None:
         # At a fixed rate: a poll starts ``interval`` after the last one started (a line
@@ -231,6 +244,7 @@ class ProgressWatcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await asyncio.to_thread(self.parser.close)
 
     async def poll(self) -> None:
         """Read what is new for every job that may have something new."""
@@ -242,19 +256,27 @@ class ProgressWatcher:
         if watched.lock.locked():
             return  # being read (a slow read outlasted the interval)
         async with self._limit, watched.lock:
-            if watched.sources is None:
+            if not watched.key:
                 logdir = await self.find_logdir(watched.kind, watched.manifest)
-                watched.sources = ProgressSources(logdir)
+                watched.key = f"{watched.uid}"
+                await self.parser.start(watched.key, str(logdir) if logdir else None)
             finished = watched.state.finished
             data = await self._read_log(watched)
-            sources, trainer = watched.sources, watched.trainer
+            trainer = watched.trainer
+            reading = None
             if trainer is not None and trainer.updated != watched.trainer_recorded:
                 watched.trainer_recorded = trainer.updated
                 reading = as_reading(trainer)
-                assert reading is not None
-            else:
-                reading = None
-            new = await asyncio.to_thread(digest, sources, data, reading)
+            try:
+                watched.logs, watched.board, new = await self.parser.digest(
+                    watched.key, data, reading
+                )
+            except ParserLost:
+                # Its process died (killed, out of memory): a new one starts with the
+                # next read, from the logs' tails and the event files' starts.
+                for job in self.jobs.values():
+                    job.key, job.last_ns, job.tail_next = "", None, True
+                return
             if finished and not new:
                 watched.done = True
 
@@ -296,11 +318,93 @@ class ProgressWatcher:
         return lines
 
 
-def digest(sources: ProgressSources, log: bytes, trainer: ProgressReading | None) -> bool:
-    """Feed one read to a job's sources (in a worker thread); whether it was new."""
+class ParserLost(Exception):
+    """The parser's process is gone, and with it every job's sources."""
+
+
+# The sources of every job, by key, where the parsing runs (this process or the worker).
+_SOURCES: dict[str, ProgressSources] = {}
+
+
+def _start(store: dict[str, ProgressSources], key: str, logdir: str | None) -> None:
+    store.setdefault(key, ProgressSources(Path(logdir) if logdir else None))
+
+
+def _digest(
+    store: dict[str, ProgressSources], key: str, log: bytes, trainer: ProgressReading | None
+) -> Digest:
+    """Feed one read to a job's sources: what its log and its event files say now, and
+    whether anything was new."""
+    sources = store[key]
     new = sources.feed_log(log)
     new = sources.read_board(BOARD_BUDGET) or new
     if trainer is not None:
         sources.add_history(trainer)
     sources.merged()  # moves the log lines' metrics into the history
-    return new
+    return sources.logs.reading, sources.board_reading, new
+
+
+def _forget(store: dict[str, ProgressSources], keys: list[str]) -> None:
+    for key in keys:
+        store.pop(key, None)
+
+
+def _history(store: dict[str, ProgressSources], key: str) -> MetricHistory | None:
+    sources = store.get(key)
+    return sources.history if sources else None
+
+
+def _in_worker(function: Callable[..., Any], *args: Any) -> Any:
+    """``function`` on the worker process's own sources."""
+    return function(_SOURCES, *args)
+
+
+Digest = tuple[ProgressReading | None, ProgressReading | None, bool]
+
+
+class ProgressParser:
+    """Where log lines and event files are parsed: in a worker thread of this process
+    (a command: nothing else waits on its loop), or in one worker process (a server:
+    parsing 100 MB of event files holds the GIL for seconds, and every ``GET jobs`` on
+    the server's loop would wait for it at each await)."""
+
+    def __init__(self, *, in_process: bool) -> None:
+        self.in_process = in_process
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._store: dict[str, ProgressSources] = {}
+
+    async def _call(self, function: Callable[..., Any], *args: Any) -> Any:
+        if not self.in_process:
+            return await asyncio.to_thread(function, self._store, *args)
+        if self._pool is None:
+            # spawn: a fork of a server running threads could inherit a held lock.
+            context = multiprocessing.get_context("spawn")
+            self._pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context)
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._pool, _in_worker, function, *args)
+        except concurrent.futures.process.BrokenProcessPool as err:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            raise ParserLost() from err
+
+    async def start(self, key: str, logdir: str | None) -> None:
+        await self._call(_start, key, logdir)
+
+    async def digest(self, key: str, log: bytes, trainer: ProgressReading | None) -> Digest:
+        result: Digest = await self._call(_digest, key, log, trainer)
+        return result
+
+    async def history(self, key: str) -> MetricHistory | None:
+        result: MetricHistory | None = await self._call(_history, key)
+        return result
+
+    async def forget(self, keys: list[str]) -> None:
+        with contextlib.suppress(ParserLost):
+            await self._call(_forget, keys)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._store.clear()
