@@ -24,7 +24,7 @@ from jupyter_pytorchjob.job import JobSpec
 from jupyter_pytorchjob.kinds.pytorchjob.manifest import build_manifest
 
 from .fake_kube import FakeKube
-from .fake_kube.logs import rfc3339
+from .fake_kube.logs import parse_rfc3339, rfc3339
 from .fake_kube.selectors import SelectorError, labels_match, parse_labels
 from .fake_kube.server import parse_bool
 
@@ -677,6 +677,31 @@ async def test_log_backlog_options(fake_kube: FakeKube) -> None:
             body["message"]
             == 'previous terminated container "pytorch" in pod "job2-master-0" not found'
         )
+
+
+async def test_a_line_is_stamped_when_it_is_complete(fake_kube: FakeKube) -> None:
+    """The container runtime stamps a line when it has read all of it (containerd's CRI
+    logger reads a whole line, then takes the time), not when its first byte came: a line
+    written in two pieces carries the second piece's time."""
+    async with apis() as (custom, core):
+        await create(custom, manifest(nodes=1))
+        pod = "job1-master-0"
+        fake_kube.append_log(NS, pod, "pytorch", "first\nhal")
+        between = parse_rfc3339(rfc3339(nano=True))
+        fake_kube.append_log(NS, pod, "pytorch", "f\nnext\n")
+        stamped = await core.read_namespaced_pod_log(pod, NS, timestamps=True)
+        stamps = {
+            text: parse_rfc3339(stamp)
+            for stamp, _, text in (line.partition(" ") for line in stamped.splitlines())
+        }
+        assert list(stamps) == ["first", "half", "next"]
+        assert stamps["first"] < between < stamps["half"] == stamps["next"]
+        # sinceTime finds it by that time too: the whole line, not its second piece.
+        async with aiohttp.ClientSession(fake_kube.url, headers=AUTH) as http:
+            url = f"/api/v1/namespaces/{NS}/pods/{pod}/log"
+            since = rfc3339(between, nano=True)
+            async with http.get(url, params={"sinceTime": since}) as resp:
+                assert await resp.text() == "half\nnext\n"
 
 
 async def test_log_follow_streams_in_chunks_until_terminated(fake_kube: FakeKube) -> None:

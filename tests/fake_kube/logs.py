@@ -55,6 +55,9 @@ class LogInstance:
         if since_ns is not None:
             index = bisect.bisect_left(self.times, since_ns)
             start = self.offsets[index] if index < len(self.offsets) else len(self.data)
+            # A line is as old as the write that completed it (``render``): one that began
+            # in an earlier write is still after sinceTime, from its start.
+            start = self.data.rfind(b"\n", 0, start) + 1
         if tail_lines is None:
             return start
         end = len(self.data)
@@ -76,12 +79,15 @@ class LogInstance:
         out = []
         pos = start
         at_line_start = start == 0 or self.data[start - 1] == 0x0A
-        # The lines of one write share its time: format it once per write (a benchmark
-        # reads logs of millions of lines through here).
+        # A line's time is that of the write that completed it, as the CRI stamps a line
+        # once it has read all of it (an unfinished one: its latest write). The lines of
+        # one write share its time: formatted once per write (a benchmark reads logs of
+        # millions of lines through here).
         stamps: dict[int, bytes] = {}
         for line in chunk.splitlines(keepends=True):
             if at_line_start:
-                ns = self.time_at(pos)
+                newline = self.data.find(b"\n", pos)
+                ns = self.time_at(newline if newline >= 0 else len(self.data) - 1)
                 stamp = stamps.get(ns)
                 if stamp is None:
                     stamp = stamps[ns] = rfc3339(ns, nano=True).encode() + b" "
