@@ -249,10 +249,13 @@ async def test_a_shipped_script_leaves_no_temporary_directory(
     that nobody removes; it still runs as the bootstrap runs it in a cluster."""
     temp = tmp_path / "temp"
     temp.mkdir()
+    # One write(2) per line: with PYTHONUNBUFFERED a print() is a write per piece, and two
+    # torchrun ranks sharing a node's pipe interleave their pieces mid-line.
     script = (
         "import os, sys\n"
-        "print('rank', os.environ['RANK'], 'argv', sys.argv[1:], 'script', "
-        "'PTJOB_SCRIPT' in os.environ, flush=True)\n"
+        "line = f\"rank {os.environ['RANK']} argv {sys.argv[1:]} script "
+        "{'PTJOB_SCRIPT' in os.environ}\\n\"\n"
+        "os.write(1, line.encode())\n"
     )
     await backend.submit(
         make_spec(
@@ -268,8 +271,11 @@ async def test_a_shipped_script_leaves_no_temporary_directory(
     done = await finished_with_every_node(backend, "shipped")
     logs = await collect_logs(backend, "shipped")
     assert done.state is JobState.SUCCEEDED, logs
-    text = logs["master-0"] + logs["worker-0"]
-    assert text.count("argv ['--lr', '0.1'] script False") == 2 * nproc
+    lines = (logs["master-0"] + logs["worker-0"]).splitlines()
+    said = sorted(line for line in lines if line.startswith("rank "))
+    assert said == [
+        f"rank {rank} argv ['--lr', '0.1'] script False" for rank in range(2 * nproc)
+    ], logs
     assert [p.name for p in temp.iterdir() if p.name.startswith("ptjob-")] == []
     await backend.delete_job("shipped")
     assert not (backend.jobs_dir / "shipped").exists()
