@@ -11,19 +11,65 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import sys
+from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+# Linux names its ephemeral range here; elsewhere IANA's dynamic range (macOS, Windows) is
+# assumed, widened to Linux's default start.
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_ASSUMED_EPHEMERAL = (32768, 65535)
+# Below it, ports of the registered range that a workstation rarely serves.
+_LOWEST_PORT = 10000
+_handed_out: deque[int] = deque(maxlen=512)
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = (int(n) for n in _EPHEMERAL_RANGE.read_text().split())
+    except (OSError, ValueError):
+        return _ASSUMED_EPHEMERAL
+    return low, high
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now (the caller's process
-    binds it moments later: a job's rendezvous, a TensorBoard)."""
+    binds it moments later: a job's rendezvous, a TensorBoard).
+
+    The port comes from outside the kernel's ephemeral range: ports in it go to every
+    bind(0) and every outgoing connection, so another job's gloo pairs or store clients
+    could take it between this pick and the caller's bind. Outside it, only an explicit
+    bind does. Ports handed out lately by this process are not handed out again."""
+    low, high = _ephemeral_range()
+    spans = [(a, b) for a, b in ((_LOWEST_PORT, low - 1), (high + 1, 65535)) if a <= b]
+    room = sum(b - a + 1 for a, b in spans)
+    for _ in range(200 if room else 0):
+        pick, port = secrets.randbelow(room), 0
+        for a, b in spans:
+            if pick <= b - a:
+                port = a + pick
+                break
+            pick -= b - a + 1
+        if port not in _handed_out and _bindable(port):
+            _handed_out.append(port)
+            return port
+    # A machine whose ephemeral range leaves no room: the kernel's pick.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -15,7 +15,7 @@ import pytest
 
 from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.processes import pid_alive
+from jupyter_pytorchjob.processes import free_port, pid_alive
 
 from .local_jobs import EXAMPLES, collect_logs
 from .local_jobs import make_spec as spec
@@ -283,6 +283,22 @@ async def test_two_jobs_at_once(backend: LocalBackend) -> None:
         raise AssertionError(f"jobs did not finish: {states} {logs}") from None
     assert [r.state for r in results] == [JobState.SUCCEEDED, JobState.SUCCEEDED]
     assert [j.name for j in await backend.list_jobs()] == ["two", "one"]
+
+
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+@pytest.mark.skipif(not EPHEMERAL.is_file(), reason="the kernel's ephemeral port range is Linux's")
+def test_job_ports_are_never_ones_the_kernel_hands_out() -> None:
+    """The kernel gives ports of its ephemeral range to every bind(0) and outgoing connection:
+    another job's gloo pairs and store clients could take a job's master port between the pick
+    and the master's bind (test_two_jobs_at_once once saw master-0 restart and then wait alone
+    for a worker that had exited). A port from outside that range only an explicit bind takes."""
+    low, high = (int(n) for n in EPHEMERAL.read_text().split())
+    ports = [free_port() for _ in range(200)]
+    assert [p for p in ports if low <= p <= high] == []
+    assert len(set(ports)) == len(ports), "a port was handed out twice"
+    assert all(1024 <= p <= 65535 for p in ports)
 
 
 async def test_name_taken_and_missing_jobs(backend: LocalBackend) -> None:

@@ -19,7 +19,8 @@ server nothing. Per poll, for each running job (``PARALLEL`` at a time):
   ``BOARD_BUDGET`` bytes per poll - a 100 MB file is caught up with over polls and never
   parsed again.
 
-Parsing runs in a worker thread. A job seen finished gets reads until nothing is new
+Parsing runs apart from the loop (``ProgressParser``: one worker process for a server,
+a thread for a command). A job seen finished gets reads until nothing is new
 (``FINISHING`` jobs per poll at most), then keeps its final progress for as long as
 the server runs; a job gone from the list is forgotten. The history of each job's
 metrics (``GET jobs/{name}/progress``) is kept in memory, bounded like the local one.
