@@ -171,6 +171,67 @@ async def test_event_files_where_the_notebook_mounts_the_pvc(
         await backend.close()
 
 
+def archive_line(text: str) -> str:
+    """A line as the log archive's wrapper writes it: RFC 3339 with nanoseconds, a space."""
+    ns = time.time_ns()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9))
+    return f"{stamp}.{ns % 10**9:09d}Z {text}\n"
+
+
+async def test_a_job_whose_pods_are_gone_shows_its_final_metrics_from_the_archive(
+    fake_kube: Any, jp_asyncio_loop: Any, tmp_path: Path
+) -> None:
+    """cleanPodPolicy All deleted the pods: a server that reads the job afresh (restarted,
+    or new) finds its final metrics in the chief replica's log archive on the PVC."""
+    notebook = copy.deepcopy(NOTEBOOK_POD)
+    home = tmp_path / "home"
+    notebook["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = str(home)
+    fake_kube.add(notebook)
+    body = {
+        "pvc": [{"claim": "workspace", "mountPath": "/mnt/ws"}],
+        "logdir": "/mnt/ws/runs/g",
+        "cleanPodPolicy": "All",
+    }
+    writer = KubernetesBackend(self_pod="nb-0", progress_interval=0)
+    try:
+        await writer.submit(spec("gone", **body))
+    finally:
+        await writer.close()
+    fake_kube.operator.run(NS, "gone")
+    # What the wrapper archived in the pods (the archive defaults to the log directory).
+    archive = home / "runs" / "g" / ".ptjob-logs" / "gone"
+    archive.mkdir(parents=True)
+    (archive / "worker-0.log").write_text(archive_line("{'loss': 9.0, 'epoch': 3.0}"))
+    (archive / "master-0.log").write_text(archive_line("{'loss': 0.9, 'epoch': 1.0}"))
+    (archive / "master-0.1.log").write_text(
+        archive_line(" 50%|█████     | 50/100 [00:05<00:05]")
+        + archive_line("{'loss': 0.231, 'epoch': 3.0}")
+        + archive_line("100%|██████████| 100/100 [00:10<00:00]")
+    )
+    fake_kube.operator.succeed(NS, "gone")
+    assert fake_kube.operator.pods(NS, "gone") == []
+
+    backend = KubernetesBackend(self_pod="nb-0", progress_interval=0.05)
+    try:
+        progress = await wait_progress(
+            backend, "gone", lambda p: p.step == 100, "the archived master's progress"
+        )
+        assert progress.metrics["loss"] == pytest.approx(0.231)  # the master's last run
+        assert progress.percent == pytest.approx(100)
+        await until(lambda: backend.progress_watcher.jobs["gone"].done, "read to its end")
+        # A notebook without the PVC: no progress, and no error in the list.
+        elsewhere = KubernetesBackend(progress_interval=0.05)
+        try:
+            await progress_of(elsewhere, "gone")  # a look: the watcher reads it from now on
+            for _ in range(2):
+                await elsewhere.progress_watcher.poll()
+            assert await progress_of(elsewhere, "gone") is None
+        finally:
+            await elsewhere.close()
+    finally:
+        await backend.close()
+
+
 async def test_a_hostile_log_changes_only_its_own_jobs_progress(
     backend: KubernetesBackend, fake_kube: Any
 ) -> None:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..job.progress import chief_replica
 from ..kinds.log_archive import parse_run_file
 from .base import LogChunk
 
@@ -108,6 +109,26 @@ def tail_offset(path: Path, lines: int) -> int:
                         return start + i + 1
             end = start
     return 0
+
+
+def chief_tail(directory: Path, lines: int, budget: int, *, not_before_ns: int = 0) -> bytes:
+    """The last ``lines`` whole lines, stamps kept, of the chief replica's current run
+    (at most ``budget`` bytes, the newest kept): what a job's progress is read from once
+    its pods are gone. Empty where there is none."""
+    files = runs(directory)
+    chief = chief_replica(files)
+    path = pick_run(files.get(chief or "", []), previous=False, not_before_ns=not_before_ns)
+    if path is None:
+        return b""
+    try:
+        size = path.stat().st_size
+        offset = tail_offset(path, lines)
+        data = read_at(path, max(offset, size - budget), budget)
+    except OSError:
+        return b""
+    if offset < size - budget:  # cut inside a line: from the next whole one
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+    return data[: data.rfind(b"\n") + 1]
 
 
 async def read_run(

@@ -27,7 +27,7 @@ from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archiv
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes
-from ..archive import ArchiveLocation, read_archive
+from ..archive import ArchiveLocation, chief_tail, read_archive
 from ..base import (
     Backend,
     BackendError,
@@ -51,7 +51,7 @@ from .connection import (
 )
 from .discovery import NotebookPod, within
 from .logs import LogMerger, is_waiting, open_log, parse_timestamp_ns
-from .progress import INTERVAL, LOG_BUDGET, ProgressWatcher
+from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
 from .pruning import dropped_fields
 
 LOGGER = logging.getLogger(__name__)
@@ -120,6 +120,7 @@ class KubernetesBackend(Backend):
         self.progress_watcher = ProgressWatcher(
             self._progress_log,
             self._progress_logdir,
+            read_archive=self._progress_archive,
             interval=progress_interval,
             wait_first=progress_wait,
             parse_in_process=progress_parse_in_process,
@@ -283,6 +284,18 @@ class KubernetesBackend(Backend):
         finally:
             response.release()
         return bytes(data[:LOG_BUDGET])
+
+    async def _progress_archive(self, kind: JobKind, job: Mapping[str, Any]) -> bytes | None:
+        """The chief replica's archived log for the progress watcher once the job's pods
+        are gone (its tail, at most ``LOG_BUDGET`` bytes); None where this notebook reads
+        no archive of the job."""
+        location = await self._archive_location(kind, dict(job))
+        if location is None or location.directory is None:
+            return None
+        created = parse_timestamp_ns(job["metadata"].get("creationTimestamp") or "") or 0
+        return await asyncio.to_thread(
+            chief_tail, location.directory, TAIL_LINES, LOG_BUDGET, not_before_ns=created
+        )
 
     def log_progress_failure(self, pod: str, err: BaseException) -> None:
         LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)

@@ -65,6 +65,8 @@ NEWLINE = re.compile(b"\n")
 
 # (pod, query) -> the log's bytes, None when there is none to read (gone, not started).
 LogReader = Callable[[str, dict[str, Any]], Awaitable[bytes | None]]
+# (kind, manifest) -> the chief replica's archived log (its pods are gone), None for none.
+ArchiveReader = Callable[[JobKind, Mapping[str, Any]], Awaitable[bytes | None]]
 # (kind, manifest) -> the job's log directory in this notebook, None when it has none here.
 LogdirFinder = Callable[[JobKind, Mapping[str, Any]], Awaitable[Path | None]]
 
@@ -146,12 +148,14 @@ class ProgressWatcher:
         read_log: LogReader,
         find_logdir: LogdirFinder,
         *,
+        read_archive: ArchiveReader | None = None,
         interval: float = INTERVAL,
         wait_first: float = 0.0,
         parse_in_process: bool = False,
     ) -> None:
         self.read_log = read_log
         self.find_logdir = find_logdir
+        self.read_archive = read_archive
         self.interval = interval
         # 0: poll in the background while somebody looks (a server). Else the seconds a
         # look waits for a read made for it, with no polling between looks (a command:
@@ -283,7 +287,14 @@ class ProgressWatcher:
 
     async def _read_log(self, watched: WatchedJob) -> bytes:
         if watched.pod is None:
-            return b""
+            if not watched.state.finished or self.read_archive is None:
+                return b""
+            # Its pods are gone (cleanPodPolicy): the chief's log archive, which grows no
+            # more - its tail, read until nothing is new like a pod's log.
+            data = await self.read_archive(watched.kind, watched.manifest)
+            lines, newest, _ = new_lines(data or b"", watched.last_ns)
+            watched.last_ns = newest
+            return lines
         query: dict[str, Any] = {
             "container": watched.kind.container,
             "timestamps": True,
