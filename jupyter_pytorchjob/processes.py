@@ -57,15 +57,11 @@ def free_port() -> int:
     could take it between this pick and the caller's bind. Outside it, only an explicit
     bind does. Ports handed out lately by this process are not handed out again."""
     low, high = _ephemeral_range()
-    spans = [(a, b) for a, b in ((_LOWEST_PORT, low - 1), (high + 1, 65535)) if a <= b]
-    room = sum(b - a + 1 for a, b in spans)
+    below, above = range(_LOWEST_PORT, low), range(high + 1, 65536)
+    room = len(below) + len(above)
     for _ in range(200 if room else 0):
-        pick, port = secrets.randbelow(room), 0
-        for a, b in spans:
-            if pick <= b - a:
-                port = a + pick
-                break
-            pick -= b - a + 1
+        pick = secrets.randbelow(room)
+        port = below[pick] if pick < len(below) else above[pick - len(below)]
         if port not in _handed_out and _bindable(port):
             _handed_out.append(port)
             return port

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from jupyter_pytorchjob.backends import JobState, LogChunk
-from jupyter_pytorchjob.backends.archive import chief_tail
+from jupyter_pytorchjob.backends.archive import ArchiveLocation, chief_tail
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.job import JobSpec
@@ -130,7 +130,8 @@ if failing:
 def test_a_jobs_progress_reads_the_chief_replicas_archive_tail(tmp_path: Path) -> None:
     """What the progress of a job whose pods are gone is read from: the master's (else
     rank 0's) current run, its last lines, whole lines only within the byte budget."""
-    assert chief_tail(tmp_path, 10, 1000) == b""
+    archive = ArchiveLocation("data", tmp_path)
+    assert chief_tail(archive, 10, 1000) == b""
 
     def run(name: str, count: int) -> list[bytes]:
         lines = [f"2026-11-26T09:00:{i:02d}.000000001Z {name} {i}\n".encode() for i in range(count)]
@@ -139,13 +140,13 @@ def test_a_jobs_progress_reads_the_chief_replicas_archive_tail(tmp_path: Path) -
 
     run("worker-1.log", 3)
     worker = run("worker-0.log", 3)
-    assert chief_tail(tmp_path, 10, 1000) == b"".join(worker)  # no master: rank 0
+    assert chief_tail(archive, 10, 1000) == b"".join(worker)  # no master: rank 0
     run("master-0.log", 5)
     master = run("master-0.1.log", 50)  # the restarted master's run is the current one
-    assert chief_tail(tmp_path, 3, 10_000) == b"".join(master[-3:])
+    assert chief_tail(archive, 3, 10_000) == b"".join(master[-3:])
     # 120 bytes hold two whole lines of 49 bytes (and part of a third, dropped).
-    assert chief_tail(tmp_path, 10, 120) == b"".join(master[-2:])
-    assert chief_tail(tmp_path, 10, 20) == b""
+    assert chief_tail(archive, 10, 120) == b"".join(master[-2:])
+    assert chief_tail(archive, 10, 20) == b""
 
 
 async def test_local_logs_outlive_their_files(tmp_path: Path) -> None:

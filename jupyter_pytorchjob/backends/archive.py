@@ -28,11 +28,13 @@ NOTICE = "from the archive on {where} (its pod is gone)"
 @dataclass(frozen=True)
 class ArchiveLocation:
     """Where a job's archive is for this server: ``directory`` (None when the server
-    cannot read it, and ``problem`` says why) on PVC ``claim``."""
+    cannot read it, and ``problem`` says why) on PVC ``claim``. Runs begun before
+    ``not_before_ns`` (the job's creation) were written by an earlier job of its name."""
 
     claim: str
     directory: Path | None
     problem: str | None = None
+    not_before_ns: int = 0
 
     def notice(self, replica: str, previous: bool = False) -> LogChunk:
         text = self.problem or NOTICE.format(where=f"PVC {self.claim}")
@@ -111,13 +113,15 @@ def tail_offset(path: Path, lines: int) -> int:
     return 0
 
 
-def chief_tail(directory: Path, lines: int, budget: int, *, not_before_ns: int = 0) -> bytes:
+def chief_tail(location: ArchiveLocation, lines: int, budget: int) -> bytes:
     """The last ``lines`` whole lines, stamps kept, of the chief replica's current run
     (at most ``budget`` bytes, the newest kept): what a job's progress is read from once
-    its pods are gone. Empty where there is none."""
-    files = runs(directory)
+    its pods are gone. Empty where there is none, or the archive cannot be read here."""
+    files = runs(location.directory) if location.directory else {}
     chief = chief_replica(files)
-    path = pick_run(files.get(chief or "", []), previous=False, not_before_ns=not_before_ns)
+    path = pick_run(
+        files.get(chief or "", []), previous=False, not_before_ns=location.not_before_ns
+    )
     if path is None:
         return b""
     try:
@@ -181,7 +185,6 @@ async def read_archive(
     previous: bool = False,
     since: Mapping[str, int] | None = None,
     tail: int | None = None,
-    not_before_ns: int = 0,
 ) -> AsyncIterator[LogChunk]:
     """The archived log of each of ``replicas`` (those with one), a notice before its
     first lines; where the archive cannot be read, only the notice saying why."""
@@ -193,7 +196,10 @@ async def read_archive(
     files = await asyncio.to_thread(runs, location.directory)
     for replica in replicas:
         path = await asyncio.to_thread(
-            pick_run, files.get(replica, []), previous=previous, not_before_ns=not_before_ns
+            pick_run,
+            files.get(replica, []),
+            previous=previous,
+            not_before_ns=location.not_before_ns,
         )
         if path is None:
             continue

@@ -287,15 +287,12 @@ class KubernetesBackend(Backend):
 
     async def _progress_archive(self, kind: JobKind, job: Mapping[str, Any]) -> bytes | None:
         """The chief replica's archived log for the progress watcher once the job's pods
-        are gone (its tail, at most ``LOG_BUDGET`` bytes); None where this notebook reads
-        no archive of the job."""
+        are gone (its tail, at most ``LOG_BUDGET`` bytes); None where the job keeps none,
+        empty where this notebook cannot read it."""
         location = await self._archive_location(kind, dict(job))
-        if location is None or location.directory is None:
+        if location is None:
             return None
-        created = parse_timestamp_ns(job["metadata"].get("creationTimestamp") or "") or 0
-        return await asyncio.to_thread(
-            chief_tail, location.directory, TAIL_LINES, LOG_BUDGET, not_before_ns=created
-        )
+        return await asyncio.to_thread(chief_tail, location, TAIL_LINES, LOG_BUDGET)
 
     def log_progress_failure(self, pod: str, err: BaseException) -> None:
         LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
@@ -312,16 +309,18 @@ class KubernetesBackend(Backend):
         if base is None or mount is None:
             return None
         path = log_archive.archive_dir(base, spec.name or "")
+        created = parse_timestamp_ns(job["metadata"].get("creationTimestamp") or "") or 0
         notebook = await self.notebook()
         local = notebook.local_path(spec.pvc, path) if notebook else None
         if local is not None:
-            return ArchiveLocation(mount.claim, Path(local))
+            return ArchiveLocation(mount.claim, Path(local), not_before_ns=created)
         return ArchiveLocation(
             mount.claim,
             None,
             f"its pod is gone and its log archive is on PVC {mount.claim!r} ({path} in the "
             "job's pods), which this notebook does not mount: add that PVC to the notebook's "
             "volumes to read it",
+            not_before_ns=created,
         )
 
     async def custom(self) -> client.CustomObjectsApi:
@@ -714,9 +713,8 @@ class KubernetesBackend(Backend):
         async def archived(gone: list[str], seen: Mapping[str, int]) -> AsyncIterator[LogChunk]:
             if location is None:
                 return
-            created = parse_timestamp_ns(job["metadata"].get("creationTimestamp") or "") or 0
             async for chunk in read_archive(
-                location, gone, previous=previous, since=seen, tail=tail, not_before_ns=created
+                location, gone, previous=previous, since=seen, tail=tail
             ):
                 yield chunk
 

@@ -438,14 +438,8 @@ class LocalBackend(Backend):
         if gone and (not follow or previous or self._settled(jobdir)):
             location = await asyncio.to_thread(self._archive_location, jobdir)
             if location is not None:
-                created = read_json(jobdir.job, {}).get("created", 0)
                 async for chunk in read_archive(
-                    location,
-                    gone,
-                    previous=previous,
-                    since=since,
-                    tail=tail,
-                    not_before_ns=int(created) * 1_000_000_000,
+                    location, gone, previous=previous, since=since, tail=tail
                 ):
                     yield chunk
                 wanted = [r for r in wanted if r not in gone]
@@ -498,7 +492,8 @@ class LocalBackend(Backend):
         local = Mounts.for_spec(spec, claim_dir).rewrite_path(
             log_archive.archive_dir(base, jobdir.name)
         )
-        return ArchiveLocation(mount.claim, Path(local))
+        created = read_json(jobdir.job, {}).get("created", 0)
+        return ArchiveLocation(mount.claim, Path(local), not_before_ns=int(created) * 1_000_000_000)
 
     def _settled(self, jobdir: JobDir) -> bool:
         """The job is finished and no node process is left to write."""
