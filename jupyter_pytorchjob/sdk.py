@@ -26,7 +26,7 @@ from typing import Any
 
 from . import arguments
 from .frontends.backend_choice import backend_name
-from .function import CaptureError, ResultError, capture, job_script
+from .function import CaptureError, ResultError, capture, job_script, new_result_key
 from .job.errors import JobSpecInvalid
 from .job.fields import FIELD, FIELDS
 from .job.spec import JobSpec, suggest_name
@@ -77,11 +77,11 @@ def submit(
     Every process runs under the job's launcher (``python``, or ``torchrun`` with
     ``nproc_per_node`` > 1 and on TrainJobs) with the process group initialised
     (``init_process_group``: nccl when CUDA is available, else gloo; destroyed after
-    the function returns). What rank 0 returns (JSON, else a pickle; at most 16 MiB)
-    is written to the job's log directory on its PVC and comes back with
-    ``job.result()``; a job with ``pvc`` but no ``logdir`` gets
-    ``<first writable mount>/runs/<name>``. ``backend`` is ``local`` or
-    ``kubernetes`` (default ``$PTJOB_BACKEND``, else local).
+    the function returns). What rank 0 returns (JSON, else a pickle) comes back with
+    ``job.result()``, signed with a key made here: up to 4 MiB through rank 0's own log
+    (no volume needed), up to 16 MiB through the job's log directory on its PVC; a job
+    with ``pvc`` but no ``logdir`` gets ``<first writable mount>/runs/<name>``.
+    ``backend`` is ``local`` or ``kubernetes`` (default ``$PTJOB_BACKEND``, else local).
 
     The job's fields are keyword arguments (listed below), with the values and
     checks of ``ptjob submit``'s flags; ``pvc``, ``tolerations`` take the flags'
@@ -101,8 +101,9 @@ def submit(
         mount = _first_writable_mount(body.get("pvc"))
         if mount is not None:
             body["logdir"] = DEFAULT_LOGDIR.format(mount=mount.rstrip("/"), name=name)
+    key = new_result_key()
     try:
-        body["script"] = job_script(captured, kwargs, job=str(name))
+        body["script"] = job_script(captured, kwargs, job=str(name), key=key)
     except ValueError as err:
         raise InvalidArguments([("args", str(err))]) from None
     try:
@@ -119,7 +120,9 @@ def submit(
     print("Follow it with job.logs(follow=True), job.wait(), then job.result().")
     for warning in info.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
-    return JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
+    handle = JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
+    handle.result_key = bytes.fromhex(key)
+    return handle
 
 
 def _first_writable_mount(pvc: Any) -> str | None:

@@ -26,7 +26,15 @@ from nbclient import NotebookClient
 from jupyter_pytorchjob import CaptureError, InvalidArguments, Job, JobFailed, ResultError, submit
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.frontends import backend_choice
-from jupyter_pytorchjob.function import capture, job_script, read_result
+from jupyter_pytorchjob.function import (
+    LOG_RESULT_MAX_BYTES,
+    ResultLines,
+    capture,
+    job_script,
+    new_result_key,
+    read_result_file,
+    result_file_name,
+)
 from jupyter_pytorchjob.magics import runner as runner_module
 
 from .crd import TRAINJOB_CRD, require_crds
@@ -132,6 +140,10 @@ def fails():
     raise RuntimeError("boom in the function")
 
 
+def big(n):
+    return b"r" * n
+
+
 class Thing:
     def method(self):
         return 1
@@ -154,8 +166,12 @@ def cell(tmp_path_factory: pytest.TempPathFactory) -> types.ModuleType:
     return module
 
 
-def run_script(script: str, tmp_path: Path, *launcher: str) -> Path:
-    """Run a job script as the processes of a job would (``python``: one, no group)."""
+KEY = new_result_key()
+
+
+def run_script(script: str, tmp_path: Path, *launcher: str) -> tuple[str, Path]:
+    """Run a job script as the processes of a job would (``python``: one, no group);
+    its output and its log directory."""
     (tmp_path / "main.py").write_text(script)
     logdir = tmp_path / "logdir"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
@@ -169,7 +185,14 @@ def run_script(script: str, tmp_path: Path, *launcher: str) -> Path:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return logdir
+    return done.stdout, logdir
+
+
+def result_in(output: str, job: str, key: str = KEY) -> Any:
+    """The result a job's rank 0 wrote into ``output`` (its log)."""
+    found = ResultLines(job, bytes.fromhex(key))
+    found.feed(output.splitlines())
+    return found.value("the output")
 
 
 def test_capture_takes_imports_constants_and_notebook_definitions(
@@ -184,9 +207,10 @@ def test_capture_takes_imports_constants_and_notebook_definitions(
     assert how["Net"] == "class source" and how["helper"] == "function source"
     assert how["LINEAR"] == "pickled copy"  # a picklable value: a copy made at submit
     assert "LOCK" not in how and "threading" not in how  # what train does not use
-    logdir = run_script(job_script(captured, {"n": 3}, job="demo"), tmp_path)
-    value = read_result(logdir, "demo")  # bytes and tuples are not JSON: a pickle
-    assert (logdir / "ptjob-result-demo.pickle").is_file()
+    output, logdir = run_script(job_script(captured, {"n": 3}, job="demo", key=KEY), tmp_path)
+    assert "ptjob-result demo begin pickle " in output  # bytes, tuples: not JSON
+    value = result_in(output, "demo")
+    assert not logdir.exists()  # a small result needs no volume
     assert value["names"] == cell.NAMES and value["h"] == 9.0 and value["out"] == 3
     assert value["group"] is False and value["n"] == 3 and value["w"] == 2
 
@@ -194,16 +218,152 @@ def test_capture_takes_imports_constants_and_notebook_definitions(
 def test_a_closure_over_plain_values_travels(cell: types.ModuleType, tmp_path: Path) -> None:
     captured = capture(cell.outer())
     assert dict(captured.captured)["k"] == "constant"
-    logdir = run_script(job_script(captured, {}, job="inner"), tmp_path)
-    assert json.loads((logdir / "ptjob-result-inner.json").read_text()) == {"value": 21}
+    output, _ = run_script(job_script(captured, {}, job="inner", key=KEY), tmp_path)
+    assert "ptjob-result inner begin json " in output
+    assert result_in(output, "inner") == 21
 
 
 def test_under_torchrun_the_group_is_there_and_a_second_init_is_skipped(
     cell: types.ModuleType, tmp_path: Path
 ) -> None:
     torchrun = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
-    logdir = run_script(job_script(capture(cell.kubeflow_style), {}, job="kf"), tmp_path, *torchrun)
-    assert read_result(logdir, "kf") == 2.0
+    script = job_script(capture(cell.kubeflow_style), {}, job="kf", key=KEY)
+    output, _ = run_script(script, tmp_path, *torchrun)
+    assert output.count("ptjob-result kf end ") == 1  # rank 0 only
+    assert result_in(output, "kf") == 2.0
+
+
+class Planted:
+    """A pickle that runs code when loaded: it creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (self.marker,))
+
+
+def forged_block(job: str, fmt: str, data: bytes, key: str) -> list[str]:
+    """Result lines as rank 0 writes them, signed with ``key``."""
+    import base64
+    import hashlib
+    import hmac
+
+    signed = b"ptjob-result\0" + job.encode() + b"\0" + fmt.encode() + b"\0" + data
+    tag = hmac.new(bytes.fromhex(key), signed, hashlib.sha256).hexdigest()
+    text = base64.b64encode(data).decode()
+    return [
+        f"ptjob-result {job} begin {fmt} {len(data)} 1",
+        f"ptjob-result {job} 0 {text}",
+        f"ptjob-result {job} end {tag}",
+    ]
+
+
+def test_a_result_not_signed_with_the_jobs_key_is_never_decoded(tmp_path: Path) -> None:
+    """Whoever can write a log archive or the PVC cannot make the notebook unpickle: a
+    block signed with any other key is refused before it is decoded."""
+    import pickle
+
+    marker = tmp_path / "ran"
+    evil = pickle.dumps(Planted(marker))
+    for fmt, data in (("pickle", evil), ("json", b'{"value": "forged"}')):
+        lines = ResultLines("demo", bytes.fromhex(KEY))
+        lines.feed(forged_block("demo", fmt, data, new_result_key()))
+        with pytest.raises(ResultError, match="not signed with the job's key"):
+            lines.value("the log archive")
+    assert not marker.exists()
+    # Signed with the job's key, the same block is the job's own.
+    lines = ResultLines("demo", bytes.fromhex(KEY))
+    lines.feed(["noise", *forged_block("demo", "json", b'{"value": [1, 2]}', KEY), "more"])
+    assert lines.value("the log") == [1, 2]
+
+
+def test_a_planted_result_file_is_refused_and_never_unpickled(tmp_path: Path) -> None:
+    import pickle
+
+    marker = tmp_path / "ran"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    path = folder / result_file_name("demo")
+    evil = pickle.dumps(Planted(marker))
+    path.write_bytes(f"ptjob-result pickle {len(evil)} {'0' * 64}\n".encode() + evil)
+    with pytest.raises(ResultError, match="not signed with the job's key"):
+        read_result_file(folder, "demo", bytes.fromhex(KEY))
+    path.write_bytes(evil)  # no header at all: not ours
+    with pytest.raises(ResultError, match="not a result written by ptjob"):
+        read_result_file(folder, "demo", bytes.fromhex(KEY))
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("what", ["fifo", "dev-zero", "symlink"])
+def test_a_result_path_that_is_no_regular_file_answers_at_once(tmp_path: Path, what: str) -> None:
+    """A FIFO would hang ``result()``, /dev/zero would fill the memory, a link could
+    point at another job's result: each is refused, without reading."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    path = folder / result_file_name("demo")
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        other = tmp_path / "other"
+        other.write_bytes(b"ptjob-result json 2 x\n{}")
+        path.symlink_to(other)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_result_file(folder, "demo", bytes.fromhex(KEY))
+        except BaseException as err:  # handed to the test thread
+            outcome.append(err)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "result() hung on a FIFO"
+    assert outcome and isinstance(outcome[0], ResultError), outcome
+    assert str(path) in str(outcome[0])
+
+
+def test_a_result_too_big_for_the_log_travels_through_the_pvc_signed(
+    cell: types.ModuleType, tmp_path: Path
+) -> None:
+    size = LOG_RESULT_MAX_BYTES + 1
+    script = job_script(capture(cell.big), {"n": size}, job="big", key=KEY)
+    output, logdir = run_script(script, tmp_path)
+    assert "ptjob-result big file pickle" in output and "ptjob-result big begin" not in output
+    found = ResultLines("big", bytes.fromhex(KEY))
+    found.feed(output.splitlines())
+    assert found.file is not None
+    assert read_result_file(logdir, "big", bytes.fromhex(KEY)) == b"r" * size
+    path = logdir / result_file_name("big")
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # one byte changed on the volume
+    path.write_bytes(bytes(data))
+    with pytest.raises(ResultError, match="not signed with the job's key"):
+        read_result_file(logdir, "big", bytes.fromhex(KEY))
+
+
+def test_a_result_too_big_for_the_log_without_a_pvc_fails_with_what_to_do(
+    cell: types.ModuleType, tmp_path: Path
+) -> None:
+    (tmp_path / "main.py").write_text(
+        job_script(capture(cell.big), {"n": LOG_RESULT_MAX_BYTES + 1}, job="big", key=KEY)
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "PTJOB_LOGDIR")}
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "main.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "without a PVC at most 4194304 come back through result(): submit with pvc=" in (
+        done.stderr
+    )
 
 
 @pytest.mark.parametrize(
@@ -298,16 +458,34 @@ def test_a_failing_function_fails_wait_with_its_lines(
         job.result()
 
 
-def test_without_a_volume_result_says_why(
+def test_without_a_volume_the_result_comes_back_through_the_log(
     cell: types.ModuleType, local_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     job = submit(cell.helper, args={"x": 4.0})
     assert "took along math (import math), SCALE (constant)" in capsys.readouterr().out
     assert job.wait(timeout=120) == "Succeeded"
-    assert "not kept (submit with pvc= and logdir=)" in (job.logs() or "")
-    with pytest.raises(ResultError) as info:
+    assert job.result() == 6.0
+    # A handle made later by name finds the job's key in its manifest.
+    assert Job(job.name).result() == 6.0
+
+
+def test_a_big_result_planted_on_the_pvc_is_never_unpickled(
+    cell: types.ModuleType, local_home: Path, tmp_path: Path
+) -> None:
+    """The local backend end to end: a result over the log's limit goes to the PVC;
+    replaced there by another party's pickle, ``result()`` refuses it unread."""
+    import pickle
+
+    job = submit(cell.big, args={"n": LOG_RESULT_MAX_BYTES + 10}, pvc=["data:/mnt/data"], nodes=1)
+    assert job.wait(timeout=120) == "Succeeded"
+    assert job.result() == b"r" * (LOG_RESULT_MAX_BYTES + 10)
+    path = Path(job.runner.run(job._backend().job_logdir(job.name))) / result_file_name(job.name)
+    marker = tmp_path / "ran"
+    evil = pickle.dumps(Planted(marker))
+    path.write_bytes(f"ptjob-result pickle {len(evil)} {'0' * 64}\n".encode() + evil)
+    with pytest.raises(ResultError, match="not signed with the job's key"):
         job.result()
-    assert "cannot come back" in str(info.value) and "pvc=" in str(info.value)
+    assert not marker.exists()
 
 
 def test_the_handle_shows_tensorboard_and_returns_its_url(
@@ -450,9 +628,22 @@ def test_submit_status_result_and_delete_through_the_fake_api(
         run_dir.mkdir()
         (run_dir / "main.py").write_text(script)
         env = {**os.environ, "PTJOB_LOGDIR": str(local_logdir)}
-        subprocess.run([sys.executable, "main.py"], cwd=run_dir, env=env, check=True, timeout=120)
+        rank0 = subprocess.run(
+            [sys.executable, "main.py"],
+            cwd=run_dir,
+            env=env,
+            check=True,
+            timeout=120,
+            capture_output=True,
+        )
         simulator = kube.fake.operator if kind == "PyTorchJob" else kube.fake.trainer
         kube.call(simulator.run, "team-a", job.name)
+        # What rank 0 printed is its pod's log (every pod's here: the chief's is read).
+        for pod in kube.call(simulator.pods, "team-a", job.name):
+            container = pod["spec"]["containers"][0]["name"]
+            kube.call(
+                kube.fake.append_log, "team-a", pod["metadata"]["name"], container, rank0.stdout
+            )
         kube.call(simulator.succeed, "team-a", job.name)
         assert job.wait(timeout=30) == "Succeeded"
         value = job.result()
@@ -474,4 +665,5 @@ def test_the_bootstrap_uses_only_the_standard_library_and_torch() -> None:
         if line.strip().startswith(("import ", "from "))
         for line in [line.strip()]
     }
-    assert imports <= {"json", "os", "pickle", "sys", "pathlib", "torch", "typing", "collections"}
+    stdlib = {"base64", "hashlib", "hmac", "json", "os", "pickle", "sys", "pathlib", "typing"}
+    assert imports <= stdlib | {"torch", "collections"}

@@ -5,23 +5,39 @@ but reading the function's own source).
   explicit (imports, constants, small picklable values, other notebook functions and
   classes), or ``CaptureError`` saying why it cannot travel.
 * ``bootstrap.py`` - what runs in every process of the job (standard library and torch
-  only): the process group, the call, rank 0's result file. Shipped as source text.
-* ``script.py``    - the job's script (bootstrap + captured code + the call), the name
-  of the result file and reading it back.
+  only): the process group, the call, rank 0's signed result (in its log, or a file on
+  the PVC when too big). Shipped as source text.
+* ``script.py``    - the job's script (bootstrap + captured code + the call + the
+  job's result key), and the result read back: found in rank 0's log lines or the
+  result file, decoded only once its signature checks out.
 """
 
 from __future__ import annotations
 
 from .capture import CapturedFunction, CaptureError, capture
-from .script import RESULT_MAX_BYTES, ResultError, job_script, read_result, result_file_names
+from .script import (
+    LOG_RESULT_MAX_BYTES,
+    RESULT_MAX_BYTES,
+    ResultError,
+    ResultLines,
+    job_script,
+    new_result_key,
+    read_result_file,
+    result_file_name,
+    result_key_of,
+)
 
 __all__ = [
+    "LOG_RESULT_MAX_BYTES",
     "RESULT_MAX_BYTES",
     "CaptureError",
     "CapturedFunction",
     "ResultError",
+    "ResultLines",
     "capture",
     "job_script",
-    "read_result",
-    "result_file_names",
+    "new_result_key",
+    "read_result_file",
+    "result_file_name",
+    "result_key_of",
 ]

@@ -12,18 +12,15 @@ if _ptjob_typing.TYPE_CHECKING:
 def _ptjob_main(
     fn: "Callable[..., object]",
     kwargs: dict[str, object],
-    result_stem: str,
-    result_max_bytes: int,
+    job: str,
+    result_key: str,
+    limits: tuple[int, int],
 ) -> None:
     """Run ``fn(**kwargs)`` once in this process with the process group initialised
     (nccl with CUDA, else gloo) when the job is distributed, then destroy the group;
-    rank 0 writes the return value to ``$PTJOB_LOGDIR/<result_stem>.json`` (or
-    ``.pickle`` when it is not plain JSON). A failing function fails the process."""
-    import json
+    rank 0 sends the return value back (``_ptjob_send_result``). A failing function
+    fails the process."""
     import os
-    import pickle
-    import sys
-    from pathlib import Path
 
     import torch
     import torch.distributed as dist
@@ -59,17 +56,28 @@ def _ptjob_main(
     if owns_group and dist.is_initialized():  # the function may have destroyed it
         dist.barrier()
         dist.destroy_process_group()
-    if rank != 0:
-        return
-    logdir = env.get("PTJOB_LOGDIR")
-    if not logdir:
-        if value is not None:
-            print(
-                "ptjob: the job has no log directory on a shared volume, so the return "
-                "value of rank 0 is not kept (submit with pvc= and logdir=)",
-                file=sys.stderr,
-            )
-        return
+    if rank == 0:
+        _ptjob_send_result(value, job, result_key, limits)
+
+
+def _ptjob_send_result(value: object, job: str, key: str, limits: tuple[int, int]) -> None:
+    """Send rank 0's return value back, signed with the job's result key (HMAC-SHA256 over
+    the job's name, the format and the bytes), so the notebook decodes only what this
+    job wrote: JSON when it round-trips, else a pickle. Up to ``limits[1]`` bytes travel
+    in this process's own log, as marked base64 lines of under 4 KiB (one ``write(2)``
+    each: atomic on a pipe, so other ranks' output never splits them); larger values, up
+    to ``limits[0]``, go to ``$PTJOB_LOGDIR`` on the job's PVC after a header line with
+    the same signature (the key never touches the volume), and the log says so."""
+    import base64
+    import hashlib
+    import hmac
+    import json
+    import os
+    import pickle
+    import sys
+    from pathlib import Path
+
+    most, in_log = limits
     try:
         data = json.dumps({"value": value}, allow_nan=False).encode()
         fmt = "json" if json.loads(data)["value"] == value else "pickle"
@@ -77,17 +85,40 @@ def _ptjob_main(
         fmt = "pickle"
     if fmt == "pickle":
         data = pickle.dumps(value, protocol=4)
-    if len(data) > result_max_bytes:
+    if len(data) > most:
         raise ValueError(
-            f"the function returned {len(data)} bytes ({fmt}); at most {result_max_bytes} "
-            "come back through result(): save large results to the PVC and return their path"
+            f"the function returned {len(data)} bytes ({fmt}); at most {most} come back "
+            "through result(): save large results to the PVC and return their path"
+        )
+    signed = b"ptjob-result\0" + job.encode() + b"\0" + fmt.encode() + b"\0" + data
+    tag = hmac.new(bytes.fromhex(key), signed, hashlib.sha256).hexdigest()
+    mark = f"ptjob-result {job}"
+    sys.stdout.flush()
+
+    def say(line: str) -> None:
+        os.write(1, (line + "\n").encode())
+
+    if len(data) <= in_log:
+        text = base64.b64encode(data).decode("ascii")
+        parts = [text[i : i + 3000] for i in range(0, len(text), 3000)] or [""]
+        say(f"{mark} begin {fmt} {len(data)} {len(parts)}")
+        for index, part in enumerate(parts):
+            say(f"{mark} {index} {part}")
+        say(f"{mark} end {tag}")
+        return
+    logdir = os.environ.get("PTJOB_LOGDIR")
+    if not logdir:
+        raise ValueError(
+            f"the function returned {len(data)} bytes ({fmt}); without a PVC at most "
+            f"{in_log} come back through result(): submit with pvc= (then up to {most} "
+            "travel through the job's log directory) or save the data to a volume and "
+            "return its path"
         )
     directory = Path(logdir)
     directory.mkdir(parents=True, exist_ok=True)
-    for old in ("json", "pickle"):
-        (directory / f"{result_stem}.{old}").unlink(missing_ok=True)
-    path = directory / f"{result_stem}.{fmt}"
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_bytes(data)
+    path = directory / f"ptjob-result-{job}"
+    partial = directory / f".ptjob-result-{job}.{os.getpid()}.tmp"
+    partial.write_bytes(f"ptjob-result {fmt} {len(data)} {tag}\n".encode() + data)
     partial.replace(path)
+    say(f"{mark} file {fmt} {len(data)} {tag}")
     print(f"ptjob: rank 0 returned a {type(value).__name__}, kept in {path}", flush=True)

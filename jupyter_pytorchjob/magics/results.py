@@ -5,6 +5,7 @@ elsewhere, and ``JobHandle``, a submitted job for use from Python (also what
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import sys
 from collections.abc import Generator, Iterator
@@ -26,7 +27,10 @@ from ..frontends.formatting import (
     write_chunk,
 )
 from ..frontends.server import ServerError, running_server, server_tensorboard
-from ..function import ResultError, read_result
+from ..function import ResultError, ResultLines, read_result_file, result_key_of
+from ..job.errors import JobSpecInvalid
+from ..job.progress import chief_replica
+from ..kinds import kind_of
 from ..kinds.trainjob.runtimes import Runtime
 from .runner import Runner, default_runner
 
@@ -34,8 +38,8 @@ from .runner import Runner, default_runner
 FAILED_TAIL_LINES = 20
 #: The failed replicas whose lines ``JobFailed`` carries, at most.
 FAILED_REPLICAS_SHOWN = 4
-#: Seconds a result file may predate the job's creation (clock steps between hosts).
-RESULT_CLOCK_SLACK = 5.0
+#: The last lines of rank 0's log searched for its result first (the whole log after).
+RESULT_TAIL_LINES = 4000
 
 
 def display(obj: Any, **kwargs: Any) -> Any:
@@ -194,6 +198,9 @@ class JobHandle:
         self.backend = backend_name(backend)
         self.namespace = namespace
         self._runner = runner
+        # The key rank 0 signs its result with: set by ``submit``; a handle made later
+        # by name reads it from the job's script.
+        self.result_key: bytes | None = None
 
     @classmethod
     def list(cls, *, backend: str | None = None, namespace: str | None = None) -> JobTable:
@@ -266,10 +273,12 @@ class JobHandle:
     def result(self) -> Any:
         """What the submitted function returned on rank 0 (``jupyter_pytorchjob.submit``).
 
-        It comes back through the job's log directory on its PVC (locally: the claim's
-        directory; in a cluster: the notebook's own mount of that PVC), never through
-        the logs. ``ResultError`` says why not: the job is not Succeeded (yet), it has
-        no log directory on a volume this side can read, or nothing was written there.
+        It comes back signed with the job's key: from rank 0's own log (through the
+        API server in a cluster, the log archive once the pods are gone, the job's log
+        locally), or for a value over 4 MiB from the job's log directory on its PVC.
+        Nothing is decoded before its signature checks out. ``ResultError`` says why
+        not: the job is not Succeeded (yet), it is not a function job, nothing was
+        sent, or what was found is not this job's.
         """
         job = self.info()
         if job.state is not JobState.SUCCEEDED:
@@ -279,16 +288,62 @@ class JobHandle:
                 else "call wait() first"
             )
             raise ResultError(f"job {self.name} is {job.state.value}, so it has no result: {hint}")
+        key = self.result_key or self._key_from_manifest(job)
+        found = self._result_lines(job, key)
+        if found.file is None:
+            return found.value(self._log_name(job))
         try:
             logdir = self.runner.run(self._backend().job_logdir(self.name))
         except BackendError as err:
             raise ResultError(
-                f"the result of {self.name} cannot come back: it travels through the job's log "
-                "directory on a shared volume, and here it cannot be read ("
-                f"{err.message}). Submit with pvc=[...] (a log directory on it is chosen for "
-                "you) and, in a cluster, run this notebook with the same PVC mounted"
+                f"the result of {self.name} is too big for its log and was written to the "
+                f"job's log directory on its PVC, which cannot be read here ({err.message}); "
+                "in a cluster, run this notebook with the same PVC mounted"
             ) from None
-        return read_result(logdir, self.name, not_before=job.created - RESULT_CLOCK_SLACK)
+        return read_result_file(logdir, self.name, key)
+
+    def _key_from_manifest(self, job: JobInfo) -> bytes:
+        script = None
+        if job.manifest is not None:
+            with contextlib.suppress(JobSpecInvalid):
+                script = kind_of(job.manifest).parse(job.manifest).script
+        key = result_key_of(script)
+        if key is None:
+            raise ResultError(
+                f"job {self.name} was not submitted with submit() (or by an older version "
+                "that did not sign results), so it has no result to read back"
+            )
+        return key
+
+    @staticmethod
+    def _log_name(job: JobInfo) -> str:
+        chief = chief_replica(r.name for r in job.replicas)
+        return f"the log of {chief}" if chief else "the job's logs"
+
+    def _result_lines(self, job: JobInfo, key: bytes) -> ResultLines:
+        """The result block(s) found in rank 0's log: its last lines first, then (not
+        found there: other processes of that node wrote much after it) the whole log."""
+        chief = chief_replica(r.name for r in job.replicas)
+        backend = self._backend()
+        for tail in (RESULT_TAIL_LINES, None):
+            found = ResultLines(self.name, key)
+            chunks = self.runner.stream(
+                functools.partial(backend.logs, self.name, replica=chief, tail=tail),
+                name=f"ptjob-result:{self.name}",
+            )
+            try:
+                with contextlib.closing(chunks):
+                    for chunk in chunks:
+                        if not chunk.notice:
+                            found.feed(chunk.text.splitlines())
+            except BackendError as err:
+                raise ResultError(
+                    f"the result of {self.name} travels in the log of rank 0, which cannot be "
+                    f"read: {err.message}"
+                ) from None
+            if found.found:
+                break
+        return found
 
     def tensorboard(self) -> str | None:
         """TensorBoard on the job's log directory, through the Jupyter server of this
