@@ -23,7 +23,7 @@ from pathlib import Path
 
 from jupyter_pytorchjob import Job, submit
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.function import capture, job_script
+from jupyter_pytorchjob.function import capture, job_script, new_result_key
 from jupyter_pytorchjob.job import JobSpec
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "train_function.py"
@@ -45,7 +45,7 @@ PVC = [{"claim": "data", "mountPath": "/mnt/data"}]
 
 def script_job(home: Path, index: int) -> float:
     name = f"script-{index}"
-    script = job_script(capture(train_func), {"epochs": 3}, job=name)
+    script = job_script(capture(train_func), {"epochs": 3}, job=name, key=new_result_key())
     spec = JobSpec.from_wire(
         {"name": name, "nodes": 2, "script": script, "pvc": PVC, "logdir": f"/mnt/data/runs/{name}"}
     )
