@@ -23,7 +23,7 @@ from jupyter_pytorchjob import Job, submit
 from jupyter_pytorchjob.function import script as result_script
 
 
-def payload(n):  # noqa: ANN001, ANN201 - shipped to the job as its source
+def payload(n: int) -> bytes:
     return b"r" * n
 
 
