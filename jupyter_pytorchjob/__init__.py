@@ -1,6 +1,6 @@
-"""jupyter-pytorchjob: submit and watch Kubeflow PyTorchJobs from JupyterLab.
+"""jupyter-pytorchjob: submit and watch Kubeflow PyTorchJobs and TrainJobs from JupyterLab.
 
-One package holds three entry points, each imported lazily so that
+One package holds five entry points, each imported lazily so that
 ``import jupyter_pytorchjob`` stays cheap (the CLI and the magic do not need
 tornado or jupyter_server):
 

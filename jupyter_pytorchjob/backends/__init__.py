@@ -1,7 +1,11 @@
 """Where jobs run, behind one contract (``base.Backend``).
 
-* ``local``      - each node a local process with the operator's environment.
-* ``kubernetes`` - Kubeflow Training Operator v1 PyTorchJobs (kubernetes_asyncio).
+* ``base``       - the contract: ``Backend``, its errors, ``LogChunk``, ``Event``, ``Volume``.
+* ``local``      - each node a local process with its controller's environment.
+* ``kubernetes`` - the PyTorchJobs and TrainJobs a cluster serves (kubernetes_asyncio).
+* ``archive``    - a job's log archive read as log chunks (both backends).
+* ``progress``   - ``ProgressSources``: log lines and event files -> progress (both).
+* ``tfevents``   - TensorBoard scalars read incrementally from event files.
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.

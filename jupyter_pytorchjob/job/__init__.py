@@ -1,8 +1,14 @@
 """The job model and everything derived from it, with no I/O.
 
+* ``fields``      - the field table: wire name, flag, reader, default, choices, help.
 * ``spec``        - ``JobSpec``: every field of the job form, validated.
 * ``k8s_rules``   - the Kubernetes naming and quantity rules the spec checks.
+* ``errors``      - ``FieldError`` / ``JobSpecInvalid``: errors naming the field.
+* ``wire``        - the one wire convention (camelCase keys, epoch seconds).
 * ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
+* ``progress``    - ``JobProgress``, readings per source, their merge, metric history.
+* ``progress_logs`` - progress from log lines (tqdm, Hugging Face, Lightning, epochs).
+* ``compare``     - comparing jobs: differing fields, metrics, the best.
 * ``shape``       - untrusted input made safe to read.
 * ``manifest_yaml`` - manifests as YAML text and back.
 

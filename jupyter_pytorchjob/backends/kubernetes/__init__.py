@@ -1,9 +1,12 @@
-"""The kubernetes backend: Kubeflow Training Operator v1 PyTorchJobs via kubernetes_asyncio.
+"""The kubernetes backend: every job kind the cluster serves (PyTorchJob, TrainJob), via
+kubernetes_asyncio; each kind's manifests and state live in ``kinds/``.
 
 * ``connection`` - config (in-cluster or kubeconfig), namespace, one ApiClient,
   and Kubernetes errors turned into messages a person can act on.
-* ``status``     - job state from conditions, replica detail from pods (pure).
-* ``logs``       - merged, resumable follow of every replica's ``pytorch`` container.
+* ``discovery``  - the notebook's own pod: its image, PVC mounts, log directory mapping.
+* ``pruning``    - which fields of a manifest the API server dropped (a dry run).
+* ``logs``       - merged, resumable follow of every replica's log.
+* ``progress``   - ``ProgressWatcher``: progress from the chief pod's log and event files.
 * ``backend``    - ``KubernetesBackend``, the ``Backend`` contract.
 """
 

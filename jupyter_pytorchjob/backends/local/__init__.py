@@ -1,8 +1,13 @@
-"""The local backend: a PyTorchJob as local processes, exactly as the operator runs it.
+"""The local backend: a job of either kind as local processes, as its controllers run it.
 
 * ``store``      - the on-disk state of each job (one directory per job).
 * ``plan``       - JobSpec -> what each node process runs (argv, env, cwd).
 * ``supervisor`` - the detached per-job process that runs, restarts and logs nodes.
+* ``watchdog``   - the supervisor's parent: stops what it leaves, records how it died.
+* ``reaping``    - stopping leftovers: only our own children and the groups they hold.
+* ``logpump``    - a node's output -> its log file, one timestamped line at a time.
+* ``progress``   - ``ProgressTracker``, run by the supervisor: the job's progress.
+* ``reports``    - Kubeflow Trainer's status protocol, served to the job's processes.
 * ``backend``    - ``LocalBackend``, the ``Backend`` contract over the store.
 """
 

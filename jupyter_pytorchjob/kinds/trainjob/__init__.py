@@ -5,6 +5,7 @@
 * ``rules``    - what admission and JobSet refuse that the CRD schema does not say.
 * ``status``   - state from conditions and pods, nodes from JobSet's pod labels.
 * ``environment`` - the torch plugin's ``PET_*`` env per node (the local backend's nodes).
+* ``runtimes`` - the training runtimes a picker shows (``GET runtimes``).
 """
 
 from __future__ import annotations
