@@ -475,3 +475,17 @@ def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
         assert sums == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
     finally:
         run("delete", "tj")
+
+
+def test_a_missing_kubeconfig_is_named_in_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-kubeconfig"
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    env |= {"KUBECONFIG": str(missing), "PTJOB_BACKEND": "kubernetes"}
+    result = subprocess.run(
+        [str(PTJOB), "list"], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"ptjob list: error: no Kubernetes configuration: not in a pod, and the kubeconfig "
+        f"{missing} does not exist. Set KUBECONFIG to a kubeconfig file, or use the local backend"
+    ]

@@ -23,7 +23,15 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
-from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archive
+from ...kinds import (
+    DEFAULT_KIND,
+    KINDS,
+    JobKind,
+    kind_for,
+    kind_of,
+    log_archive,
+    none_served_message,
+)
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes
@@ -327,7 +335,7 @@ class KubernetesBackend(Backend):
         """The custom-objects API; ``CrdMissing`` saying what to install when the
         cluster serves no kind of job we know."""
         if not await self.job_kinds():
-            raise CrdMissing(" ".join(kind.missing_message() for kind in KINDS))
+            raise CrdMissing(none_served_message())
         return client.CustomObjectsApi(await self.api())
 
     async def core(self) -> client.CoreV1Api:

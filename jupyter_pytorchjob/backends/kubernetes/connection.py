@@ -82,6 +82,14 @@ async def load_configuration() -> tuple[client.Configuration, str | None]:
         return configuration, namespace
     # KUBE_CONFIG_DEFAULT_LOCATION is read at import time; read $KUBECONFIG now.
     path = os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    # $KUBECONFIG may list several files; the client merges those that exist, and with
+    # none it logs a stray "Config not found" line and blames the (empty) content.
+    if not any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p):
+        raise BackendError(
+            f"no Kubernetes configuration: not in a pod, and the kubeconfig {path} does not "
+            "exist. Set KUBECONFIG to a kubeconfig file, or use the local backend",
+            status=503,
+        )
     try:
         await config.load_kube_config(config_file=path, client_configuration=configuration)
         _, active = config.list_kube_config_contexts(config_file=path)
