@@ -114,6 +114,25 @@ async def test_crd_missing(fake_kube: Any, jp_fetch: Any) -> None:
     assert "Trainer v2" in body["message"]
 
 
+async def test_config_sees_a_kind_installed_while_the_server_runs(
+    fake_kube: Any, jp_fetch: Any, jp_serverapp: Any
+) -> None:
+    """Trainer v2 installed after the server's first look: GET config offers TrainJob
+    once the discovery's KINDS_TTL has passed, without a restart (#29 item 1)."""
+    import time
+
+    from jupyter_pytorchjob.backends.kubernetes.backend import KINDS_TTL
+
+    fake_kube.remove_crd("trainjob")
+    kinds = json.loads((await call(jp_fetch, "config")).body)["kinds"]
+    assert [k["kind"] for k in kinds] == ["PyTorchJob"]
+    fake_kube.restore_crd("trainjob")
+    backend = jp_serverapp.web_app.settings["pytorchjob_backend"]
+    backend.clock = lambda: time.monotonic() + KINDS_TTL + 1  # the TTL has passed
+    kinds = json.loads((await call(jp_fetch, "config")).body)["kinds"]
+    assert [k["kind"] for k in kinds] == ["PyTorchJob", "TrainJob"]
+
+
 @pytest.mark.slow
 async def test_tensorboard_on_a_job_through_the_notebooks_pvc(
     fake_kube: Any, jp_fetch: Any, jp_root_dir: Path

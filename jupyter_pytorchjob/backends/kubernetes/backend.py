@@ -12,6 +12,7 @@ import copy
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,12 @@ from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
 from .pruning import dropped_fields
 
 LOGGER = logging.getLogger(__name__)
+# Seconds a discovery of the kinds the cluster serves stands: a CRD installed or removed
+# while a server runs shows within this time, at one discovery request per kind.
+KINDS_TTL = 30.0
+# A kind asked for but not served, or answered 404, is looked up again at once, but not
+# more often than this (a client retrying a submit causes no discovery storm).
+KINDS_RECHECK = 2.0
 
 
 def event_of(event: Any, source: str) -> Event:
@@ -110,8 +117,10 @@ class KubernetesBackend(Backend):
         progress_interval: float = INTERVAL,
         progress_wait: float = 0.0,
         progress_parse_in_process: bool = False,
+        kinds_ttl: float = KINDS_TTL,
     ) -> None:
         self._namespace = namespace
+        self.kinds_ttl = kinds_ttl
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.allowed_namespaces = tuple(allowed_namespaces)
@@ -122,8 +131,11 @@ class KubernetesBackend(Backend):
         self._api: TimedApiClient | None = None
         self._server: str | None = None
         self._lock = asyncio.Lock()
-        # The kinds the cluster serves, found once (None: not looked yet).
+        # The kinds the cluster serves (None: not looked yet), and when they were found
+        # (time.monotonic()).
         self._served: list[JobKind] | None = None
+        self._served_at = 0.0
+        self.clock = time.monotonic  # for the discovery's age (a test's own clock)
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
         self.progress_watcher = ProgressWatcher(
             self._progress_log,
@@ -176,11 +188,14 @@ class KubernetesBackend(Backend):
                 progress_interval=self.progress_watcher.interval,
                 progress_wait=self.progress_watcher.wait_first,
                 progress_parse_in_process=self.progress_watcher.parser.in_process,
+                kinds_ttl=self.kinds_ttl,
             )
             other.self_pod = None  # the notebook's PVCs live in its own namespace
         if self._api is not None and other._api is None:
             other._api, other._server = self._api, self._server  # one connection
-        other._served = other._served or self._served
+        other.clock = self.clock
+        if other._served is None and self._served is not None:
+            other._served, other._served_at = self._served, self._served_at
         return other
 
     async def warm_up(self) -> None:
@@ -341,13 +356,24 @@ class KubernetesBackend(Backend):
     async def core(self) -> client.CoreV1Api:
         return client.CoreV1Api(await self.api())
 
-    async def job_kinds(self) -> list[JobKind]:
-        """The registered kinds the cluster serves (API discovery; looked up again
-        while it serves none, so installing the CRD needs no restart)."""
-        if not self._served:
+    async def job_kinds(self, *, recheck: bool = False) -> list[JobKind]:
+        """The registered kinds the cluster serves (API discovery), so a CRD installed or
+        removed while a server runs needs no restart: looked up again after
+        ``kinds_ttl`` seconds, at once while it serves none, and with ``recheck`` (a kind
+        asked for but not served, a 404) when the last look is ``KINDS_RECHECK`` s old."""
+        age = self.clock() - self._served_at
+        if not self._served or age > self.kinds_ttl or (recheck and age > KINDS_RECHECK):
             api = await self.api()
-            self._served = [kind for kind in KINDS if await self._serves(api, kind)]
+            served = [kind for kind in KINDS if await self._serves(api, kind)]
+            self._served, self._served_at = served, self.clock()
         return self._served
+
+    def _not_served(self, kind: JobKind) -> None:
+        """``kind`` answered 404 (its CRD was removed): not listed from now on, and the
+        next use looks again."""
+        if self._served is not None and kind in self._served:
+            self._served = [k for k in self._served if k is not kind]
+        self._served_at = min(self._served_at, self.clock() - KINDS_RECHECK)
 
     async def _serves(self, api: client.ApiClient, kind: JobKind) -> bool:
         what = f"discover the {kind.kind} API"
@@ -410,6 +436,8 @@ class KubernetesBackend(Backend):
         which kind it serves instead (a Trainer-v2-only cluster: submit TrainJobs)."""
         served = await self.job_kinds()
         if kind not in served:
+            served = await self.job_kinds(recheck=True)  # installed meanwhile?
+        if kind not in served:
             message = kind.missing_message()
             if served:
                 other = served[0].kind
@@ -455,7 +483,7 @@ class KubernetesBackend(Backend):
         except ApiException as err:
             error = self._translate(err, what=what, name=name, kind=kind, change=change)
             if isinstance(error, CrdMissing):
-                self._served = None  # uninstalled meanwhile: look again next time
+                self._not_served(kind)  # uninstalled meanwhile
             raise error from err
         except (OSError, TimeoutError) as err:
             raise self._translate(err, what=what, name=name, kind=kind) from err
@@ -506,14 +534,19 @@ class KubernetesBackend(Backend):
         custom = await self.custom()  # CrdMissing when the cluster serves no kind
         infos: list[JobInfo] = []
         read: list[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]] = []
+        listed = False
         for kind in await self.job_kinds():
-            jobs = await self._call(
-                f"list {kind.plural}",
-                custom.list_namespaced_custom_object(
-                    kind.group, kind.version, self.namespace, kind.plural
-                ),
-                kind=kind,
-            )
+            try:
+                jobs = await self._call(
+                    f"list {kind.plural}",
+                    custom.list_namespaced_custom_object(
+                        kind.group, kind.version, self.namespace, kind.plural
+                    ),
+                    kind=kind,
+                )
+            except CrdMissing:
+                continue  # uninstalled since the last discovery: the other kinds stand
+            listed = True
             by_job: dict[str, list[dict[str, Any]]] = {}
             for pod in await self._pods(kind.pod_selector()):
                 by_job.setdefault(kind.job_of_pod(pod) or "", []).append(pod)
@@ -527,12 +560,15 @@ class KubernetesBackend(Backend):
                 (kind, j, by_job.get(info.name, []), info)
                 for j, info in zip(jobs.get("items", []), found, strict=True)
             ]
+        if not listed:
+            raise CrdMissing(none_served_message())
         await self.progress_watcher.observe(read, complete=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
         """The job called ``name`` and its kind (the first served kind that has one)."""
         custom = await self.custom()
+        asked = False
         for kind in await self.job_kinds():
             try:
                 job: dict[str, Any] = await self._call(
@@ -544,8 +580,13 @@ class KubernetesBackend(Backend):
                     kind=kind,
                 )
             except JobNotFound:
+                asked = True
                 continue
+            except CrdMissing:
+                continue  # uninstalled since the last discovery: the other kinds stand
             return kind, job
+        if not asked:
+            raise CrdMissing(none_served_message())
         raise JobNotFound(name)
 
     async def get_job(self, name: str) -> JobInfo:
