@@ -248,6 +248,33 @@ async def test_each_kind_needs_its_crd(backend: KubernetesBackend, fake_kube: Fa
     assert PYTORCHJOB in await KubernetesBackend(namespace=NS).job_kinds()
 
 
+async def test_a_namespace_user_submits_without_listing_cluster_runtimes(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """Many namespace users may create TrainJobs but not list cluster-scoped
+    ClusterTrainingRuntimes: the submit reads the named runtime instead, and where even
+    that is refused the Trainer's webhook judges the reference, as for kubectl (#29 3)."""
+    fake_kube.deny("list", "clustertrainingruntimes")
+    await backend.submit(trainjob())
+    stored = fake_kube.get("trainjobs", NS, "tj")
+    assert stored is not None
+    assert stored["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"
+    listed = [p for m, p, _ in fake_kube.access_log if p.endswith("/clustertrainingruntimes")]
+    assert listed == []
+    with pytest.raises(JobSpecInvalid) as invalid:  # readable: still checked here
+        await backend.submit(trainjob("tj2", runtime="deepspeed-distributed"))
+    assert invalid.value.errors[0].field == "runtime"
+    fake_kube.deny("get", "clustertrainingruntimes")
+    await backend.submit(trainjob("tj3"))
+    assert fake_kube.get("trainjobs", NS, "tj3") is not None
+    # The picker's list names the scope the permission is missing in.
+    with pytest.raises(BackendError) as info:
+        await backend.runtimes()
+    message = info.value.message
+    assert info.value.status == 403 and "cluster-scoped" in message
+    assert "ClusterRoleBinding" in message and "in namespace" not in message
+
+
 class Clock:
     """A monotonic clock the test moves on (the discovery's age), instead of sleeping."""
 

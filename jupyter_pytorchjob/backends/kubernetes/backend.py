@@ -35,7 +35,7 @@ from ...kinds import (
 )
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
-from ...kinds.trainjob.runtimes import Runtime, available_runtimes
+from ...kinds.trainjob.runtimes import Runtime, available_runtimes, runtime_of
 from ..archive import ArchiveLocation, chief_tail, read_archive
 from ..base import (
     Backend,
@@ -400,6 +400,7 @@ class KubernetesBackend(Backend):
             "list clustertrainingruntimes",
             custom.list_cluster_custom_object(group, version, "clustertrainingruntimes"),
             kind=TRAINJOB,
+            cluster_scope=True,
         )
         try:
             namespaced = await custom.list_namespaced_custom_object(
@@ -411,12 +412,40 @@ class KubernetesBackend(Backend):
             namespaced = {"items": []}
         return available_runtimes(cluster.get("items", []), namespaced.get("items", []))
 
+    async def _runtime_named(self, name: str) -> tuple[Runtime | None, bool]:
+        """The runtime ``name`` means here - the namespace's TrainingRuntime, else the
+        ClusterTrainingRuntime - read by name (a namespace user may create TrainJobs but
+        not list cluster-scoped objects); and whether a refusal (403) left it unknown."""
+        custom = client.CustomObjectsApi(await self.api())
+        group, version = TRAINJOB.group, TRAINJOB.version
+        refused = False
+        for plural in ("trainingruntimes", "clustertrainingruntimes"):
+            cluster = plural == "clustertrainingruntimes"
+            read = (
+                custom.get_cluster_custom_object(group, version, plural, name)
+                if cluster
+                else custom.get_namespaced_custom_object(
+                    group, version, self.namespace, plural, name
+                )
+            )
+            try:
+                return runtime_of(await read), False
+            except ApiException as err:
+                if err.status not in (403, 404):
+                    what = f"read {plural} {name!r}"
+                    raise self._translate(err, what=what, cluster_scope=cluster) from err
+                refused = refused or err.status == 403
+        return None, refused
+
     async def _resolve_runtime(self, manifest: dict[str, Any]) -> None:
         """Point a TrainJob's ``runtimeRef`` at the runtime its name means here: the
         namespace's TrainingRuntime, else the ClusterTrainingRuntime (as the SDK does);
-        400 naming ``runtime`` when there is neither."""
+        400 naming ``runtime`` when there is neither. Where the user may not read them,
+        the reference stays as built and the Trainer's webhook judges, as for kubectl."""
         ref = manifest["spec"]["runtimeRef"]
-        found = next((r for r in await self.runtimes() if r.name == ref["name"]), None)
+        found, refused = await self._runtime_named(ref["name"])
+        if found is None and refused:
+            return
         if found is None:
             raise JobSpecInvalid(
                 [
@@ -456,12 +485,13 @@ class KubernetesBackend(Backend):
         name: str | None = None,
         kind: JobKind = DEFAULT_KIND,
         change: bool = False,
+        cluster_scope: bool = False,
     ) -> BackendError:
         connecting = isinstance(err, aiohttp.ConnectionTimeoutError)
         return translate(
             err,
             what=what,
-            namespace=self.namespace,
+            namespace=None if cluster_scope else self.namespace,
             name=name,
             server=self._server,
             timeout=self.connect_timeout if connecting else self.request_timeout,
@@ -477,11 +507,14 @@ class KubernetesBackend(Backend):
         name: str | None = None,
         kind: JobKind = DEFAULT_KIND,
         change: bool = False,
+        cluster_scope: bool = False,
     ) -> Any:
         try:
             return await coro
         except ApiException as err:
-            error = self._translate(err, what=what, name=name, kind=kind, change=change)
+            error = self._translate(
+                err, what=what, name=name, kind=kind, change=change, cluster_scope=cluster_scope
+            )
             if isinstance(error, CrdMissing):
                 self._not_served(kind)  # uninstalled meanwhile
             raise error from err

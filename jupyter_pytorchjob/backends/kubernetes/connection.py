@@ -115,7 +115,7 @@ def translate(
     err: Exception,
     *,
     what: str,
-    namespace: str,
+    namespace: str | None,
     name: str | None = None,
     server: str | None = None,
     timeout: float | None = None,
@@ -129,7 +129,8 @@ def translate(
     fields) or a webhook may refuse - said as the refused edit, with the server's words
     (they name the field: ``spec.trainer: Invalid value: "object": field is immutable``);
     ``server`` and ``timeout`` name the API server and the time it had;
-    ``missing_crd`` is the message when the API answers that the kind is not served.
+    ``missing_crd`` is the message when the API answers that the kind is not served;
+    ``namespace`` None: the request was for cluster-scoped objects.
     """
     where = f" at {server}" if server else ""
     if isinstance(err, ApiException):
@@ -150,6 +151,13 @@ def translate(
             # A validating webhook built on controller-runtime (the Trainer's, JobSet's)
             # refuses with 403, not 422: the job is wrong, not the user's permissions.
             return BackendError(f"the cluster refused the job: {message}", status=400)
+        if code == 403 and namespace is None:
+            return BackendError(
+                f"not allowed to {what} (cluster-scoped objects, outside any namespace): "
+                f"{message}. Only a ClusterRoleBinding grants that - a namespace's roles "
+                "cannot; ask an administrator",
+                status=403,
+            )
         if code == 403:
             return BackendError(
                 f"not allowed to {what} in namespace {namespace!r}: {message}. Ask an "
