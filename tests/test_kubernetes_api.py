@@ -206,6 +206,21 @@ async def test_applied_yaml_names_the_fields_the_cluster_would_drop(
     assert "spec.runPolicy.backofLimit" in submitted["warnings"][0]
 
 
+async def test_applied_yaml_says_when_the_cluster_could_not_check_it(
+    fake_kube: Any, jp_fetch: Any
+) -> None:
+    """A user who may not create jobs: the dry run is refused, and the answer says the
+    fields were not checked - not ``warnings: []``, which reads "nothing dropped" (#29 12)."""
+    rendered = json.loads((await call(jp_fetch, "render", method="POST", body=JOB)).body)
+    fake_kube.deny("create", "pytorchjobs")
+    body = {"yaml": rendered["yaml"]}
+    checked = json.loads((await call(jp_fetch, "render", method="POST", body=body)).body)
+    (warning,) = checked["warnings"]
+    assert warning.startswith("could not check which fields the cluster keeps: not allowed")
+    assert "create pytorchjobs" in warning and "team-a" in warning
+    assert checked["job"]["name"] == "demo"  # the YAML itself was read back all the same
+
+
 async def test_plain_text_logs(fake_kube: Any, jp_fetch: Any) -> None:
     """``GET jobs/{name}/logs`` without a websocket upgrade, on the kubernetes backend."""
     await call(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 2})

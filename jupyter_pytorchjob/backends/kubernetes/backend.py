@@ -548,19 +548,20 @@ class KubernetesBackend(Backend):
 
     async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
         """A server-side dry run of ``manifest`` under a generated name (so a taken name
-        does not matter): the fields the server would drop. Nothing when the dry run
-        cannot be made (no permission, invalid job, unreachable): the submit says more."""
-        kind = kind_of(manifest)
+        does not matter): the fields the server would drop. ``BackendError`` saying why
+        when the dry run cannot be made (no permission, invalid job, unreachable)."""
+        kind = await self._kind(kind_of(manifest))
         body = copy.deepcopy(dict(manifest))
         meta = body.setdefault("metadata", {})
         meta["generateName"] = f"{meta.pop('name', None) or 'check'}-"
-        try:
-            custom = await self.custom()
-            stored = await custom.create_namespaced_custom_object(
+        custom = await self.custom()
+        stored = await self._call(
+            f"create {kind.plural} (a dry run)",
+            custom.create_namespaced_custom_object(
                 kind.group, kind.version, self.namespace, kind.plural, body, dry_run="All"
-            )
-        except (BackendError, ApiException, OSError, TimeoutError, aiohttp.ClientError):
-            return []
+            ),
+            kind=kind,
+        )
         return [p for p in dropped_fields(body, stored) if p != "metadata.name"]
 
     async def list_jobs(self) -> list[JobInfo]:
