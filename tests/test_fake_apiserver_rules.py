@@ -237,3 +237,29 @@ async def test_without_the_crd_the_paths_are_a_plain_404(fake_kube: FakeKube, ht
             assert resp.status == 404
             assert resp.content_type == "text/plain"
             assert await resp.text() == "404 page not found\n"
+
+
+async def test_a_namespace_is_read_by_name_and_a_missing_one_is_404(
+    fake_kube: FakeKube, http: Any
+) -> None:
+    """GET /api/v1/namespaces/{name}: the object, or 404 ``namespaces "X" not found``
+    (details kind ``namespaces``); RBAC judges it in that namespace (requestinfo.go)."""
+    async with http.get(f"/api/v1/namespaces/{NS}") as resp:
+        body = await resp.json()
+        assert (resp.status, body["kind"], body["metadata"]["name"]) == (200, "Namespace", NS)
+        assert body["status"]["phase"] == "Active"
+    async with http.get("/api/v1/namespaces/nowhere") as resp:
+        body = await status_of(resp)
+        assert (resp.status, body["reason"], body["message"]) == (
+            404,
+            "NotFound",
+            'namespaces "nowhere" not found',
+        )
+        assert body["details"] == {"name": "nowhere", "kind": "namespaces"}
+    fake_kube.deny("get", "namespaces", NS)
+    async with http.get(f"/api/v1/namespaces/{NS}") as resp:
+        body = await status_of(resp)
+        assert resp.status == 403
+        assert body["message"].endswith(
+            f'cannot get resource "namespaces" in API group "" in the namespace "{NS}"'
+        )

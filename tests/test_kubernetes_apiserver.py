@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from jupyter_pytorchjob.backends import BackendError, JobState, LogChunk
+from jupyter_pytorchjob.backends import BackendError, JobNotFound, JobState, LogChunk
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.job import JobSpec
 from jupyter_pytorchjob.kinds.pytorchjob.status import OPERATOR_GRACE
@@ -133,6 +133,40 @@ async def test_a_namespace_that_does_not_exist_is_named(fake_kube: FakeKube) -> 
         assert "not found" in info.value.message and "job" not in info.value.message.split()[0]
     finally:
         await backend.close()
+
+
+async def test_a_missing_namespace_is_named_not_a_missing_job(fake_kube: FakeKube) -> None:
+    """The API answers a job in a namespace that does not exist 404 and its list empty:
+    get, logs, delete and list name the namespace (#29 item 7); a user who may not read
+    namespaces gets the plain answers."""
+    backend = KubernetesBackend(namespace="nowhere")
+    try:
+        calls = {
+            "get": lambda: backend.get_job("demo"),
+            "delete": lambda: backend.delete_job("demo"),
+            "logs": lambda: drain(backend.logs("demo"), []),
+            "list": backend.list_jobs,
+        }
+        for what, call in calls.items():
+            with pytest.raises(BackendError) as info:
+                await call()
+            assert info.value.status == 404, what
+            assert "namespace 'nowhere' does not exist" in info.value.message, what
+        fake_kube.deny("get", "namespaces")
+        with pytest.raises(JobNotFound):
+            await backend.get_job("demo")
+        assert await backend.list_jobs() == []
+    finally:
+        await backend.close()
+
+
+async def test_an_empty_namespace_is_read_once_not_per_list(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    for _ in range(3):
+        assert await backend.list_jobs() == []
+    reads = [p for _, p, _ in fake_kube.access_log if p == f"/api/v1/namespaces/{NS}"]
+    assert len(reads) == 1
 
 
 async def test_a_job_no_operator_touched_is_submitted_then_explained(

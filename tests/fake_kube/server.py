@@ -95,6 +95,8 @@ RESOURCES = {
     ),
     "jobsets": Resource("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
     "jobs": Resource("batch", "v1", "Job", "jobs"),
+    # Read only (the NamespaceLifecycle facts the clients see): ``namespaces`` / ``add_namespace``.
+    "namespaces": Resource("", "v1", "Namespace", "namespaces", namespaced=False),
 }
 # The job kinds a cluster can serve, and the API groups each brings (Trainer installs
 # JobSet with it, trainjob.md §4).
@@ -124,6 +126,7 @@ _PATHS = [
     re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log))?)?/?$"),
     re.compile(r"^/api/v1/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)/?$"),
+    re.compile(r"^/api/v1/(?P<res>namespaces)(?:/(?P<name>[^/]+))?/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pytorchjobs)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/(?P<res>pytorchjobs)/?$"),
@@ -619,6 +622,11 @@ class FakeKube:
         if res.group in _CRD_GROUPS and res.group not in self.served_groups:
             raise PageNotFound  # no API group serves the path: not even a Status
         method = request.method
+        if resource == "namespaces":
+            # requestinfo.go (apiserver/pkg/endpoints/request, v1.20.2 NewRequestInfo): for
+            # /api/v1/namespaces/{name} the namespace *is* the name, so a RoleBinding in
+            # that namespace can grant reading it.
+            ns = name
         watch = parse_bool(query.get("watch"))
         if name is None:
             verb = {"GET": "watch" if watch else "list", "POST": "create"}.get(method)
@@ -630,6 +638,8 @@ class FakeKube:
         self._negotiate(request)
         if sub == "log":
             return await self._pod_log(request, ns or "", name or "", query)
+        if resource == "namespaces":
+            return self._namespaces(method, name)
         if name is None:
             if method == "POST":
                 return await self._create(request, res, ns or "", query)
@@ -698,6 +708,37 @@ class FakeKube:
             page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
         body = {"apiVersion": res.api_version, "kind": f"{res.kind}List", "metadata": meta}
         return web.json_response(body | {"items": page})
+
+    def _namespaces(self, method: str, name: str | None) -> web.Response:
+        """GET a namespace (404 ``namespaces "X" not found`` when there is none) or the
+        list; the fake's namespaces are fixed by ``namespaces=``/``add_namespace``."""
+        if method != "GET":
+            raise KubeError(405, "the server does not allow this method on the requested resource")
+        if name is not None and name not in self.namespaces:
+            raise not_found(RESOURCES["namespaces"], name)
+
+        def namespace(ns: str) -> dict[str, Any]:
+            return {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": ns,
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, ns)),
+                    "resourceVersion": "1",
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                    "labels": {"kubernetes.io/metadata.name": ns},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+
+        if name is not None:
+            return web.json_response(namespace(name))
+        items = [namespace(ns) for ns in sorted(self.namespaces)]
+        meta = {"resourceVersion": str(self.resource_version)}
+        return web.json_response(
+            {"apiVersion": "v1", "kind": "NamespaceList", "metadata": meta, "items": items}
+        )
 
     async def _body(self, request: web.Request) -> Any:
         try:
@@ -1258,7 +1299,15 @@ class FakeKube:
                  "serverAddress": f"{self.host}:{self.port}"}]}  # fmt: skip
         if path == "/api/v1":
             return resources(
-                "v1", ["pods", "services", "persistentvolumeclaims", "events", "configmaps"]
+                "v1",
+                [
+                    "pods",
+                    "services",
+                    "persistentvolumeclaims",
+                    "events",
+                    "configmaps",
+                    "namespaces",
+                ],
             )
         by_group: dict[str, tuple[str, list[str]]] = {}
         for plural, res in RESOURCES.items():

@@ -70,6 +70,8 @@ KINDS_TTL = 30.0
 # A kind asked for but not served, or answered 404, is looked up again at once, but not
 # more often than this (a client retrying a submit causes no discovery storm).
 KINDS_RECHECK = 2.0
+# Seconds a namespace seen to exist is not read again (an empty list every refresh).
+NAMESPACE_TTL = 60.0
 
 
 def event_of(event: Any, source: str) -> Event:
@@ -136,6 +138,7 @@ class KubernetesBackend(Backend):
         self._served: list[JobKind] | None = None
         self._served_at = 0.0
         self.clock = time.monotonic  # for the discovery's age (a test's own clock)
+        self._namespace_seen: float | None = None  # when it was last seen to exist
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
         self.progress_watcher = ProgressWatcher(
             self._progress_log,
@@ -596,6 +599,8 @@ class KubernetesBackend(Backend):
             ]
         if not listed:
             raise CrdMissing(none_served_message())
+        if not infos:
+            await self._check_namespace()  # an empty list of a namespace that is not there
         await self.progress_watcher.observe(read, complete=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
@@ -621,7 +626,27 @@ class KubernetesBackend(Backend):
             return kind, job
         if not asked:
             raise CrdMissing(none_served_message())
+        await self._check_namespace()  # a missing namespace, not a missing job
         raise JobNotFound(name)
+
+    async def _check_namespace(self) -> None:
+        """``BackendError`` (404) naming the namespace when it does not exist: the API
+        answers a job in it 404 and its list empty, as if there were no such job. Read
+        only then, at most every ``NAMESPACE_TTL`` s; where the user may not read
+        namespaces (403) or the read fails, the plain answer stands."""
+        now = self.clock()
+        if self._namespace_seen is not None and now - self._namespace_seen < NAMESPACE_TTL:
+            return
+        core = await self.core()
+        try:
+            await core.read_namespace(self.namespace)
+        except ApiException as err:
+            if err.status == 404:
+                raise self._translate(err, what=f"read namespace {self.namespace!r}") from err
+            return
+        except (OSError, TimeoutError, aiohttp.ClientError):
+            return
+        self._namespace_seen = now
 
     async def get_job(self, name: str) -> JobInfo:
         kind, job = await self._job(name)
