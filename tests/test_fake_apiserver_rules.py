@@ -129,18 +129,23 @@ async def test_unknown_fields_are_pruned_silently(fake_kube: FakeKube, http: Any
         assert (await resp.json())["spec"] == spec
 
 
+async def namespace_not_found(resp: aiohttp.ClientResponse, namespace: str) -> None:
+    """The NamespaceLifecycle 404: a Status naming the namespace, details kind namespaces."""
+    body = await status_of(resp)
+    assert (resp.status, body["reason"], body["message"]) == (
+        404,
+        "NotFound",
+        f'namespaces "{namespace}" not found',
+    )
+    assert body["details"] == {"name": namespace, "kind": "namespaces"}
+
+
 async def test_a_job_in_a_namespace_that_does_not_exist_is_404(
     fake_kube: FakeKube, http: Any
 ) -> None:
     url = "/apis/kubeflow.org/v1/namespaces/nowhere/pytorchjobs"
     async with http.post(url, json=job()) as resp:
-        body = await status_of(resp)
-        assert (resp.status, body["reason"], body["message"]) == (
-            404,
-            "NotFound",
-            'namespaces "nowhere" not found',
-        )
-        assert body["details"] == {"name": "nowhere", "kind": "namespaces"}
+        await namespace_not_found(resp, "nowhere")
     assert fake_kube.get("pytorchjobs", "nowhere", "raw") is None
 
 
@@ -249,13 +254,7 @@ async def test_a_namespace_is_read_by_name_and_a_missing_one_is_404(
         assert (resp.status, body["kind"], body["metadata"]["name"]) == (200, "Namespace", NS)
         assert body["status"]["phase"] == "Active"
     async with http.get("/api/v1/namespaces/nowhere") as resp:
-        body = await status_of(resp)
-        assert (resp.status, body["reason"], body["message"]) == (
-            404,
-            "NotFound",
-            'namespaces "nowhere" not found',
-        )
-        assert body["details"] == {"name": "nowhere", "kind": "namespaces"}
+        await namespace_not_found(resp, "nowhere")
     fake_kube.deny("get", "namespaces", NS)
     async with http.get(f"/api/v1/namespaces/{NS}") as resp:
         body = await status_of(resp)
