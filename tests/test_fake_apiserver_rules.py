@@ -262,3 +262,22 @@ async def test_a_namespace_is_read_by_name_and_a_missing_one_is_404(
         assert body["message"].endswith(
             f'cannot get resource "namespaces" in API group "" in the namespace "{NS}"'
         )
+
+
+async def test_log_of_a_pod_whose_kubelet_is_down_is_500(fake_kube: FakeKube, http: Any) -> None:
+    """The API server cannot dial the kubelet: 500, no reason, the transport's error
+    naming the kubelet's address and port (a real v1.20.2 API server, realcluster.md)."""
+    pod = await running_pod(fake_kube, http)
+    node = fake_kube.get("pods", NS, pod)["spec"]["nodeName"]  # type: ignore[index]
+    fake_kube.stop_kubelet(node)
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}/log?follow=true") as resp:
+        body = await status_of(resp)
+        assert resp.status == 500 and body["code"] == 500 and "reason" not in body
+        assert body["message"].startswith('Get "https://')
+        assert f':10250/containerLogs/{NS}/{pod}/pytorch?follow=true": dial tcp ' in body["message"]
+        assert body["message"].endswith(":10250: connect: connection refused")
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}") as resp:
+        assert resp.status == 200  # the pod and its node stay
+    fake_kube.start_kubelet(node)
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}/log") as resp:
+        assert resp.status == 200

@@ -155,13 +155,17 @@ class KubeError(Exception):
     ) -> None:
         super().__init__(message)
         self.code, self.message = code, message
-        self.reason = reason or _REASONS.get(code, "Unknown")
+        # "" is StatusReasonUnknown (omitted from the body, as omitempty does).
+        self.reason = _REASONS.get(code, "Unknown") if reason is None else reason
         self.details = details
         self.headers: dict[str, str] = {}
 
     def body(self) -> dict[str, Any]:
         body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
-        body |= {"message": self.message, "reason": self.reason, "code": self.code}
+        body |= {"message": self.message}
+        if self.reason:
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -387,6 +391,9 @@ class FakeKube:
         self.namespaces = set(namespaces)
         # Nodes pods can be on; a pod whose node is gone has no readable log (404).
         self.nodes: set[str] = set()
+        # Nodes whose kubelet does not answer (down, or its port unreachable): the node
+        # and its pods stay, their logs cannot be fetched (500).
+        self.kubelets_down: set[str] = set()
         # Structural schemas of the custom resources (pruning + validation), when the
         # real CRDs are beside the checkout.
         self.schemas = dict(schemas) if schemas is not None else default_schemas()
@@ -1153,6 +1160,8 @@ class FakeKube:
             return web.Response(status=204)
         if spec["nodeName"] not in self.nodes:
             raise not_found(RESOURCES["pods"], name)  # as measured on a real server
+        if spec["nodeName"] in self.kubelets_down:
+            raise self._kubelet_unreachable(request, spec["nodeName"], ns, name, container)
         follow = parse_bool(query.get("follow"))
         previous = parse_bool(query.get("previous"))
         timestamps = parse_bool(query.get("timestamps"))
@@ -1267,6 +1276,25 @@ class FakeKube:
                 self.streams.discard(stream)
         except (ConnectionError, asyncio.CancelledError):
             return resp
+
+    def _kubelet_unreachable(
+        self, request: web.Request, node: str, ns: str, pod: str, container: str
+    ) -> KubeError:
+        """What the API server answers when it cannot dial the pod's kubelet (seen on
+        v1.20.2, realcluster.md): the transport's error as a 500 with no reason.
+        LocationStreamer.InputStream (apiserver/pkg/registry/generic/rest/streamer.go)
+        returns client.Do's error unwrapped; ErrorToAPIStatus -> convertStorageErrorOrNot
+        (apiserver/pkg/endpoints/handlers/responsewriters/status.go) makes it Code 500,
+        Reason StatusReasonUnknown (""), Message err.Error() - Go's url.Error text."""
+        address = f"10.0.0.{sorted(self.nodes | self.kubelets_down).index(node) + 10}"
+        query = request.query_string
+        url = f"https://{address}:10250/containerLogs/{ns}/{pod}/{container}"
+        url += f"?{query}" if query else ""
+        return KubeError(
+            500,
+            f'Get "{url}": dial tcp {address}:10250: connect: connection refused',
+            reason="",
+        )
 
     # -- discovery and control ---------------------------------------------------------
 
@@ -1629,6 +1657,13 @@ class FakeKube:
         """The node is gone (drained and deleted, or lost): its pods' logs cannot be read."""
         self.nodes.discard(name)
 
+    def stop_kubelet(self, node: str) -> None:
+        """The node's kubelet stops answering; the node and its pods stay (their logs: 500)."""
+        self.kubelets_down.add(node)
+
+    def start_kubelet(self, node: str) -> None:
+        self.kubelets_down.discard(node)
+
     def remove_crd(self, kind: str = "pytorchjob") -> None:
         """The kind's CRDs are uninstalled: its API groups answer 404 page not found."""
         self.served_groups -= set(KINDS[kind])
@@ -1710,7 +1745,7 @@ CONTROL_HOOKS = {
     "add", "delete", "append_log", "terminate", "restart", "set_waiting", "set_pod_phase",
     "set_job_conditions", "deny", "allow_all", "require_token", "inject_error", "drop_streams",
     "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event", "add_namespace",
-    "remove_node",
+    "remove_node", "stop_kubelet", "start_kubelet",
 }  # fmt: skip
 OPERATOR_HOOKS = {
     "enable", "disable", "create_pods", "reconcile", "run", "succeed", "exit", "back_off_over",
