@@ -271,6 +271,28 @@ async def test_a_job_no_operator_touched_is_submitted_then_explained(
     assert job.state is JobState.CREATED and job.message is None
 
 
+async def test_jobs_not_started_cost_one_events_request_per_list(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """A list of jobs nothing was made for yet reads the kind's Warning events once, not
+    once per job (1000 such jobs made 1001 requests per refresh, #29 item 6); each job
+    still gets its own newest Warning as its message."""
+    fake_kube.operator.disable()
+    for i in range(20):
+        await backend.submit(spec(f"job-{i:02d}"))
+    fake_kube.add_event(NS, "PyTorchJob", "job-03", "FailedCreate", "old trouble", "Warning")
+    fake_kube.add_event(NS, "PyTorchJob", "job-03", "FailedCreate", "quota exceeded", "Warning")
+    fake_kube.add_event(NS, "PyTorchJob", "job-07", "Created", "fine", "Normal")
+    del fake_kube.access_log[:]
+    jobs = {j.name: j for j in await backend.list_jobs()}
+    assert len(jobs) == 20 and {j.state for j in jobs.values()} == {JobState.SUBMITTED}
+    events = [q for _, p, q in fake_kube.access_log if p.endswith("/events")]
+    assert len(events) == 1  # of PyTorchJobs; no TrainJob waits
+    assert jobs["job-03"].message == "FailedCreate: quota exceeded"
+    assert jobs["job-07"].message is None
+    assert (await backend.get_job("job-03")).message == "FailedCreate: quota exceeded"
+
+
 @contextlib.asynccontextmanager
 async def silent_server(tls: bool) -> AsyncIterator[int]:
     """Accepts connections and never answers (nor finishes a TLS handshake)."""

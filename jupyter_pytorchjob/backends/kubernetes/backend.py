@@ -591,7 +591,7 @@ class KubernetesBackend(Backend):
                 kind.job_info(j, by_job.get(j["metadata"]["name"], []))
                 for j in jobs.get("items", [])
             ]
-            await asyncio.gather(*[self._why_not_made(kind, info) for info in found])
+            await self._why_not_made(kind, found)
             infos += found
             read += [
                 (kind, j, by_job.get(info.name, []), info)
@@ -652,7 +652,7 @@ class KubernetesBackend(Backend):
         kind, job = await self._job(name)
         pods = await self._pods(kind.pod_selector(name))
         info = kind.job_info(job, pods, with_manifest=True)
-        await self._why_not_made(kind, info)
+        await self._why_not_made(kind, [info])
         await self.progress_watcher.observe([(kind, job, pods, info)])
         return info
 
@@ -771,23 +771,36 @@ class KubernetesBackend(Backend):
         ]
         return sorted(events, key=lambda e: e.time)
 
-    async def _why_not_made(self, kind: JobKind, info: JobInfo) -> None:
-        """A job nothing was made for yet (no status, no pods): its controller's newest
-        Warning event as its message - e.g. a TrainJob whose name is too long for JobSet
-        stays so for ever, and only its events say why."""
-        if info.state is not JobState.SUBMITTED:
+    async def _why_not_made(self, kind: JobKind, infos: Sequence[JobInfo]) -> None:
+        """Jobs nothing was made for yet (no status, no pods): their controller's newest
+        Warning event as their message - e.g. a TrainJob whose name is too long for JobSet
+        stays so for ever, and only its events say why. One events request for them all
+        (the kind's Warnings in the namespace), not one per job: a list of 1000 such jobs
+        made 1001 requests on every refresh."""
+        waiting = {info.name: info for info in infos if info.state is JobState.SUBMITTED}
+        if not waiting:
             return
         core = await self.core()
-        selector = f"involvedObject.kind={kind.kind},involvedObject.name={info.name},type=Warning"
+        selector = f"involvedObject.kind={kind.kind},type=Warning"
+        if len(waiting) == 1:
+            selector += f",involvedObject.name={next(iter(waiting))}"
         try:
             found = await self._call(
                 "list events", core.list_namespaced_event(self.namespace, field_selector=selector)
             )
         except BackendError:
             return  # events unreadable (RBAC): the state and the waiting message stand
-        warnings = sorted((event_of(e, info.name) for e in found.items), key=lambda e: e.time)
-        if warnings:
-            info.message = f"{warnings[-1].reason}: {warnings[-1].message}"
+        # Newest by time, then (within a second) by resourceVersion, as ``events`` orders.
+        newest: dict[str, tuple[float, int, Event]] = {}
+        for item in found.items:
+            name = item.involved_object.name
+            if name in waiting:
+                event = event_of(item, name)
+                order = (event.time, int(item.metadata.resource_version or 0), event)
+                if name not in newest or order[:2] >= newest[name][:2]:
+                    newest[name] = order
+        for name, (_, _, event) in newest.items():
+            waiting[name].message = f"{event.reason}: {event.message}"
 
     async def volumes(self) -> list[Volume]:
         core = await self.core()
