@@ -221,6 +221,17 @@ async def test_applied_yaml_says_when_the_cluster_could_not_check_it(
     assert checked["job"]["name"] == "demo"  # the YAML itself was read back all the same
 
 
+async def test_logs_of_a_container_that_cannot_start_are_a_409(
+    fake_kube: Any, jp_fetch: Any
+) -> None:
+    """ErrImagePull: the plain log request answers 409 in the kubelet's words (#29 5)."""
+    await call(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 1})
+    fake_kube.operator.create_pods(NS, "demo")
+    fake_kube.set_waiting(NS, "demo-master-0", "pytorch", "ErrImagePull")
+    code, body = await error(jp_fetch, "jobs", "demo", "logs")
+    assert code == 409 and "image can't be pulled" in body["message"]
+
+
 async def test_plain_text_logs(fake_kube: Any, jp_fetch: Any) -> None:
     """``GET jobs/{name}/logs`` without a websocket upgrade, on the kubernetes backend."""
     await call(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 2})
