@@ -11,6 +11,7 @@ import asyncio
 import copy
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -371,12 +372,9 @@ class KubernetesBackend(Backend):
             self._served, self._served_at = served, self.clock()
         return self._served
 
-    def _not_served(self, kind: JobKind) -> None:
-        """``kind`` answered 404 (its CRD was removed): not listed from now on, and the
-        next use looks again."""
-        if self._served is not None and kind in self._served:
-            self._served = [k for k in self._served if k is not kind]
-        self._served_at = min(self._served_at, self.clock() - KINDS_RECHECK)
+    def _look_again(self) -> None:
+        """A kind answered 404 (its CRD removed meanwhile): the next use discovers again."""
+        self._served_at = -math.inf
 
     async def _serves(self, api: client.ApiClient, kind: JobKind) -> bool:
         what = f"discover the {kind.kind} API"
@@ -519,7 +517,7 @@ class KubernetesBackend(Backend):
                 err, what=what, name=name, kind=kind, change=change, cluster_scope=cluster_scope
             )
             if isinstance(error, CrdMissing):
-                self._not_served(kind)  # uninstalled meanwhile
+                self._look_again()  # uninstalled meanwhile
             raise error from err
         except (OSError, TimeoutError) as err:
             raise self._translate(err, what=what, name=name, kind=kind) from err
@@ -632,8 +630,8 @@ class KubernetesBackend(Backend):
     async def _check_namespace(self) -> None:
         """``BackendError`` (404) naming the namespace when it does not exist: the API
         answers a job in it 404 and its list empty, as if there were no such job. Read
-        only then, at most every ``NAMESPACE_TTL`` s; where the user may not read
-        namespaces (403) or the read fails, the plain answer stands."""
+        only then, at most every ``NAMESPACE_TTL`` s (a refusal too: a user who may not
+        read namespaces (403) gets the plain answer, without a request per list)."""
         now = self.clock()
         if self._namespace_seen is not None and now - self._namespace_seen < NAMESPACE_TTL:
             return
@@ -643,10 +641,9 @@ class KubernetesBackend(Backend):
         except ApiException as err:
             if err.status == 404:
                 raise self._translate(err, what=f"read namespace {self.namespace!r}") from err
-            return
         except (OSError, TimeoutError, aiohttp.ClientError):
-            return
-        self._namespace_seen = now
+            pass
+        self._namespace_seen = now  # there, or not ours to read: not asked again for now
 
     async def get_job(self, name: str) -> JobInfo:
         kind, job = await self._job(name)
