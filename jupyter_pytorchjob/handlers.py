@@ -151,9 +151,14 @@ class RenderHandler(PyTorchJobHandler):
         manifest = kind.build(spec)
         warnings = list(spec.warnings)
         if edited:
-            dropped = await self.backend.dropped_fields(manifest)
-            if dropped:
-                warnings.append(dropped_warning(dropped, kind.kind))
+            try:
+                dropped = await self.backend.dropped_fields(manifest)
+            except BackendError as err:
+                # Said, not an empty list: that would read as "nothing is dropped".
+                warnings.append(f"could not check which fields the cluster keeps: {err.message}")
+            else:
+                if dropped:
+                    warnings.append(dropped_warning(dropped, kind.kind))
         self.write_json(
             {
                 "job": spec.to_wire(),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,6 +21,28 @@ from . import crd_trainjob
 from .crd import crds_available, manifest_errors
 
 PTJOB = Path(sys.executable).with_name("ptjob")
+
+
+@contextlib.contextmanager
+def cluster_ptjob(tmp_path: Path) -> Iterator[tuple[Any, Callable[..., Any]]]:
+    """A fake cluster in a thread and ``run(*args)``: ``ptjob`` on the kubernetes backend
+    against it (its kubeconfig; no in-cluster config)."""
+    from .test_magics import FakeKubeThread
+
+    kube = FakeKubeThread()
+    try:
+        config = kube.fake.write_kubeconfig(tmp_path / "kubeconfig")
+        env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+        env.update(KUBECONFIG=str(config), PTJOB_BACKEND="kubernetes")
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60
+            )
+
+        yield kube, run
+    finally:
+        kube.stop()
 
 
 def ptjob(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -399,19 +424,7 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
 def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> None:
     """On the kubernetes backend ``ptjob list`` runs once and exits: it reads the master
     pod's log for the progress before it prints (no server polled it before)."""
-    from .test_magics import FakeKubeThread
-
-    kube = FakeKubeThread()
-    try:
-        config = kube.fake.write_kubeconfig(tmp_path / "kubeconfig")
-        env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
-        env.update(KUBECONFIG=str(config), PTJOB_BACKEND="kubernetes")
-
-        def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60
-            )
-
+    with cluster_ptjob(tmp_path) as (kube, run):
         submitted = run("submit", "--name", "kprog", "--nodes", "2", "--", "python", "t.py")
         assert submitted.returncode == 0, submitted.stderr
         kube.call(kube.fake.operator.run, "team-a", "kprog")
@@ -419,8 +432,6 @@ def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> N
         kube.call(kube.fake.append_log, "team-a", "kprog-master-0", "pytorch", bar)
         listing = run("list")
         status = run("status", "kprog")
-    finally:
-        kube.stop()
     assert listing.returncode == 0, listing.stderr
     header, row = listing.stdout.splitlines()
     assert header.split()[-2:] == ["PROGRESS", "ETA"]
@@ -475,3 +486,39 @@ def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
         assert sums == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
     finally:
         run("delete", "tj")
+
+
+def test_a_missing_kubeconfig_is_named_in_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-kubeconfig"
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    env |= {"KUBECONFIG": str(missing), "PTJOB_BACKEND": "kubernetes"}
+    result = subprocess.run(
+        [str(PTJOB), "list"], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"ptjob list: error: no Kubernetes configuration: not in a pod, and the kubeconfig "
+        f"{missing} does not exist. Set KUBECONFIG to a kubeconfig file, or use the local backend"
+    ]
+
+
+def test_logs_of_a_pod_that_cannot_start_exit_1_with_the_kubelets_words(
+    tmp_path: Path,
+) -> None:
+    """ErrImagePull (and ``--previous`` with no earlier run): the kubelet's words on
+    stderr and exit 1, not an empty output and 0 (#29 items 5, 9)."""
+    with cluster_ptjob(tmp_path) as (kube, run):
+        assert run("submit", "--name", "pull", "--", "python", "t.py").returncode == 0
+        kube.call(kube.fake.operator.create_pods, "team-a", "pull")
+        waiting = (kube.fake.set_waiting, "team-a", "pull-master-0", "pytorch", "ErrImagePull")
+        kube.call(*waiting)
+        logs = run("logs", "pull")
+        assert (logs.returncode, logs.stdout) == (1, "")
+        assert logs.stderr == (
+            'ptjob logs: error: the log of master-0 cannot be read: container "pytorch" in pod '
+            '"pull-master-0" is waiting to start: image can\'t be pulled\n'
+        )
+        kube.call(kube.fake.operator.run, "team-a", "pull")
+        kube.call(kube.fake.append_log, "team-a", "pull-master-0", "pytorch", "up\n")
+        previous = run("logs", "pull", "--previous")
+        assert previous.returncode == 1 and "previous terminated container" in previous.stderr

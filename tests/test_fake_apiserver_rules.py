@@ -129,18 +129,23 @@ async def test_unknown_fields_are_pruned_silently(fake_kube: FakeKube, http: Any
         assert (await resp.json())["spec"] == spec
 
 
+async def namespace_not_found(resp: aiohttp.ClientResponse, namespace: str) -> None:
+    """The NamespaceLifecycle 404: a Status naming the namespace, details kind namespaces."""
+    body = await status_of(resp)
+    assert (resp.status, body["reason"], body["message"]) == (
+        404,
+        "NotFound",
+        f'namespaces "{namespace}" not found',
+    )
+    assert body["details"] == {"name": namespace, "kind": "namespaces"}
+
+
 async def test_a_job_in_a_namespace_that_does_not_exist_is_404(
     fake_kube: FakeKube, http: Any
 ) -> None:
     url = "/apis/kubeflow.org/v1/namespaces/nowhere/pytorchjobs"
     async with http.post(url, json=job()) as resp:
-        body = await status_of(resp)
-        assert (resp.status, body["reason"], body["message"]) == (
-            404,
-            "NotFound",
-            'namespaces "nowhere" not found',
-        )
-        assert body["details"] == {"name": "nowhere", "kind": "namespaces"}
+        await namespace_not_found(resp, "nowhere")
     assert fake_kube.get("pytorchjobs", "nowhere", "raw") is None
 
 
@@ -237,3 +242,42 @@ async def test_without_the_crd_the_paths_are_a_plain_404(fake_kube: FakeKube, ht
             assert resp.status == 404
             assert resp.content_type == "text/plain"
             assert await resp.text() == "404 page not found\n"
+
+
+async def test_a_namespace_is_read_by_name_and_a_missing_one_is_404(
+    fake_kube: FakeKube, http: Any
+) -> None:
+    """GET /api/v1/namespaces/{name}: the object, or 404 ``namespaces "X" not found``
+    (details kind ``namespaces``); RBAC judges it in that namespace (requestinfo.go)."""
+    async with http.get(f"/api/v1/namespaces/{NS}") as resp:
+        body = await resp.json()
+        assert (resp.status, body["kind"], body["metadata"]["name"]) == (200, "Namespace", NS)
+        assert body["status"]["phase"] == "Active"
+    async with http.get("/api/v1/namespaces/nowhere") as resp:
+        await namespace_not_found(resp, "nowhere")
+    fake_kube.deny("get", "namespaces", NS)
+    async with http.get(f"/api/v1/namespaces/{NS}") as resp:
+        body = await status_of(resp)
+        assert resp.status == 403
+        assert body["message"].endswith(
+            f'cannot get resource "namespaces" in API group "" in the namespace "{NS}"'
+        )
+
+
+async def test_log_of_a_pod_whose_kubelet_is_down_is_500(fake_kube: FakeKube, http: Any) -> None:
+    """The API server cannot dial the kubelet: 500, no reason, the transport's error
+    naming the kubelet's address and port (a real v1.20.2 API server, realcluster.md)."""
+    pod = await running_pod(fake_kube, http)
+    node = fake_kube.get("pods", NS, pod)["spec"]["nodeName"]  # type: ignore[index]
+    fake_kube.stop_kubelet(node)
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}/log?follow=true") as resp:
+        body = await status_of(resp)
+        assert resp.status == 500 and body["code"] == 500 and "reason" not in body
+        assert body["message"].startswith('Get "https://')
+        assert f':10250/containerLogs/{NS}/{pod}/pytorch?follow=true": dial tcp ' in body["message"]
+        assert body["message"].endswith(":10250: connect: connection refused")
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}") as resp:
+        assert resp.status == 200  # the pod and its node stay
+    fake_kube.start_kubelet(node)
+    async with http.get(f"/api/v1/namespaces/{NS}/pods/{pod}/log") as resp:
+        assert resp.status == 200

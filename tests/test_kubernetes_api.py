@@ -114,6 +114,25 @@ async def test_crd_missing(fake_kube: Any, jp_fetch: Any) -> None:
     assert "Trainer v2" in body["message"]
 
 
+async def test_config_sees_a_kind_installed_while_the_server_runs(
+    fake_kube: Any, jp_fetch: Any, jp_serverapp: Any
+) -> None:
+    """Trainer v2 installed after the server's first look: GET config offers TrainJob
+    once the discovery's KINDS_TTL has passed, without a restart (#29 item 1)."""
+    import time
+
+    from jupyter_pytorchjob.backends.kubernetes.backend import KINDS_TTL
+
+    fake_kube.remove_crd("trainjob")
+    kinds = json.loads((await call(jp_fetch, "config")).body)["kinds"]
+    assert [k["kind"] for k in kinds] == ["PyTorchJob"]
+    fake_kube.restore_crd("trainjob")
+    backend = jp_serverapp.web_app.settings["pytorchjob_backend"]
+    backend.clock = lambda: time.monotonic() + KINDS_TTL + 1  # the TTL has passed
+    kinds = json.loads((await call(jp_fetch, "config")).body)["kinds"]
+    assert [k["kind"] for k in kinds] == ["PyTorchJob", "TrainJob"]
+
+
 @pytest.mark.slow
 async def test_tensorboard_on_a_job_through_the_notebooks_pvc(
     fake_kube: Any, jp_fetch: Any, jp_root_dir: Path
@@ -185,6 +204,32 @@ async def test_applied_yaml_names_the_fields_the_cluster_would_drop(
     assert fake_kube.list("pytorchjobs", NS) == []  # a dry run: nothing created
     submitted = json.loads((await call(jp_fetch, "jobs", method="POST", body=checked["job"])).body)
     assert "spec.runPolicy.backofLimit" in submitted["warnings"][0]
+
+
+async def test_applied_yaml_says_when_the_cluster_could_not_check_it(
+    fake_kube: Any, jp_fetch: Any
+) -> None:
+    """A user who may not create jobs: the dry run is refused, and the answer says the
+    fields were not checked - not ``warnings: []``, which reads "nothing dropped" (#29 12)."""
+    rendered = json.loads((await call(jp_fetch, "render", method="POST", body=JOB)).body)
+    fake_kube.deny("create", "pytorchjobs")
+    body = {"yaml": rendered["yaml"]}
+    checked = json.loads((await call(jp_fetch, "render", method="POST", body=body)).body)
+    (warning,) = checked["warnings"]
+    assert warning.startswith("could not check which fields the cluster keeps: not allowed")
+    assert "create pytorchjobs" in warning and "team-a" in warning
+    assert checked["job"]["name"] == "demo"  # the YAML itself was read back all the same
+
+
+async def test_logs_of_a_container_that_cannot_start_are_a_409(
+    fake_kube: Any, jp_fetch: Any
+) -> None:
+    """ErrImagePull: the plain log request answers 409 in the kubelet's words (#29 5)."""
+    await call(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 1})
+    fake_kube.operator.create_pods(NS, "demo")
+    fake_kube.set_waiting(NS, "demo-master-0", "pytorch", "ErrImagePull")
+    code, body = await error(jp_fetch, "jobs", "demo", "logs")
+    assert code == 409 and "image can't be pulled" in body["message"]
 
 
 async def test_plain_text_logs(fake_kube: Any, jp_fetch: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from jupyter_pytorchjob.backends import BackendError, JobState, LogChunk
+from jupyter_pytorchjob.backends import BackendError, JobNotFound, JobState, LogChunk
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.job import JobSpec
 from jupyter_pytorchjob.kinds.pytorchjob.status import OPERATOR_GRACE
@@ -109,6 +109,87 @@ async def test_a_pod_whose_node_is_gone_says_so(
     assert [c.text for c in chunks if not c.notice] == ["master line\n"]
 
 
+async def test_a_dead_kubelet_stops_only_its_replicas_log(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The worker's kubelet does not answer (the API server's 500 ``dial tcp
+    ...:10250``): the master's log goes on streaming, the worker gets one notice naming
+    its node, and nothing blames the API server (#29 item 2)."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.nodes.add("node-2")
+    master = fake_kube.get("pods", NS, "demo-master-0")
+    assert master is not None
+    master["spec"]["nodeName"] = "node-2"  # the master lives elsewhere
+    node = fake_kube.get("pods", NS, "demo-worker-0")["spec"]["nodeName"]  # type: ignore[index]
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", b"step 1\n")
+    fake_kube.stop_kubelet(node)
+    chunks: list[LogChunk] = []
+    follow = asyncio.create_task(drain(backend.logs("demo", follow=True), chunks))
+    try:
+        await until(lambda: any(c.notice for c in chunks), "the worker's notice")
+        fake_kube.append_log(NS, "demo-master-0", "pytorch", b"step 2\n")
+        await until(lambda: "step 2" in "".join(c.text for c in chunks), "the master goes on")
+        fake_kube.operator.succeed(NS, "demo")
+        await asyncio.wait_for(follow, 20)
+    finally:
+        follow.cancel()
+    (notice,) = [c for c in chunks if c.notice]
+    assert notice.replica == "worker-0" and f"the kubelet on node {node}" in notice.text
+    assert "connection refused" in notice.text and "try again" not in notice.text
+    assert "overloaded" not in notice.text and "unavailable" not in notice.text
+    master_text = "".join(c.text for c in chunks if c.replica == "master-0")
+    assert master_text == "step 1\nstep 2\n"
+
+
+async def test_a_container_that_cannot_start_says_why_in_the_kubelets_words(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """ErrImagePull: logs end in an error with the kubelet's words (the CLI exits 1);
+    following says once what it waits for, then streams once the container runs (#29 5)."""
+    await backend.submit(spec(nodes=1))
+    fake_kube.operator.create_pods(NS, "demo")
+    fake_kube.set_waiting(NS, "demo-master-0", "pytorch", "ErrImagePull")
+    with pytest.raises(BackendError) as info:
+        await drain(backend.logs("demo"), [])
+    assert info.value.message == (
+        'the log of master-0 cannot be read: container "pytorch" in pod "demo-master-0" is '
+        "waiting to start: image can't be pulled"
+    )
+    chunks: list[LogChunk] = []
+    follow = asyncio.create_task(drain(backend.logs("demo", follow=True), chunks))
+    try:
+        await until(lambda: chunks, "what the follow waits for")
+        fake_kube.set_waiting(NS, "demo-master-0", "pytorch", "ImagePullBackOff")
+        await until(lambda: len(chunks) == 2, "the new reason")
+        fake_kube.operator.run(NS, "demo")
+        fake_kube.append_log(NS, "demo-master-0", "pytorch", b"pulled at last\n")
+        fake_kube.operator.succeed(NS, "demo")
+        await asyncio.wait_for(follow, 20)
+    finally:
+        follow.cancel()
+    assert [c.notice for c in chunks] == [True, True, False]
+    assert "image can't be pulled; still waiting for it to start" in chunks[0].text
+    assert "trying and failing to pull image" in chunks[1].text
+    assert chunks[2].text == "pulled at last\n"
+
+
+async def test_previous_without_an_earlier_run_is_an_error(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """``--previous`` with no earlier run: the kubelet's words, not silence (#29 item 9)."""
+    await backend.submit(spec(nodes=1))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", b"first run\n")
+    with pytest.raises(BackendError) as info:
+        await drain(backend.logs("demo", previous=True), [])
+    assert info.value.status == 409
+    assert info.value.message == (
+        'the log of master-0 cannot be read: previous terminated container "pytorch" in '
+        'pod "demo-master-0" not found'
+    )
+
+
 async def test_a_follow_error_shows_at_once_not_when_the_job_ends(
     backend: KubernetesBackend, fake_kube: FakeKube
 ) -> None:
@@ -135,6 +216,40 @@ async def test_a_namespace_that_does_not_exist_is_named(fake_kube: FakeKube) -> 
         await backend.close()
 
 
+async def test_a_missing_namespace_is_named_not_a_missing_job(fake_kube: FakeKube) -> None:
+    """The API answers a job in a namespace that does not exist 404 and its list empty:
+    get, logs, delete and list name the namespace (#29 item 7); a user who may not read
+    namespaces gets the plain answers."""
+    backend = KubernetesBackend(namespace="nowhere")
+    try:
+        calls = {
+            "get": lambda: backend.get_job("demo"),
+            "delete": lambda: backend.delete_job("demo"),
+            "logs": lambda: drain(backend.logs("demo"), []),
+            "list": backend.list_jobs,
+        }
+        for what, call in calls.items():
+            with pytest.raises(BackendError) as info:
+                await call()
+            assert info.value.status == 404, what
+            assert "namespace 'nowhere' does not exist" in info.value.message, what
+        fake_kube.deny("get", "namespaces")
+        with pytest.raises(JobNotFound):
+            await backend.get_job("demo")
+        assert await backend.list_jobs() == []
+    finally:
+        await backend.close()
+
+
+async def test_an_empty_namespace_is_read_once_not_per_list(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    for _ in range(3):
+        assert await backend.list_jobs() == []
+    reads = [p for _, p, _ in fake_kube.access_log if p == f"/api/v1/namespaces/{NS}"]
+    assert len(reads) == 1
+
+
 async def test_a_job_no_operator_touched_is_submitted_then_explained(
     backend: KubernetesBackend, fake_kube: FakeKube
 ) -> None:
@@ -154,6 +269,28 @@ async def test_a_job_no_operator_touched_is_submitted_then_explained(
     fake_kube.operator.create_pods(NS, "demo")
     job = await backend.get_job("demo")
     assert job.state is JobState.CREATED and job.message is None
+
+
+async def test_jobs_not_started_cost_one_events_request_per_list(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """A list of jobs nothing was made for yet reads the kind's Warning events once, not
+    once per job (1000 such jobs made 1001 requests per refresh, #29 item 6); each job
+    still gets its own newest Warning as its message."""
+    fake_kube.operator.disable()
+    for i in range(20):
+        await backend.submit(spec(f"job-{i:02d}"))
+    fake_kube.add_event(NS, "PyTorchJob", "job-03", "FailedCreate", "old trouble", "Warning")
+    fake_kube.add_event(NS, "PyTorchJob", "job-03", "FailedCreate", "quota exceeded", "Warning")
+    fake_kube.add_event(NS, "PyTorchJob", "job-07", "Created", "fine", "Normal")
+    del fake_kube.access_log[:]
+    jobs = {j.name: j for j in await backend.list_jobs()}
+    assert len(jobs) == 20 and {j.state for j in jobs.values()} == {JobState.SUBMITTED}
+    events = [q for _, p, q in fake_kube.access_log if p.endswith("/events")]
+    assert len(events) == 1  # of PyTorchJobs; no TrainJob waits
+    assert jobs["job-03"].message == "FailedCreate: quota exceeded"
+    assert jobs["job-07"].message is None
+    assert (await backend.get_job("job-03")).message == "FailedCreate: quota exceeded"
 
 
 @contextlib.asynccontextmanager

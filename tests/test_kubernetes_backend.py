@@ -246,6 +246,11 @@ async def test_crd_missing_is_said_plainly(fake_kube: Any) -> None:
         with pytest.raises(CrdMissing) as info:
             await backend.list_jobs()
         assert "Training Operator" in info.value.message and "TrainJob" in info.value.message
+        # One message, not each kind's run together ("...local backend this cluster...").
+        assert info.value.message.count("this cluster") == 1
+        assert info.value.message.count("local backend") == 1
+        assert "pytorchjobs.kubeflow.org" in info.value.message
+        assert "trainjobs.trainer.kubeflow.org" in info.value.message
         with pytest.raises(CrdMissing):
             await backend.submit(spec())
     finally:

@@ -13,7 +13,11 @@ from typing import Any
 import pytest
 
 from jupyter_pytorchjob.backends.base import BackendError, JobState
-from jupyter_pytorchjob.backends.kubernetes.backend import KubernetesBackend
+from jupyter_pytorchjob.backends.kubernetes.backend import (
+    KINDS_RECHECK,
+    KINDS_TTL,
+    KubernetesBackend,
+)
 from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.kinds import PYTORCHJOB, TRAINJOB
@@ -242,6 +246,90 @@ async def test_each_kind_needs_its_crd(backend: KubernetesBackend, fake_kube: Fa
     assert [j.kind for j in await backend.list_jobs()] == ["TrainJob"]
     fake_kube.restore_crd("pytorchjob")
     assert PYTORCHJOB in await KubernetesBackend(namespace=NS).job_kinds()
+
+
+async def test_a_namespace_user_submits_without_listing_cluster_runtimes(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """Many namespace users may create TrainJobs but not list cluster-scoped
+    ClusterTrainingRuntimes: the submit reads the named runtime instead, and where even
+    that is refused the Trainer's webhook judges the reference, as for kubectl (#29 3)."""
+    fake_kube.deny("list", "clustertrainingruntimes")
+    await backend.submit(trainjob())
+    stored = fake_kube.get("trainjobs", NS, "tj")
+    assert stored is not None
+    assert stored["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"
+    listed = [p for m, p, _ in fake_kube.access_log if p.endswith("/clustertrainingruntimes")]
+    assert listed == []
+    with pytest.raises(JobSpecInvalid) as invalid:  # readable: still checked here
+        await backend.submit(trainjob("tj2", runtime="deepspeed-distributed"))
+    assert invalid.value.errors[0].field == "runtime"
+    fake_kube.deny("get", "clustertrainingruntimes")
+    await backend.submit(trainjob("tj3"))
+    assert fake_kube.get("trainjobs", NS, "tj3") is not None
+    # The picker's list names the scope the permission is missing in.
+    with pytest.raises(BackendError) as info:
+        await backend.runtimes()
+    message = info.value.message
+    assert info.value.status == 403 and "cluster-scoped" in message
+    assert "ClusterRoleBinding" in message and "in namespace" not in message
+
+
+class Clock:
+    """A monotonic clock the test moves on (the discovery's age), instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_kind_installed_while_a_server_runs_is_found(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """Trainer v2 installed after the server started: found again after KINDS_TTL (the
+    list, config, runtimes), and at once by a submit of that kind (#29 item 1)."""
+    backend.clock = clock = Clock()
+    fake_kube.remove_crd("trainjob")
+    assert await backend.job_kinds() == [PYTORCHJOB]
+    assert await backend.runtimes() == []
+    fake_kube.restore_crd("trainjob")
+    clock.now += KINDS_RECHECK + 1  # a moment later: a submit looks again at once
+    created = await backend.submit(trainjob())
+    assert created.kind == "TrainJob"
+    assert await backend.job_kinds() == [PYTORCHJOB, TRAINJOB]
+    assert [j.kind for j in await backend.list_jobs()] == ["TrainJob"]
+
+    def discoveries() -> int:
+        return len([p for _, p, _ in fake_kube.access_log if p.rstrip("/").count("/") == 3])
+
+    looked = discoveries()
+    fake_kube.remove_crd("pytorchjob")
+    clock.now += KINDS_TTL - 1  # within the TTL the discovery stands: no request
+    assert await backend.job_kinds() == [PYTORCHJOB, TRAINJOB]
+    assert discoveries() == looked
+    clock.now += 2
+    assert await backend.job_kinds() == [TRAINJOB]
+    assert discoveries() == looked + 2  # one per kind
+    assert [r.name for r in await backend.runtimes()]
+
+
+async def test_the_list_after_a_crd_is_deleted_shows_the_kind_still_served(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The PyTorchJob CRD deleted while the server runs: the next list answers with the
+    TrainJobs (it failed 404 once, #29 item 8), and so do get and logs."""
+    await backend.submit(trainjob())
+    assert await backend.job_kinds() == [PYTORCHJOB, TRAINJOB]
+    fake_kube.remove_crd("pytorchjob")
+    assert [j.name for j in await backend.list_jobs()] == ["tj"]
+    assert (await backend.get_job("tj")).kind == "TrainJob"
+    assert await backend.job_kinds() == [TRAINJOB]
+    fake_kube.remove_crd("trainjob")
+    with pytest.raises(CrdMissing) as info:
+        await backend.list_jobs()
+    assert "serves no kind of job" in info.value.message
 
 
 def sdk_client() -> Any:

@@ -187,6 +187,19 @@ def test_a_log_keeps_the_bar_while_dict_lines_add_metrics() -> None:
     assert log.take_metrics() == []
 
 
+def test_epoch_lines_move_the_percent_on() -> None:
+    """Each "Epoch N/M" line says its own percent; none is stuck at the first one's."""
+    log = LogProgress()
+    for epoch in range(1, 6):
+        assert log.feed(f"Epoch {epoch}/5 loss={1 / epoch:.2f}", float(epoch))
+    assert log.reading is not None
+    assert (log.reading.epoch, log.reading.total_epochs, log.reading.percent) == (5, 5, 100)
+    # After a bar too: the epoch line's percent, the bar's step kept.
+    assert log.feed(" 10%|#  | 10/100 [00:01<00:09, 10it/s]", 6.0)
+    assert log.feed("Epoch 2/5", 7.0)
+    assert (log.reading.percent, log.reading.step) == (40, 10)
+
+
 # -- TensorBoard event files --------------------------------------------------------------
 
 

@@ -243,8 +243,9 @@ class Backend(ABC):
 
     async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
         """Paths of the fields of ``manifest`` that the place jobs run would drop
-        silently (a cluster prunes what its CRD schema does not declare). The local
-        backend has no schema and keeps every field: nothing."""
+        silently (a cluster prunes what its CRD schema does not declare); ``BackendError``
+        when that cannot be checked. The local backend has no schema and keeps every
+        field: nothing."""
         return []
 
     async def job_kinds(self) -> list[JobKind]:

@@ -150,8 +150,11 @@ class LogProgress:
         if previous is not None:
             # A dict line without a step keeps the bar's step; metrics accumulate.
             if reading.step is None and reading.total_steps is None:  # no bar on it
+                # What the line says itself stands: an "Epoch 5/5" line's own percent
+                # (from its epochs) is newer than the bar's before it.
                 for name in ("percent", "eta_seconds", "step", "total_steps"):
-                    setattr(reading, name, getattr(previous, name))
+                    if getattr(reading, name) is None:
+                        setattr(reading, name, getattr(previous, name))
             for name in ("epoch", "total_epochs"):
                 if getattr(reading, name) is None:
                     setattr(reading, name, getattr(previous, name))

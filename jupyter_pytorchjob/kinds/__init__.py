@@ -24,6 +24,17 @@ def kind_of(manifest: Mapping[str, Any]) -> JobKind:
     return next((kind for kind in KINDS if kind.owns(manifest)), DEFAULT_KIND)
 
 
+def none_served_message() -> str:
+    """What to tell a user whose cluster serves none of the kinds (one sentence, not
+    each kind's message run together)."""
+    crds = " nor ".join(f"{k.kind}s ({k.installed_by}'s CRD {k.crd})" for k in KINDS)
+    return (
+        f"this cluster serves no kind of job this extension can run: neither {crds} is "
+        "installed. Ask your administrator to install one of them (recent Kubeflow "
+        "releases install Trainer v2), or use the local backend"
+    )
+
+
 def kind_for(spec: JobSpec) -> JobKind:
     """The kind ``spec`` is to become (its ``kind`` field)."""
     return kind_named(spec.kind)
@@ -39,4 +50,12 @@ def kind_named(name: str) -> JobKind:
     raise JobSpecInvalid([FieldError("kind", f"must be one of {choices}, got {name!r}")])
 
 
-__all__ = ["DEFAULT_KIND", "KINDS", "PYTORCHJOB", "JobKind", "kind_named", "kind_of"]
+__all__ = [
+    "DEFAULT_KIND",
+    "KINDS",
+    "PYTORCHJOB",
+    "JobKind",
+    "kind_named",
+    "kind_of",
+    "none_served_message",
+]

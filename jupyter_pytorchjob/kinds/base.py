@@ -43,6 +43,8 @@ class JobKind(ABC):
     # "training-operator" (per replica type, ``runPolicy``) or "jobset" (one indexed Job
     # per TrainJob: in-place restarts up to its backoffLimit, then the job fails).
     controller: str
+    # What installs the kind's CRD in a cluster, for messages saying it is missing.
+    installed_by: str
     # The ``JobSpec`` fields (wire names) this kind can express; the form hides the others.
     unsupported_fields: frozenset[str] = frozenset()
 

@@ -95,6 +95,8 @@ RESOURCES = {
     ),
     "jobsets": Resource("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
     "jobs": Resource("batch", "v1", "Job", "jobs"),
+    # Read only (the NamespaceLifecycle facts the clients see): ``namespaces`` / ``add_namespace``.
+    "namespaces": Resource("", "v1", "Namespace", "namespaces", namespaced=False),
 }
 # The job kinds a cluster can serve, and the API groups each brings (Trainer installs
 # JobSet with it, trainjob.md §4).
@@ -124,6 +126,7 @@ _PATHS = [
     re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log))?)?/?$"),
     re.compile(r"^/api/v1/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)/?$"),
+    re.compile(r"^/api/v1/(?P<res>namespaces)(?:/(?P<name>[^/]+))?/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pytorchjobs)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
     re.compile(r"^/apis/kubeflow\.org/v1/(?P<res>pytorchjobs)/?$"),
@@ -152,13 +155,17 @@ class KubeError(Exception):
     ) -> None:
         super().__init__(message)
         self.code, self.message = code, message
-        self.reason = reason or _REASONS.get(code, "Unknown")
+        # "" is StatusReasonUnknown (omitted from the body, as omitempty does).
+        self.reason = _REASONS.get(code, "Unknown") if reason is None else reason
         self.details = details
         self.headers: dict[str, str] = {}
 
     def body(self) -> dict[str, Any]:
         body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
-        body |= {"message": self.message, "reason": self.reason, "code": self.code}
+        body |= {"message": self.message}
+        if self.reason:
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -384,6 +391,9 @@ class FakeKube:
         self.namespaces = set(namespaces)
         # Nodes pods can be on; a pod whose node is gone has no readable log (404).
         self.nodes: set[str] = set()
+        # Nodes whose kubelet does not answer (down, or its port unreachable): the node
+        # and its pods stay, their logs cannot be fetched (500).
+        self.kubelets_down: set[str] = set()
         # Structural schemas of the custom resources (pruning + validation), when the
         # real CRDs are beside the checkout.
         self.schemas = dict(schemas) if schemas is not None else default_schemas()
@@ -619,6 +629,11 @@ class FakeKube:
         if res.group in _CRD_GROUPS and res.group not in self.served_groups:
             raise PageNotFound  # no API group serves the path: not even a Status
         method = request.method
+        if resource == "namespaces":
+            # requestinfo.go (apiserver/pkg/endpoints/request, v1.20.2 NewRequestInfo): for
+            # /api/v1/namespaces/{name} the namespace *is* the name, so a RoleBinding in
+            # that namespace can grant reading it.
+            ns = name
         watch = parse_bool(query.get("watch"))
         if name is None:
             verb = {"GET": "watch" if watch else "list", "POST": "create"}.get(method)
@@ -630,6 +645,8 @@ class FakeKube:
         self._negotiate(request)
         if sub == "log":
             return await self._pod_log(request, ns or "", name or "", query)
+        if resource == "namespaces":
+            return self._namespaces(method, name)
         if name is None:
             if method == "POST":
                 return await self._create(request, res, ns or "", query)
@@ -698,6 +715,37 @@ class FakeKube:
             page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
         body = {"apiVersion": res.api_version, "kind": f"{res.kind}List", "metadata": meta}
         return web.json_response(body | {"items": page})
+
+    def _namespaces(self, method: str, name: str | None) -> web.Response:
+        """GET a namespace (404 ``namespaces "X" not found`` when there is none) or the
+        list; the fake's namespaces are fixed by ``namespaces=``/``add_namespace``."""
+        if method != "GET":
+            raise KubeError(405, "the server does not allow this method on the requested resource")
+        if name is not None and name not in self.namespaces:
+            raise not_found(RESOURCES["namespaces"], name)
+
+        def namespace(ns: str) -> dict[str, Any]:
+            return {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": ns,
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, ns)),
+                    "resourceVersion": "1",
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                    "labels": {"kubernetes.io/metadata.name": ns},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+
+        if name is not None:
+            return web.json_response(namespace(name))
+        items = [namespace(ns) for ns in sorted(self.namespaces)]
+        meta = {"resourceVersion": str(self.resource_version)}
+        return web.json_response(
+            {"apiVersion": "v1", "kind": "NamespaceList", "metadata": meta, "items": items}
+        )
 
     async def _body(self, request: web.Request) -> Any:
         try:
@@ -1112,6 +1160,8 @@ class FakeKube:
             return web.Response(status=204)
         if spec["nodeName"] not in self.nodes:
             raise not_found(RESOURCES["pods"], name)  # as measured on a real server
+        if spec["nodeName"] in self.kubelets_down:
+            raise self._kubelet_unreachable(request, spec["nodeName"], ns, name, container)
         follow = parse_bool(query.get("follow"))
         previous = parse_bool(query.get("previous"))
         timestamps = parse_bool(query.get("timestamps"))
@@ -1227,6 +1277,25 @@ class FakeKube:
         except (ConnectionError, asyncio.CancelledError):
             return resp
 
+    def _kubelet_unreachable(
+        self, request: web.Request, node: str, ns: str, pod: str, container: str
+    ) -> KubeError:
+        """What the API server answers when it cannot dial the pod's kubelet (seen on
+        v1.20.2, realcluster.md): the transport's error as a 500 with no reason.
+        LocationStreamer.InputStream (apiserver/pkg/registry/generic/rest/streamer.go)
+        returns client.Do's error unwrapped; ErrorToAPIStatus -> convertStorageErrorOrNot
+        (apiserver/pkg/endpoints/handlers/responsewriters/status.go) makes it Code 500,
+        Reason StatusReasonUnknown (""), Message err.Error() - Go's url.Error text."""
+        address = f"10.0.0.{sorted(self.nodes | self.kubelets_down).index(node) + 10}"
+        query = request.query_string
+        url = f"https://{address}:10250/containerLogs/{ns}/{pod}/{container}"
+        url += f"?{query}" if query else ""
+        return KubeError(
+            500,
+            f'Get "{url}": dial tcp {address}:10250: connect: connection refused',
+            reason="",
+        )
+
     # -- discovery and control ---------------------------------------------------------
 
     def _discovery(self, path: str) -> dict[str, Any] | None:
@@ -1258,7 +1327,15 @@ class FakeKube:
                  "serverAddress": f"{self.host}:{self.port}"}]}  # fmt: skip
         if path == "/api/v1":
             return resources(
-                "v1", ["pods", "services", "persistentvolumeclaims", "events", "configmaps"]
+                "v1",
+                [
+                    "pods",
+                    "services",
+                    "persistentvolumeclaims",
+                    "events",
+                    "configmaps",
+                    "namespaces",
+                ],
             )
         by_group: dict[str, tuple[str, list[str]]] = {}
         for plural, res in RESOURCES.items():
@@ -1580,6 +1657,13 @@ class FakeKube:
         """The node is gone (drained and deleted, or lost): its pods' logs cannot be read."""
         self.nodes.discard(name)
 
+    def stop_kubelet(self, node: str) -> None:
+        """The node's kubelet stops answering; the node and its pods stay (their logs: 500)."""
+        self.kubelets_down.add(node)
+
+    def start_kubelet(self, node: str) -> None:
+        self.kubelets_down.discard(node)
+
     def remove_crd(self, kind: str = "pytorchjob") -> None:
         """The kind's CRDs are uninstalled: its API groups answer 404 page not found."""
         self.served_groups -= set(KINDS[kind])
@@ -1661,7 +1745,7 @@ CONTROL_HOOKS = {
     "add", "delete", "append_log", "terminate", "restart", "set_waiting", "set_pod_phase",
     "set_job_conditions", "deny", "allow_all", "require_token", "inject_error", "drop_streams",
     "expire_history", "remove_crd", "restore_crd", "seed_pvc", "add_event", "add_namespace",
-    "remove_node",
+    "remove_node", "stop_kubelet", "start_kubelet",
 }  # fmt: skip
 OPERATOR_HOOKS = {
     "enable", "disable", "create_pods", "reconcile", "run", "succeed", "exit", "back_off_over",

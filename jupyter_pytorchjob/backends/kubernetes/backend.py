@@ -11,7 +11,9 @@ import asyncio
 import copy
 import json
 import logging
+import math
 import os
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,18 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
-from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archive
+from ...kinds import (
+    DEFAULT_KIND,
+    KINDS,
+    JobKind,
+    kind_for,
+    kind_of,
+    log_archive,
+    none_served_message,
+)
 from ...kinds.pods import epoch
 from ...kinds.trainjob import TRAINJOB
-from ...kinds.trainjob.runtimes import Runtime, available_runtimes
+from ...kinds.trainjob.runtimes import Runtime, available_runtimes, runtime_of
 from ..archive import ArchiveLocation, chief_tail, read_archive
 from ..base import (
     Backend,
@@ -55,6 +65,14 @@ from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
 from .pruning import dropped_fields
 
 LOGGER = logging.getLogger(__name__)
+# Seconds a discovery of the kinds the cluster serves stands: a CRD installed or removed
+# while a server runs shows within this time, at one discovery request per kind.
+KINDS_TTL = 30.0
+# A kind asked for but not served, or answered 404, is looked up again at once, but not
+# more often than this (a client retrying a submit causes no discovery storm).
+KINDS_RECHECK = 2.0
+# Seconds a namespace seen to exist is not read again (an empty list every refresh).
+NAMESPACE_TTL = 60.0
 
 
 def event_of(event: Any, source: str) -> Event:
@@ -102,8 +120,10 @@ class KubernetesBackend(Backend):
         progress_interval: float = INTERVAL,
         progress_wait: float = 0.0,
         progress_parse_in_process: bool = False,
+        kinds_ttl: float = KINDS_TTL,
     ) -> None:
         self._namespace = namespace
+        self.kinds_ttl = kinds_ttl
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.allowed_namespaces = tuple(allowed_namespaces)
@@ -114,8 +134,12 @@ class KubernetesBackend(Backend):
         self._api: TimedApiClient | None = None
         self._server: str | None = None
         self._lock = asyncio.Lock()
-        # The kinds the cluster serves, found once (None: not looked yet).
+        # The kinds the cluster serves (None: not looked yet), and when they were found
+        # (time.monotonic()).
         self._served: list[JobKind] | None = None
+        self._served_at = 0.0
+        self.clock = time.monotonic  # for the discovery's age (a test's own clock)
+        self._namespace_seen: float | None = None  # when it was last seen to exist
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
         self.progress_watcher = ProgressWatcher(
             self._progress_log,
@@ -168,11 +192,14 @@ class KubernetesBackend(Backend):
                 progress_interval=self.progress_watcher.interval,
                 progress_wait=self.progress_watcher.wait_first,
                 progress_parse_in_process=self.progress_watcher.parser.in_process,
+                kinds_ttl=self.kinds_ttl,
             )
             other.self_pod = None  # the notebook's PVCs live in its own namespace
         if self._api is not None and other._api is None:
             other._api, other._server = self._api, self._server  # one connection
-        other._served = other._served or self._served
+        other.clock = self.clock
+        if other._served is None and self._served is not None:
+            other._served, other._served_at = self._served, self._served_at
         return other
 
     async def warm_up(self) -> None:
@@ -327,19 +354,27 @@ class KubernetesBackend(Backend):
         """The custom-objects API; ``CrdMissing`` saying what to install when the
         cluster serves no kind of job we know."""
         if not await self.job_kinds():
-            raise CrdMissing(" ".join(kind.missing_message() for kind in KINDS))
+            raise CrdMissing(none_served_message())
         return client.CustomObjectsApi(await self.api())
 
     async def core(self) -> client.CoreV1Api:
         return client.CoreV1Api(await self.api())
 
-    async def job_kinds(self) -> list[JobKind]:
-        """The registered kinds the cluster serves (API discovery; looked up again
-        while it serves none, so installing the CRD needs no restart)."""
-        if not self._served:
+    async def job_kinds(self, *, recheck: bool = False) -> list[JobKind]:
+        """The registered kinds the cluster serves (API discovery), so a CRD installed or
+        removed while a server runs needs no restart: looked up again after
+        ``kinds_ttl`` seconds, at once while it serves none, and with ``recheck`` (a kind
+        asked for but not served, a 404) when the last look is ``KINDS_RECHECK`` s old."""
+        age = self.clock() - self._served_at
+        if not self._served or age > self.kinds_ttl or (recheck and age > KINDS_RECHECK):
             api = await self.api()
-            self._served = [kind for kind in KINDS if await self._serves(api, kind)]
+            served = [kind for kind in KINDS if await self._serves(api, kind)]
+            self._served, self._served_at = served, self.clock()
         return self._served
+
+    def _look_again(self) -> None:
+        """A kind answered 404 (its CRD removed meanwhile): the next use discovers again."""
+        self._served_at = -math.inf
 
     async def _serves(self, api: client.ApiClient, kind: JobKind) -> bool:
         what = f"discover the {kind.kind} API"
@@ -366,6 +401,7 @@ class KubernetesBackend(Backend):
             "list clustertrainingruntimes",
             custom.list_cluster_custom_object(group, version, "clustertrainingruntimes"),
             kind=TRAINJOB,
+            cluster_scope=True,
         )
         try:
             namespaced = await custom.list_namespaced_custom_object(
@@ -377,12 +413,40 @@ class KubernetesBackend(Backend):
             namespaced = {"items": []}
         return available_runtimes(cluster.get("items", []), namespaced.get("items", []))
 
+    async def _runtime_named(self, name: str) -> tuple[Runtime | None, bool]:
+        """The runtime ``name`` means here - the namespace's TrainingRuntime, else the
+        ClusterTrainingRuntime - read by name (a namespace user may create TrainJobs but
+        not list cluster-scoped objects); and whether a refusal (403) left it unknown."""
+        custom = client.CustomObjectsApi(await self.api())
+        group, version = TRAINJOB.group, TRAINJOB.version
+        refused = False
+        for plural in ("trainingruntimes", "clustertrainingruntimes"):
+            cluster = plural == "clustertrainingruntimes"
+            read = (
+                custom.get_cluster_custom_object(group, version, plural, name)
+                if cluster
+                else custom.get_namespaced_custom_object(
+                    group, version, self.namespace, plural, name
+                )
+            )
+            try:
+                return runtime_of(await read), False
+            except ApiException as err:
+                if err.status not in (403, 404):
+                    what = f"read {plural} {name!r}"
+                    raise self._translate(err, what=what, cluster_scope=cluster) from err
+                refused = refused or err.status == 403
+        return None, refused
+
     async def _resolve_runtime(self, manifest: dict[str, Any]) -> None:
         """Point a TrainJob's ``runtimeRef`` at the runtime its name means here: the
         namespace's TrainingRuntime, else the ClusterTrainingRuntime (as the SDK does);
-        400 naming ``runtime`` when there is neither."""
+        400 naming ``runtime`` when there is neither. Where the user may not read them,
+        the reference stays as built and the Trainer's webhook judges, as for kubectl."""
         ref = manifest["spec"]["runtimeRef"]
-        found = next((r for r in await self.runtimes() if r.name == ref["name"]), None)
+        found, refused = await self._runtime_named(ref["name"])
+        if found is None and refused:
+            return
         if found is None:
             raise JobSpecInvalid(
                 [
@@ -402,6 +466,8 @@ class KubernetesBackend(Backend):
         which kind it serves instead (a Trainer-v2-only cluster: submit TrainJobs)."""
         served = await self.job_kinds()
         if kind not in served:
+            served = await self.job_kinds(recheck=True)  # installed meanwhile?
+        if kind not in served:
             message = kind.missing_message()
             if served:
                 other = served[0].kind
@@ -420,12 +486,13 @@ class KubernetesBackend(Backend):
         name: str | None = None,
         kind: JobKind = DEFAULT_KIND,
         change: bool = False,
+        cluster_scope: bool = False,
     ) -> BackendError:
         connecting = isinstance(err, aiohttp.ConnectionTimeoutError)
         return translate(
             err,
             what=what,
-            namespace=self.namespace,
+            namespace=None if cluster_scope else self.namespace,
             name=name,
             server=self._server,
             timeout=self.connect_timeout if connecting else self.request_timeout,
@@ -441,13 +508,16 @@ class KubernetesBackend(Backend):
         name: str | None = None,
         kind: JobKind = DEFAULT_KIND,
         change: bool = False,
+        cluster_scope: bool = False,
     ) -> Any:
         try:
             return await coro
         except ApiException as err:
-            error = self._translate(err, what=what, name=name, kind=kind, change=change)
+            error = self._translate(
+                err, what=what, name=name, kind=kind, change=change, cluster_scope=cluster_scope
+            )
             if isinstance(error, CrdMissing):
-                self._served = None  # uninstalled meanwhile: look again next time
+                self._look_again()  # uninstalled meanwhile
             raise error from err
         except (OSError, TimeoutError) as err:
             raise self._translate(err, what=what, name=name, kind=kind) from err
@@ -479,33 +549,39 @@ class KubernetesBackend(Backend):
 
     async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
         """A server-side dry run of ``manifest`` under a generated name (so a taken name
-        does not matter): the fields the server would drop. Nothing when the dry run
-        cannot be made (no permission, invalid job, unreachable): the submit says more."""
-        kind = kind_of(manifest)
+        does not matter): the fields the server would drop. ``BackendError`` saying why
+        when the dry run cannot be made (no permission, invalid job, unreachable)."""
+        kind = await self._kind(kind_of(manifest))
         body = copy.deepcopy(dict(manifest))
         meta = body.setdefault("metadata", {})
         meta["generateName"] = f"{meta.pop('name', None) or 'check'}-"
-        try:
-            custom = await self.custom()
-            stored = await custom.create_namespaced_custom_object(
+        custom = await self.custom()
+        stored = await self._call(
+            f"create {kind.plural} (a dry run)",
+            custom.create_namespaced_custom_object(
                 kind.group, kind.version, self.namespace, kind.plural, body, dry_run="All"
-            )
-        except (BackendError, ApiException, OSError, TimeoutError, aiohttp.ClientError):
-            return []
+            ),
+            kind=kind,
+        )
         return [p for p in dropped_fields(body, stored) if p != "metadata.name"]
 
     async def list_jobs(self) -> list[JobInfo]:
         custom = await self.custom()  # CrdMissing when the cluster serves no kind
         infos: list[JobInfo] = []
         read: list[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]] = []
+        listed = False
         for kind in await self.job_kinds():
-            jobs = await self._call(
-                f"list {kind.plural}",
-                custom.list_namespaced_custom_object(
-                    kind.group, kind.version, self.namespace, kind.plural
-                ),
-                kind=kind,
-            )
+            try:
+                jobs = await self._call(
+                    f"list {kind.plural}",
+                    custom.list_namespaced_custom_object(
+                        kind.group, kind.version, self.namespace, kind.plural
+                    ),
+                    kind=kind,
+                )
+            except CrdMissing:
+                continue  # uninstalled since the last discovery: the other kinds stand
+            listed = True
             by_job: dict[str, list[dict[str, Any]]] = {}
             for pod in await self._pods(kind.pod_selector()):
                 by_job.setdefault(kind.job_of_pod(pod) or "", []).append(pod)
@@ -513,18 +589,23 @@ class KubernetesBackend(Backend):
                 kind.job_info(j, by_job.get(j["metadata"]["name"], []))
                 for j in jobs.get("items", [])
             ]
-            await asyncio.gather(*[self._why_not_made(kind, info) for info in found])
+            await self._why_not_made(kind, found)
             infos += found
             read += [
                 (kind, j, by_job.get(info.name, []), info)
                 for j, info in zip(jobs.get("items", []), found, strict=True)
             ]
+        if not listed:
+            raise CrdMissing(none_served_message())
+        if not infos:
+            await self._check_namespace()  # an empty list of a namespace that is not there
         await self.progress_watcher.observe(read, complete=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
         """The job called ``name`` and its kind (the first served kind that has one)."""
         custom = await self.custom()
+        asked = False
         for kind in await self.job_kinds():
             try:
                 job: dict[str, Any] = await self._call(
@@ -536,15 +617,39 @@ class KubernetesBackend(Backend):
                     kind=kind,
                 )
             except JobNotFound:
+                asked = True
                 continue
+            except CrdMissing:
+                continue  # uninstalled since the last discovery: the other kinds stand
             return kind, job
+        if not asked:
+            raise CrdMissing(none_served_message())
+        await self._check_namespace()  # a missing namespace, not a missing job
         raise JobNotFound(name)
+
+    async def _check_namespace(self) -> None:
+        """``BackendError`` (404) naming the namespace when it does not exist: the API
+        answers a job in it 404 and its list empty, as if there were no such job. Read
+        only then, at most every ``NAMESPACE_TTL`` s (a refusal too: a user who may not
+        read namespaces (403) gets the plain answer, without a request per list)."""
+        now = self.clock()
+        if self._namespace_seen is not None and now - self._namespace_seen < NAMESPACE_TTL:
+            return
+        core = await self.core()
+        try:
+            await core.read_namespace(self.namespace)
+        except ApiException as err:
+            if err.status == 404:
+                raise self._translate(err, what=f"read namespace {self.namespace!r}") from err
+        except (OSError, TimeoutError, aiohttp.ClientError):
+            pass
+        self._namespace_seen = now  # there, or not ours to read: not asked again for now
 
     async def get_job(self, name: str) -> JobInfo:
         kind, job = await self._job(name)
         pods = await self._pods(kind.pod_selector(name))
         info = kind.job_info(job, pods, with_manifest=True)
-        await self._why_not_made(kind, info)
+        await self._why_not_made(kind, [info])
         await self.progress_watcher.observe([(kind, job, pods, info)])
         return info
 
@@ -663,23 +768,36 @@ class KubernetesBackend(Backend):
         ]
         return sorted(events, key=lambda e: e.time)
 
-    async def _why_not_made(self, kind: JobKind, info: JobInfo) -> None:
-        """A job nothing was made for yet (no status, no pods): its controller's newest
-        Warning event as its message - e.g. a TrainJob whose name is too long for JobSet
-        stays so for ever, and only its events say why."""
-        if info.state is not JobState.SUBMITTED:
+    async def _why_not_made(self, kind: JobKind, infos: Sequence[JobInfo]) -> None:
+        """Jobs nothing was made for yet (no status, no pods): their controller's newest
+        Warning event as their message - e.g. a TrainJob whose name is too long for JobSet
+        stays so for ever, and only its events say why. One events request for them all
+        (the kind's Warnings in the namespace), not one per job: a list of 1000 such jobs
+        made 1001 requests on every refresh."""
+        waiting = {info.name: info for info in infos if info.state is JobState.SUBMITTED}
+        if not waiting:
             return
         core = await self.core()
-        selector = f"involvedObject.kind={kind.kind},involvedObject.name={info.name},type=Warning"
+        selector = f"involvedObject.kind={kind.kind},type=Warning"
+        if len(waiting) == 1:
+            selector += f",involvedObject.name={next(iter(waiting))}"
         try:
             found = await self._call(
                 "list events", core.list_namespaced_event(self.namespace, field_selector=selector)
             )
         except BackendError:
             return  # events unreadable (RBAC): the state and the waiting message stand
-        warnings = sorted((event_of(e, info.name) for e in found.items), key=lambda e: e.time)
-        if warnings:
-            info.message = f"{warnings[-1].reason}: {warnings[-1].message}"
+        # Newest by time, then (within a second) by resourceVersion, as ``events`` orders.
+        newest: dict[str, tuple[float, int, Event]] = {}
+        for item in found.items:
+            name = item.involved_object.name
+            if name in waiting:
+                event = event_of(item, name)
+                order = (event.time, int(item.metadata.resource_version or 0), event)
+                if name not in newest or order[:2] >= newest[name][:2]:
+                    newest[name] = order
+        for name, (_, _, event) in newest.items():
+            waiting[name].message = f"{event.reason}: {event.message}"
 
     async def volumes(self) -> list[Volume]:
         core = await self.core()

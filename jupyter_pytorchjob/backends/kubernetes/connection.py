@@ -82,6 +82,14 @@ async def load_configuration() -> tuple[client.Configuration, str | None]:
         return configuration, namespace
     # KUBE_CONFIG_DEFAULT_LOCATION is read at import time; read $KUBECONFIG now.
     path = os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    # $KUBECONFIG may list several files; the client merges those that exist, and with
+    # none it logs a stray "Config not found" line and blames the (empty) content.
+    if not any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p):
+        raise BackendError(
+            f"no Kubernetes configuration: not in a pod, and the kubeconfig {path} does not "
+            "exist. Set KUBECONFIG to a kubeconfig file, or use the local backend",
+            status=503,
+        )
     try:
         await config.load_kube_config(config_file=path, client_configuration=configuration)
         _, active = config.list_kube_config_contexts(config_file=path)
@@ -107,7 +115,7 @@ def translate(
     err: Exception,
     *,
     what: str,
-    namespace: str,
+    namespace: str | None,
     name: str | None = None,
     server: str | None = None,
     timeout: float | None = None,
@@ -121,7 +129,8 @@ def translate(
     fields) or a webhook may refuse - said as the refused edit, with the server's words
     (they name the field: ``spec.trainer: Invalid value: "object": field is immutable``);
     ``server`` and ``timeout`` name the API server and the time it had;
-    ``missing_crd`` is the message when the API answers that the kind is not served.
+    ``missing_crd`` is the message when the API answers that the kind is not served;
+    ``namespace`` None: the request was for cluster-scoped objects.
     """
     where = f" at {server}" if server else ""
     if isinstance(err, ApiException):
@@ -142,6 +151,13 @@ def translate(
             # A validating webhook built on controller-runtime (the Trainer's, JobSet's)
             # refuses with 403, not 422: the job is wrong, not the user's permissions.
             return BackendError(f"the cluster refused the job: {message}", status=400)
+        if code == 403 and namespace is None:
+            return BackendError(
+                f"not allowed to {what} (cluster-scoped objects, outside any namespace): "
+                f"{message}. Only a ClusterRoleBinding grants that - a namespace's roles "
+                "cannot; ask an administrator",
+                status=403,
+            )
         if code == 403:
             return BackendError(
                 f"not allowed to {what} in namespace {namespace!r}: {message}. Ask an "

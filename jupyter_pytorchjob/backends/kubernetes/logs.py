@@ -11,7 +11,11 @@ Following: a pod not on a node yet (204, empty) or a container still waiting to
 start (400 "is waiting to start") is retried; pods created later and containers
 that restart are picked up by a periodic re-listing; the stream ends when the job
 is finished and every pod's stream has ended. A pod whose node is gone answers 404
-while the pod still exists: that replica's stream ends with a notice saying so.
+while the pod still exists, one whose kubelet does not answer 500 naming the kubelet's
+``/containerLogs/``: that replica's stream ends with a notice naming the node, the others
+go on. A container that cannot start (ErrImagePull...) is a notice in the kubelet's words
+while following; without following, a replica whose log the kubelet refuses (not
+started, no previous run) ends the stream with an error in its words, after the others.
 Any other error ends the whole stream at once (not when the job ends).
 """
 
@@ -30,7 +34,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...kinds import JobKind
-from ..base import LogChunk
+from ..base import BackendError, LogChunk
+from .connection import status_body
 
 CHUNK = 65536
 # The kubelet's "<RFC 3339 nano> " prefix of every line (timestamps=true).
@@ -77,6 +82,24 @@ def since_time(ns: int) -> str:
     """The ``sinceTime`` (whole seconds) at or before ``ns``."""
     moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Waiting reasons that pass by themselves: followed silently. Any other (ErrImagePull,
+# ImagePullBackOff, CreateContainerConfigError...) is said while following.
+PASSING_WAITS = ("ContainerCreating", "PodInitializing", "no logs yet", "host assigned")
+
+
+def server_words(err: ApiException) -> str:
+    """The message of the API server's (or the kubelet's) answer, else its body."""
+    body = status_body(err)
+    raw = err.body.decode(errors="replace") if isinstance(err.body, bytes) else err.body
+    return str(body.get("message") or raw or err.reason or "").strip()
+
+
+def kubelet_unreachable(err: ApiException) -> bool:
+    """The API server could not reach the pod's kubelet: a 500 carrying the failed
+    ``/containerLogs/`` request (``dial tcp ...:10250: connect: connection refused``)."""
+    return err.status == 500 and "/containerLogs/" in server_words(err)
 
 
 def is_waiting(err: ApiException) -> bool:
@@ -173,6 +196,10 @@ class LogMerger:
         self.tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         # Set when a stream fails: the error is raised at once, not when the job ends.
         self.failed: asyncio.Event = asyncio.Event()
+        # replica -> why the kubelet refused its log (400), raised after the others' logs
+        self.unreadable: dict[str, str] = {}
+        # replica -> the waiting message last said while following
+        self.waiting_said: dict[str, str] = {}
 
     async def chunks(self) -> AsyncIterator[LogChunk]:
         discoverer = asyncio.create_task(self._discover())
@@ -191,6 +218,14 @@ class LogMerger:
                 discoverer.result()  # raises what the discoverer raised
                 while not self.queue.empty():
                     yield self.queue.get_nowait()
+                if self.unreadable:
+                    raise BackendError(
+                        "; ".join(
+                            f"the log of {replica} cannot be read: {why}"
+                            for replica, why in sorted(self.unreadable.items())
+                        ),
+                        status=409,
+                    )
                 return
         finally:
             discoverer.cancel()
@@ -274,13 +309,18 @@ class LogMerger:
                 response = await open_log(self.api, self.namespace, name, query, self.timeout)
             except ApiException as err:
                 if is_waiting(err) and self.follow:
+                    await self._say_waiting(replica, server_words(err))
                     await asyncio.sleep(WAITING_RETRY)
                     continue
                 if err.status == 404:
                     await self._node_gone(name, replica)
                     return
-                if err.status == 400:
-                    return  # nothing to read (never started, no previous run)
+                if err.status == 400:  # never started, no previous run: the kubelet's words
+                    self.unreadable[replica] = server_words(err)
+                    return
+                if kubelet_unreachable(err):
+                    await self._kubelet_unreachable(name, replica, server_words(err))
+                    return
                 raise
             if response is None:  # 204: not on a node yet
                 if not self.follow:
@@ -301,21 +341,44 @@ class LogMerger:
         """A 404 for the log of a pod that still exists: its node is gone (deleted or
         lost), so its log can no longer be read. Say so; a pod that is gone says
         nothing (it was deleted, e.g. by the clean-pod policy)."""
-        try:
-            pod = await self.core.read_namespaced_pod(pod_name, self.namespace)
-        except ApiException:
-            return
-        node = pod.spec.node_name if pod.spec else None
-        await self.queue.put(
-            LogChunk(
+        node = await self._node_of(pod_name)
+        if node is not None:
+            await self._notice(
                 replica,
                 f"the log of pod {pod_name} cannot be read: the API server no longer finds it "
                 f"on node {node or '?'} (the node was removed or lost); its output is gone",
-                self.last_ns.get(replica, 0),
-                self.previous,
-                notice=True,
             )
+
+    async def _kubelet_unreachable(self, pod_name: str, replica: str, words: str) -> None:
+        """The API server cannot reach the kubelet of the pod's node (500): that node is
+        down or cut off, not the API server; the other replicas' logs go on."""
+        node = await self._node_of(pod_name)
+        await self._notice(
+            replica,
+            f"the log of pod {pod_name} cannot be read: the kubelet on node {node or '?'} does "
+            f"not answer (the node may be down or unreachable; the API server says: {words}); "
+            "the other replicas' logs go on",
         )
+
+    async def _say_waiting(self, replica: str, words: str) -> None:
+        """While following: what a container that does not start waits for, in the
+        kubelet's words, once per change (a passing wait, e.g. ContainerCreating, quietly)."""
+        if any(w in words for w in PASSING_WAITS) or self.waiting_said.get(replica) == words:
+            return
+        self.waiting_said[replica] = words
+        await self._notice(replica, f"{words}; still waiting for it to start")
+
+    async def _node_of(self, pod_name: str) -> str | None:
+        """The node of a pod that still exists ("" for none), None once it is gone."""
+        try:
+            pod = await self.core.read_namespaced_pod(pod_name, self.namespace)
+        except ApiException:
+            return None
+        return (pod.spec.node_name if pod.spec else None) or ""
+
+    async def _notice(self, replica: str, text: str) -> None:
+        offset = self.last_ns.get(replica, 0)
+        await self.queue.put(LogChunk(replica, text, offset, self.previous, notice=True))
 
     async def _still_running(self, pod_name: str) -> bool:
         try:

@@ -29,6 +29,7 @@ class PyTorchJobKind(JobKind):
     plural = status.PLURAL
     container = status.CONTAINER
     controller = "training-operator"
+    installed_by = "Kubeflow Training Operator v1"
     unsupported_fields = frozenset({"runtime"})
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ class TrainJobKind(JobKind):
     plural = "trainjobs"
     container = manifest.NODE
     controller = "jobset"
+    installed_by = "Kubeflow Trainer v2"
     unsupported_fields = frozenset(wire for wire, _, _ in manifest.UNSUPPORTED.values())
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
