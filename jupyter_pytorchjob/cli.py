@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
-from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
+from .frontends.formatting import (
+    failure_lines,
+    format_jobs,
+    format_runtimes,
+    format_status,
+    write_chunk,
+)
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
@@ -125,6 +131,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
     if invocation.command == "wait":
         job = await backend.wait(options.job, timeout=options.timeout)
         print(f"{job.name}: {job.state.value}")
+        if job.failure is not None:
+            print("\n".join(failure_lines(job.failure)))
         return 0 if job.state.value == "Succeeded" else EXIT_FAILED
     if invocation.command == "delete":
         await backend.delete_job(options.job)

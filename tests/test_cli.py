@@ -396,6 +396,38 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
         run("delete", "barred")
 
 
+def test_wait_and_status_say_why_a_job_failed(tmp_path: Path) -> None:
+    """``ptjob wait`` exits 1 with the failure under the state; ``ptjob status`` shows
+    it first: the replica, its exit, the exception and the traceback (#26)."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    code = "print('step 1', flush=True)\n1 / 0"
+    try:
+        submitted = run(
+            "submit", "--name", "oops", "--shm", "off", "--restart-policy", "Never",
+            "--", "python", "-c", code,
+        )  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        waited = run("wait", "oops")
+        assert waited.returncode == 1
+        lines = waited.stdout.splitlines()
+        assert lines[:2] == [
+            "oops: Failed",
+            "Failure:  master-0 exited 1: ZeroDivisionError: division by zero",
+        ]
+        assert lines[-1] == "  ZeroDivisionError: division by zero"
+        status = run("status", "oops").stdout
+        assert "State:    Failed\nFailure:  master-0 exited 1: ZeroDivisionError" in status
+        assert "Output (master-0, from its log):\n  Traceback (most recent call last):" in status
+    finally:
+        run("delete", "oops")
+
+
 def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> None:
     """On the kubernetes backend ``ptjob list`` runs once and exits: it reads the master
     pod's log for the progress before it prints (no server polled it before)."""

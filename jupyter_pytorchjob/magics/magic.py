@@ -198,7 +198,7 @@ class PtjobMagics(Magics):
                     seen = key
                     progress = Progress(job, note)
                     if not self.in_kernel:
-                        print(progress.text())
+                        print(repr(progress))
                     elif handle is None:
                         handle = display(progress, display_id=True)
                     else:
