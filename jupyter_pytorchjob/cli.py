@@ -24,6 +24,7 @@ from .frontends.formatting import (
     format_status,
     write_chunk,
 )
+from .frontends.logs import job_logs
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
@@ -119,7 +120,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         return 0
     if invocation.command == "logs":
         prefix = options.replica is None
-        async for chunk in backend.logs(
+        async for chunk in job_logs(
+            backend,
             options.job,
             replica=options.replica,
             follow=options.follow,

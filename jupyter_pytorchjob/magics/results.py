@@ -29,6 +29,7 @@ from ..frontends.formatting import (
     waiting_lines,
     write_chunk,
 )
+from ..frontends.logs import job_logs
 from ..frontends.server import ServerError, running_server, server_tensorboard
 from ..function import ResultError, read_result
 from ..kinds.trainjob.runtimes import Runtime
@@ -248,8 +249,8 @@ class JobHandle:
         """
         backend = self._backend()
         chunks = self.runner.stream(
-            lambda: backend.logs(
-                self.name, replica=replica, follow=follow, tail=tail, previous=previous
+            lambda: job_logs(
+                backend, self.name, replica=replica, follow=follow, tail=tail, previous=previous
             ),
             name=f"ptjob-logs:{self.name}",
         )
