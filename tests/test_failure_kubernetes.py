@@ -131,11 +131,21 @@ async def test_pods_gone_without_an_archive(
 
 
 async def test_a_deadline(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
+    """No replica failed: the deadline is the reason (the operator says it in its
+    message only), the master the replica to look at, its last lines where it stood
+    (cleanPodPolicy None keeps its pod)."""
     await backend.submit(spec(deadline=60))
     fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "epoch 3/100\n")
     fake_kube.operator.elapse(NS, "demo", 61)
     failure = (await backend.get_job("demo")).failure
     assert failure is not None and failure.reason == "DeadlineExceeded"
+    assert "active longer than specified deadline" in failure.message
+    assert (failure.replica, failure.tail, failure.log_source) == (
+        "master-0",
+        ["epoch 3/100"],
+        "current",
+    )
     assert failure.hint is not None and "--deadline" in failure.hint
 
 

@@ -115,13 +115,14 @@ async def test_a_node_killed_by_sigkill(backend: LocalBackend) -> None:
 
 
 async def test_a_deadline(backend: LocalBackend) -> None:
-    """No node failed: the deadline is the reason; the master's last lines are kept
-    although the deadline's clean-up removes its log."""
+    """No node failed: the deadline is the reason, the master the replica to look at;
+    its last lines are kept although the deadline's clean-up stops it."""
     script = "import time; print('epoch 1/100', flush=True); time.sleep(120)"
     await backend.submit(make_spec(name="late", command=["python", "-c", script], deadline=1))
     info = await backend.wait("late", timeout=60)
     assert info.failure is not None
-    assert (info.failure.replica, info.failure.reason) == ("", "DeadlineExceeded")
+    assert (info.failure.replica, info.failure.reason) == ("master-0", "DeadlineExceeded")
+    assert info.failure.exit_code is None and info.failure.log_source == "current"
     assert info.failure.tail == ["epoch 1/100"]
     assert info.failure.hint is not None and "--deadline" in info.failure.hint
 

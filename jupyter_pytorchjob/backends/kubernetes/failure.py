@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ...job.failure import JobFailure, failure_hint, failure_message, failure_tail
+from ...job.progress import chief_replica
 from ...job.status import JobInfo, JobState
 from ...kinds import JobKind
 from ...kinds.pods import FAILURE_ANNOTATION, FailedRun
@@ -106,7 +107,7 @@ class FailureReader:
         if self._crashes.get(uid, (None,))[0] == key:
             return
         async with self._parallel:
-            failure = await self._read(kind, job, run, info)
+            failure = await self._read(kind, job, pods, run, info)
         self._keep(self._crashes, uid, (key, failure))
 
     async def _summarise(self, found: Found, uid: str) -> JobFailure:
@@ -122,7 +123,7 @@ class FailureReader:
                 if lines:
                     failure.tail = failure_tail(lines)
             else:
-                failure = await self._read(kind, job, run, info)
+                failure = await self._read(kind, job, pods, run, info)
         name = str((job.get("metadata") or {}).get("name", ""))
         try:
             await self._annotate(kind, name, {FAILURE_ANNOTATION: json.dumps(failure.to_wire())})
@@ -131,7 +132,12 @@ class FailureReader:
         return failure
 
     async def _read(
-        self, kind: JobKind, job: dict[str, Any], run: FailedRun, info: JobInfo
+        self,
+        kind: JobKind,
+        job: dict[str, Any],
+        pods: list[dict[str, Any]],
+        run: FailedRun,
+        info: JobInfo,
     ) -> JobFailure:
         """``run``'s failure with its output: the run's log through the API, else the
         replica's newest run in the log archive."""
@@ -146,16 +152,38 @@ class FailureReader:
             }
             lines = _decode(await self._read_log(run.pod, query) or b"")
             failure.log_source = ("previous" if run.previous else "current") if lines else None
+        no_replica = run.pod is None and not failure.replica
+        if no_replica:
+            # No replica failed (a deadline): the chief's last lines, where it stood;
+            # the condition's message stays the failure's.
+            lines = await self._chief_lines(kind, pods, failure)
         if not lines and failure.replica:
             lines = await self._read_archive(kind, job, failure.replica)
             failure.log_source = "archive" if lines else None
         failure.tail = failure_tail(lines)
-        failure.message = failure_message(lines) or failure.message
+        if not no_replica:
+            failure.message = failure_message(lines) or failure.message
         others = [r.name for r in info.replicas if r.name != failure.replica and r.exit_code]
         failure.hint = failure_hint(
             failure.reason, failure.exit_code, lines, other_failed=", ".join(others) or None
         )
         return failure
+
+    async def _chief_lines(
+        self, kind: JobKind, pods: list[dict[str, Any]], failure: JobFailure
+    ) -> list[str]:
+        """The chief replica's last lines (its pod's current run), the chief then named
+        as the failure's replica; none without its pod."""
+        by_replica = {kind.replica_of_pod(p): p for p in pods}
+        chief = chief_replica(by_replica)
+        if chief is None:
+            return []
+        query = {"container": kind.container, "tailLines": SCAN_LINES, "limitBytes": SCAN_BYTES}
+        name = str(by_replica[chief]["metadata"]["name"])
+        lines = _decode(await self._read_log(name, query) or b"")
+        if lines:
+            failure.replica, failure.log_source = chief, "current"
+        return lines
 
 
 def stored_failure(meta: Mapping[str, Any]) -> JobFailure | None:

@@ -270,7 +270,8 @@ class Supervisor:
         here, before cleanPodPolicy or a deadline removes the logs: the node that failed
         first, its last run's exit code and output (its previous log when it is in
         back-off or running again). Without one (a deadline, the supervisor's own
-        error), the condition's reason and message, and the chief's last lines."""
+        error), the condition's reason and message, and the chief's last lines (the
+        chief named as the replica to look at)."""
         if FAILURE_KEY in self.job:
             return
         replica = self.replicas.get(self.first_failed or "")
@@ -279,7 +280,7 @@ class Supervisor:
             lines = read_log_tail(self.jobdir.log(chief), FAILURE_SCAN_LINES) if chief else []
             reason = self.job_reason(reason, message)
             failure = JobFailure(
-                replica="",
+                replica=chief if chief and lines else "",
                 reason=reason,
                 message=message,
                 tail=failure_tail(lines),
