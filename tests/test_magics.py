@@ -426,6 +426,10 @@ class FakeBackend(Backend):
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
         self._job(name)
+        if name == "crashed":  # restarted after its crash: only the previous run has lines
+            if previous:
+                yield LogChunk("master-0", "ZeroDivisionError: <x>\n", 24, previous=True)
+            return
         try:
             for i in range(100_000):
                 yield LogChunk("master-0", f"line {i}\n", i)
@@ -521,6 +525,17 @@ def test_status_and_wait_say_why_a_job_failed(
     out = capsys.readouterr().out
     assert "Failure:  master-0 exited 1: ZeroDivisionError: <division> by zero" in out
     assert "  ZeroDivisionError: <x>" in out
+
+
+def test_logs_of_a_failed_job_show_its_failing_run(
+    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """%ptjob logs of a job whose failing replica's current run is empty: that run's
+    previous one, after a line saying so."""
+    shell.run_line_magic("ptjob", "logs crashed")
+    captured = capsys.readouterr()
+    assert captured.out == "master-0 | ZeroDivisionError: <x>\n"
+    assert "its current run has no output; below is its previous run" in captured.err
 
 
 def test_status_says_what_a_job_waits_for(shell: InteractiveShell, fake: FakeBackend) -> None:
