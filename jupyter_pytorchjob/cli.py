@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
-from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
+from .frontends.formatting import (
+    failure_lines,
+    format_jobs,
+    format_runtimes,
+    format_status,
+    write_chunk,
+)
+from .frontends.logs import job_logs
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
@@ -113,7 +120,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         return 0
     if invocation.command == "logs":
         prefix = options.replica is None
-        async for chunk in backend.logs(
+        async for chunk in job_logs(
+            backend,
             options.job,
             replica=options.replica,
             follow=options.follow,
@@ -125,6 +133,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
     if invocation.command == "wait":
         job = await backend.wait(options.job, timeout=options.timeout)
         print(f"{job.name}: {job.state.value}")
+        if job.failure is not None:
+            print("\n".join(failure_lines(job.failure)))
         return 0 if job.state.value == "Succeeded" else EXIT_FAILED
     if invocation.command == "delete":
         await backend.delete_job(options.job)

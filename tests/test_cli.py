@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from jupyter_pytorchjob.frontends.logs import FAILING_RUN_NOTICE
 from jupyter_pytorchjob.kinds.pytorchjob.manifest import parse_manifest
 
 from . import crd_trainjob
@@ -394,6 +395,43 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
         assert "Metrics:\n  loss  0.25\n" in status
     finally:
         run("delete", "barred")
+
+
+def test_wait_and_status_say_why_a_job_failed(tmp_path: Path) -> None:
+    """``ptjob wait`` exits 1 with the failure under the state; ``ptjob status`` shows
+    it first: the replica, its exit, the exception and the traceback; ``ptjob logs``
+    shows the failing run, the crash-looping master's previous one (#26)."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    code = "print('step 1', flush=True)\n1 / 0"
+    try:
+        submitted = run(
+            "submit", "--name", "oops", "--shm", "off", "--backoff-limit", "1",
+            "--", "python", "-c", code,
+        )  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        waited = run("wait", "oops")
+        assert waited.returncode == 1
+        lines = waited.stdout.splitlines()
+        assert lines[:2] == [
+            "oops: Failed",
+            "Failure:  master-0 exited 1: ZeroDivisionError: division by zero",
+        ]
+        assert lines[-1] == "  ZeroDivisionError: division by zero"
+        status = run("status", "oops").stdout
+        assert "State:    Failed\nFailure:  master-0 exited 1: ZeroDivisionError" in status
+        assert "Output (master-0, from its previous run (logs --previous)):\n  Traceback" in status
+        logs = run("logs", "oops")
+        assert logs.stderr.splitlines() == [f"ptjob: master-0: {FAILING_RUN_NOTICE}"]
+        assert logs.stdout.splitlines()[0] == "master-0 | step 1"
+        assert logs.stdout.splitlines()[-1] == "master-0 | ZeroDivisionError: division by zero"
+    finally:
+        run("delete", "oops")
 
 
 def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> None:

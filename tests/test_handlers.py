@@ -47,7 +47,7 @@ async def test_config_gives_the_form_its_choices_and_defaults(jp_fetch: Any) -> 
         "choices": ["OnFailure", "Never", "Always", "ExitCode"],
     }
     assert fields["cleanPodPolicy"]["choices"] == ["Running", "All", "None"]
-    assert fields["cleanPodPolicy"]["default"] == "Running"
+    assert fields["cleanPodPolicy"]["default"] == "None"
     assert fields["tolerations"]["itemChoices"]["effect"] == [
         "",
         "NoSchedule",

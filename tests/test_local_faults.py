@@ -87,6 +87,7 @@ async def test_supervisor_killed_mid_run(backend: LocalBackend, marker: str) -> 
     done = await backend.wait("orphan", timeout=20, interval=0.1)
     condition = done.conditions[-1]
     assert (done.state, condition.reason) == (JobState.FAILED, "SupervisorLost")
+    assert done.failure is not None and done.failure.reason == "SupervisorLost"
     assert "was killed by signal 9 (SIGKILL)" in condition.message
     assert "master-0, worker-0 were stopped" in condition.message
     # Killed with their supervisor, not by a broken pipe: SIGKILL, 128 + 9.

@@ -40,6 +40,7 @@ from jupyter_pytorchjob.backends import (
 )
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.frontends import backend_choice, server
+from jupyter_pytorchjob.job.failure import JobFailure, JobWaiting
 from jupyter_pytorchjob.job.spec import JobSpec
 
 DDP_CELL = """\
@@ -334,6 +335,28 @@ def test_kernel_interrupt_stops_following(tmp_path: Path) -> None:
 # -- in process ----------------------------------------------------------------------
 
 
+def crashed_job() -> JobInfo:
+    """A job whose master raised (what a backend reports of it)."""
+    failure = JobFailure(
+        replica="master-0",
+        reason="Error",
+        message="ZeroDivisionError: <division> by zero",
+        exit_code=1,
+        tail=["Traceback (most recent call last):", "    1 / 0", "ZeroDivisionError: <x>"],
+        log_source="previous",
+        hint="Raise --shm.",
+    )
+    return JobInfo(
+        name="crashed",
+        state=JobState.FAILED,
+        replicas=[ReplicaInfo("master-0", "Failed", exit_code=1, reason="Error")],
+        nodes=1,
+        gpus=0,
+        created=time.time(),
+        failure=failure,
+    )
+
+
 class FakeBackend(Backend):
     """Logs forever; records whether the log generator was closed."""
 
@@ -345,6 +368,8 @@ class FakeBackend(Backend):
         self.logdir = logdir
 
     def _job(self, name: str) -> JobInfo:
+        if name == "crashed":
+            return crashed_job()
         if name != "demo":
             raise JobNotFound(name)
         return JobInfo(
@@ -476,6 +501,34 @@ def test_wait_prints_lines_outside_a_notebook(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("demo: Running [master-0 Running, worker-0 Pending (<Unschedulable>)]")
     assert out[-1].endswith("still going after 0.2 s; stopped waiting")
+
+
+def test_status_and_wait_say_why_a_job_failed(
+    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The failure first: the replica, its exit, the exception, the hint, the traceback
+    (escaped in HTML), in %ptjob status and in the output of %ptjob wait."""
+    status = shell.run_line_magic("ptjob", "status crashed")
+    text = repr(status)
+    assert "Failure:  master-0 exited 1: ZeroDivisionError: <division> by zero" in text
+    assert "Hint:     Raise --shm." in text
+    assert "Output (master-0, from its previous run (logs --previous)):" in text
+    assert "  Traceback (most recent call last):\n      1 / 0\n  ZeroDivisionError: <x>" in text
+    page = status._repr_html_()
+    assert "ZeroDivisionError: &lt;division&gt; by zero" in page and "<division>" not in page
+    assert "<pre>Traceback (most recent call last):" in page
+    assert shell.run_line_magic("ptjob", "wait crashed") == "Failed"
+    out = capsys.readouterr().out
+    assert "Failure:  master-0 exited 1: ZeroDivisionError: <division> by zero" in out
+    assert "  ZeroDivisionError: <x>" in out
+
+
+def test_status_says_what_a_job_waits_for(shell: InteractiveShell, fake: FakeBackend) -> None:
+    job = fake._job("demo")
+    job.waiting = JobWaiting("Unschedulable", "worker-0: 0/4 & co", "Lower --gpus.")
+    status = magics.results.JobStatus(job)
+    assert "Waiting:  Unschedulable: worker-0: 0/4 & co\nHint:     Lower --gpus." in repr(status)
+    assert "<b>Waiting:</b> Unschedulable: worker-0: 0/4 &amp; co" in status._repr_html_()
 
 
 def test_handle_outside_the_magic(fake: FakeBackend) -> None:

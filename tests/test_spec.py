@@ -28,7 +28,7 @@ def test_minimal_body_gets_concrete_defaults() -> None:
     spec = JobSpec.from_wire(BASE)
     assert spec.nodes == 1 and spec.gpus == 0 and spec.nproc_per_node == 1
     assert spec.shm == "2Gi"
-    assert spec.restart_policy == "OnFailure" and spec.clean_pod_policy == "Running"
+    assert spec.restart_policy == "OnFailure" and spec.clean_pod_policy == "None"
     assert spec.backoff_limit == 3
     assert spec.replica_names() == ["master-0"]
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..backends import JobInfo, LogChunk
+from ..job.failure import JobFailure, JobWaiting
 from ..job.progress import JobProgress
 from ..kinds.trainjob.runtimes import Runtime
 
@@ -203,15 +204,69 @@ def jobs_html(jobs: Sequence[JobInfo]) -> str:
     return jobs_table(jobs).html() if jobs else "<p>no jobs</p>"
 
 
+# Where a failure's last lines were read, as the status says it.
+_LOG_SOURCE = {
+    "current": "its log",
+    "previous": "its previous run (logs --previous)",
+    "archive": "the log archive",
+}
+
+
+def failure_lines(failure: JobFailure) -> list[str]:
+    """Why the job failed, first thing: the headline, the hint, the last lines."""
+    lines = [f"Failure:  {failure.headline}"]
+    if failure.reason not in ("Error", "") and failure.reason not in failure.headline:
+        lines.append(f"Reason:   {failure.reason}")
+    if failure.hint:
+        lines.append(f"Hint:     {failure.hint}")
+    if failure.tail:
+        source = _LOG_SOURCE.get(failure.log_source or "", "its log")
+        who = f"{failure.replica}, " if failure.replica else ""
+        lines.append(f"Output ({who}from {source}):")
+        lines += [f"  {line}" for line in failure.tail]
+    return lines
+
+
+def waiting_lines(waiting: JobWaiting) -> list[str]:
+    """What the job waits for (the platform's words) and what to do."""
+    lines = [f"Waiting:  {waiting.reason}: {waiting.message}"]
+    if waiting.hint:
+        lines.append(f"Hint:     {waiting.hint}")
+    return lines
+
+
+def failure_html(failure: JobFailure) -> str:
+    """The failure as a notebook shows it: headline, hint, the last lines."""
+    parts = [
+        '<p><b style="color: var(--jp-error-color1, #d32f2f)">Failure:</b> '
+        f"{html.escape(failure.headline)}</p>"
+    ]
+    if failure.hint:
+        parts.append(f"<p><b>Hint:</b> {html.escape(failure.hint)}</p>")
+    if failure.tail:
+        parts.append(f"<pre>{html.escape(chr(10).join(failure.tail))}</pre>")
+    return "".join(parts)
+
+
+def waiting_html(waiting: JobWaiting) -> str:
+    hint = f" <b>Hint:</b> {html.escape(waiting.hint)}" if waiting.hint else ""
+    text = f"{waiting.reason}: {waiting.message}"
+    return f"<p><b>Waiting:</b> {html.escape(text)}{hint}</p>"
+
+
 def format_status(job: JobInfo) -> str:
-    lines = [
-        f"Name:     {job.name}",
-        f"State:    {job.state.value}",
+    lines = [f"Name:     {job.name}", f"State:    {job.state.value}"]
+    # Why it failed or waits comes first: what the user came for.
+    if job.failure is not None:
+        lines += failure_lines(job.failure)
+    if job.waiting is not None:
+        lines += waiting_lines(job.waiting)
+    elif job.message:
+        lines.append(f"Note:     {job.message}")
+    lines += [
         f"Nodes:    {job.nodes} ({job.topology})",
         f"Duration: {human_duration(job.duration)}",
     ]
-    if job.message:
-        lines.append(f"Note:     {job.message}")
     if job.logdir:
         lines.append(f"Logdir:   {job.logdir}")
     if job.progress is not None:
@@ -231,7 +286,11 @@ def status_html(job: JobInfo) -> str:
         + (f" &middot; logdir <code>{html.escape(job.logdir)}</code>" if job.logdir else "")
         + "</p>"
     ]
-    if job.message:
+    if job.failure is not None:
+        parts.append(failure_html(job.failure))
+    if job.waiting is not None:
+        parts.append(waiting_html(job.waiting))
+    elif job.message:
         parts.append(f"<p><i>{html.escape(job.message)}</i></p>")
     if job.progress is not None:
         first, *metrics = progress_lines(job.progress)

@@ -20,9 +20,10 @@ DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_SHM = "2Gi"
 DEFAULT_RESTART_POLICY = "OnFailure"
 DEFAULT_BACKOFF_LIMIT = 3
-# Running frees stragglers once the master is done but keeps finished pods and their
-# logs; the operator's own default (None) leaves workers burning GPUs.
-DEFAULT_CLEAN_POD_POLICY = "Running"
+# None, as the operator's own default (pytorch_defaults.go:78-80 at v1.9.4): Running
+# deletes Running pods, and a replica that reached the backoff limit under OnFailure is
+# one (CrashLoopBackOff), so the only log of the failure would go with it.
+DEFAULT_CLEAN_POD_POLICY = "None"
 
 RESTART_POLICIES = ("OnFailure", "Never", "Always", "ExitCode")
 CLEAN_POD_POLICIES = ("Running", "All", "None")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .failure import JobFailure, JobWaiting
 from .progress import JobProgress
 from .wire import dataclass_wire
 
@@ -89,6 +90,10 @@ class JobInfo:
     warnings: list[str] = field(default_factory=list)
     # How far along it is (job/progress.py); None until a source said anything.
     progress: JobProgress | None = None
+    # A failed job: the replica that failed first, why, and its last lines (job/failure.py).
+    failure: JobFailure | None = None
+    # A job not running yet, or with Pending replicas: what it waits for.
+    waiting: JobWaiting | None = None
 
     @property
     def topology(self) -> str:

@@ -24,6 +24,7 @@ from .. import arguments
 from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
 from ..frontends.backend_choice import backend_name
+from ..frontends.logs import job_logs
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
@@ -164,7 +165,8 @@ class PtjobMagics(Magics):
         backend = self._backend(options)
         prefix = options.replica is None
         chunks = self.runner.stream(
-            lambda: backend.logs(
+            lambda: job_logs(
+                backend,
                 options.job,
                 replica=options.replica,
                 follow=options.follow,
@@ -198,7 +200,7 @@ class PtjobMagics(Magics):
                     seen = key
                     progress = Progress(job, note)
                     if not self.in_kernel:
-                        print(progress.text())
+                        print(repr(progress))
                     elif handle is None:
                         handle = display(progress, display_id=True)
                     else:

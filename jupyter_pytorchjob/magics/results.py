@@ -15,6 +15,8 @@ from IPython.display import display as _display
 from ..backends import Backend, BackendError, JobInfo, JobState, LogChunk
 from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
+    failure_html,
+    failure_lines,
     format_jobs,
     format_runtimes,
     format_status,
@@ -23,8 +25,11 @@ from ..frontends.formatting import (
     runtimes_html,
     state_html,
     status_html,
+    waiting_html,
+    waiting_lines,
     write_chunk,
 )
+from ..frontends.logs import job_logs
 from ..frontends.server import ServerError, running_server, server_tensorboard
 from ..function import ResultError, read_result
 from ..kinds.trainjob.runtimes import Runtime
@@ -161,15 +166,28 @@ class Progress:
         line += f" {human_duration(job.duration)}"
         return f"{line} {self.note}".rstrip()
 
+    def details(self) -> list[str]:
+        """Under the line: why it failed, or what it waits for."""
+        if self.job.failure is not None:
+            return failure_lines(self.job.failure)
+        if self.job.waiting is not None:
+            return waiting_lines(self.job.waiting)
+        return []
+
     def __repr__(self) -> str:
-        return self.text()
+        return "\n".join([self.text(), *self.details()])
 
     def _repr_html_(self) -> str:
         rest = self.text().removeprefix(f"{self.job.name}: {self.job.state.value}")
-        return (
+        line = (
             f"<code>{html.escape(self.job.name)}</code>: {state_html(self.job.state.value)}"
             f"{html.escape(rest)}"
         )
+        if self.job.failure is not None:
+            return f"<div>{line}{failure_html(self.job.failure)}</div>"
+        if self.job.waiting is not None:
+            return f"<div>{line}{waiting_html(self.job.waiting)}</div>"
+        return line
 
 
 class JobHandle:
@@ -231,8 +249,8 @@ class JobHandle:
         """
         backend = self._backend()
         chunks = self.runner.stream(
-            lambda: backend.logs(
-                self.name, replica=replica, follow=follow, tail=tail, previous=previous
+            lambda: job_logs(
+                backend, self.name, replica=replica, follow=follow, tail=tail, previous=previous
             ),
             name=f"ptjob-logs:{self.name}",
         )

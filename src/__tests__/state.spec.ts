@@ -76,7 +76,7 @@ describe('stateToBody', () => {
       gpuResource: 'nvidia.com/gpu',
       shm: '2Gi',
       restartPolicy: 'OnFailure',
-      cleanPodPolicy: 'Running'
+      cleanPodPolicy: 'None'
     });
   });
 

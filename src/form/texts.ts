@@ -238,7 +238,7 @@ function advancedTexts(trans: TranslationBundle) {
     cleanPodPolicy: {
       label: trans.__('Clean-pod policy'),
       hint: trans.__(
-        'Running stops stragglers when the job ends and keeps finished pods’ logs.'
+        'None keeps every pod and its log; Running stops stragglers when the job ends, a crash-looping replica and its log too.'
       )
     },
     nodeSelector: { label: trans.__('Node selector') },

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.failure import JobFailure, job_waiting
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
@@ -42,8 +43,15 @@ from ..base import (
 )
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
-from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
-from .supervisor import CRASH_BACK_OFF, SUPERVISORS
+from .store import (
+    JobDir,
+    default_root,
+    default_volume_root,
+    read_json,
+    strip_stamp,
+    write_json,
+)
+from .supervisor import CRASH_BACK_OFF, FAILURE_KEY, SUPERVISORS
 from .watchdog import LOST_REASON
 
 CHUNK = 65536
@@ -311,6 +319,8 @@ class LocalBackend(Backend):
             logdir=job.get("logdir"),
             manifest=read_json(jobdir.manifest) if with_manifest else None,
             progress=progress_of(job),
+            failure=failure_of(job, conditions) if state is JobState.FAILED else None,
+            waiting=job_waiting(state.value, infos),
         )
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
@@ -555,12 +565,18 @@ def resume_problem(path: Path, offset: int) -> str | None:
 
 def strip_timestamps(data: bytes) -> str:
     """Drop the ``<timestamp> `` prefix the supervisor writes on every line."""
-    width = len(timestamp()) + 1
     lines = data.decode("utf-8", errors="replace").split("\n")
-    out = [
-        line[width:] if len(line) >= width and line[width - 1] == " " else line for line in lines
-    ]
-    return "\n".join(out)
+    return "\n".join(strip_stamp(line) for line in lines)
+
+
+def failure_of(job: dict[str, Any], conditions: list[Condition]) -> JobFailure | None:
+    """The failure the supervisor recorded; else (its watchdog or this reader saw it
+    gone) the Failed condition's reason and message, no node having failed."""
+    recorded = JobFailure.from_wire(job.get(FAILURE_KEY))
+    failed = [c for c in conditions if c.type == "Failed" and c.status == "True"]
+    if recorded is not None or not failed:
+        return recorded
+    return JobFailure(replica="", reason=failed[-1].reason, message=failed[-1].message)
 
 
 def file_key(path: Path) -> tuple[int, int, int]:

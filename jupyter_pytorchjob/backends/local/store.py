@@ -26,6 +26,8 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 
+from ..archive import tail_offset
+
 ROOT_ENV = "PTJOB_HOME"
 VOLUMES_ENV = "PTJOB_VOLUMES"
 
@@ -46,6 +48,25 @@ def timestamp(when: float | None = None) -> str:
     """RFC 3339 with microseconds, as the kubelet prefixes log lines."""
     moment = datetime.fromtimestamp(time.time() if when is None else when, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def strip_stamp(line: str) -> str:
+    """A log line without the ``<timestamp> `` prefix the supervisor writes."""
+    width = len(timestamp()) + 1
+    return line[width:] if len(line) >= width and line[width - 1] == " " else line
+
+
+def read_log_tail(path: Path, lines: int) -> list[str]:
+    """The last ``lines`` lines of a job's log file, without their timestamps; none if
+    it is gone."""
+    try:
+        with path.open("rb") as f:
+            f.seek(tail_offset(path, lines))
+            data = f.read()
+    except OSError:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    return [strip_stamp(line) for line in text.split("\n") if line]
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...job.failure import JobFailure, failure_hint, failure_message, failure_tail, signal_name
 from ...job.progress import chief_replica
 from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
@@ -70,13 +71,15 @@ from .plan import NodePlan, plans_from_wire
 from .progress import PROGRESS_KEY, ProgressTracker
 from .reaping import stop_strays
 from .reports import ReportServer
-from .store import JobDir, read_json, write_json
+from .store import JobDir, read_json, read_log_tail, write_json
 
 POLL = 0.1
 STOP_GRACE = 5.0
 STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
+FAILURE_KEY = "failure"  # job.json's failure summary (job/failure.py's wire shape)
+FAILURE_SCAN_LINES = 400  # of the failing run's log, searched for its traceback
 
 # The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
 # 10 s, doubling after each restart, at most 5 min (the kubelet's CrashLoopBackOff). The
@@ -158,6 +161,9 @@ class Supervisor:
     tracker: ProgressTracker | None = None
     reports: ReportServer | None = None
     _progress_poll: asyncio.Task[None] | None = None
+    # The node that failed first since the job (re)started: the failure summary's, not
+    # the ones that failed after it (a peer's lost connection) or were stopped.
+    first_failed: str | None = None
 
     def __post_init__(self) -> None:
         self.job = read_json(self.jobdir.job, {})
@@ -247,10 +253,59 @@ class Supervisor:
         self.job["state"] = state_of(conditions).value
         if status == "True" and type_ in ("Succeeded", "Failed"):
             self.job.setdefault("finished", now)  # completionTime
+        if status == "True" and type_ == "Failed":
+            self.summarise_failure(reason, message)
         self.save()
 
     def fail(self, message: str) -> None:
         self.set_condition("Failed", "True", "PyTorchJobFailed", message)
+
+    def job_reason(self, reason: str, message: str) -> str:
+        """The platform's reason for a failure no node made: the operator words a
+        deadline in its message only (its reason is PyTorchJobFailed)."""
+        return "DeadlineExceeded" if message == self.text(DEADLINE) else reason
+
+    def summarise_failure(self, reason: str, message: str) -> None:
+        """The job failed: keep why in ``job.json`` (``failure``) while the evidence is
+        here, before cleanPodPolicy or a deadline removes the logs: the node that failed
+        first, its last run's exit code and output (its previous log when it is in
+        back-off or running again). Without one (a deadline, the supervisor's own
+        error), the condition's reason and message, and the chief's last lines."""
+        if FAILURE_KEY in self.job:
+            return
+        replica = self.replicas.get(self.first_failed or "")
+        if replica is None:
+            chief = chief_replica(self.replicas)
+            lines = read_log_tail(self.jobdir.log(chief), FAILURE_SCAN_LINES) if chief else []
+            reason = self.job_reason(reason, message)
+            failure = JobFailure(
+                replica="",
+                reason=reason,
+                message=message,
+                tail=failure_tail(lines),
+                log_source="current" if lines else None,
+                hint=failure_hint(reason, None, lines),
+            )
+        else:
+            name = replica.plan.replica
+            previous = replica.back_off_until is not None or replica.alive
+            lines = read_log_tail(self.jobdir.log(name, previous=previous), FAILURE_SCAN_LINES)
+            code = replica.exit_code
+            # The kubelet's terminated reason: Error for any exit but an OOM kill.
+            run_reason = "StartError" if replica.reason == "StartError" else "Error"
+            # Who else failed (after it): whom a collective's timeout waited for.
+            others = [n for n, r in self.replicas.items() if n != name and r.exit_code]
+            failure = JobFailure(
+                replica=name,
+                reason=run_reason,
+                message=failure_message(lines) or replica.message or message,
+                exit_code=code,
+                signal=signal_name(code),
+                tail=failure_tail(lines),
+                log_source=("previous" if previous else "current") if lines else None,
+                hint=failure_hint(run_reason, code, lines, other_failed=", ".join(others) or None),
+            )
+        self.job[FAILURE_KEY] = failure.to_wire()
 
     def text(self, template: str, **values: Any) -> str:
         return template.format(name=self.name, ns=NAMESPACE, **values)
@@ -299,6 +354,7 @@ class Supervisor:
         """A node that cannot even start (as a container runtime's StartError, exit code
         128) fails the job: every restart would fail the same way."""
         name = replica.plan.replica
+        self.first_failed = self.first_failed or name
         replica.process = replica.identity = None
         replica.phase = "Failed"
         replica.exit_code = 128
@@ -328,6 +384,8 @@ class Supervisor:
     async def finish_replica(self, replica: Replica, code: int) -> None:
         await self.drain(replica)
         settle(replica, code)
+        if code != 0 and self.first_failed is None:
+            self.first_failed = replica.plan.replica
         if code != 0:
             self.jobdir.add_event(
                 "Warning",
@@ -544,6 +602,7 @@ class Supervisor:
 
     async def start_all(self) -> None:
         self.job["started"] = time.time()  # startTime, reset on resume
+        self.first_failed = None
         for replica in self.replicas.values():
             await self.launch(replica)
         if not self.state.finished:  # a node that could not start failed the job
@@ -639,17 +698,21 @@ class Supervisor:
             await self._progress_step(final=True)
 
     async def step(self) -> None:
-        """Nodes that ended, back-offs that are over, the deadline."""
-        for replica in self.replicas.values():
-            process = replica.process
-            if (
-                process is not None
-                and process.returncode is not None
-                and replica.phase == "Running"
-                and replica.back_off_until is None
-            ):
-                await self.on_exit(replica, exit_code(process.returncode))
-                await self.recreate_pending()
+        """Nodes that ended (in the order they last wrote: the first to fail is the
+        failure's, even if its peers ended within the same poll), back-offs that are
+        over, the deadline."""
+        ended = [
+            replica
+            for replica in self.replicas.values()
+            if replica.process is not None
+            and replica.process.returncode is not None
+            and replica.phase == "Running"
+            and replica.back_off_until is None
+        ]
+        for replica in sorted(ended, key=self.last_written):
+            assert replica.process is not None and replica.process.returncode is not None
+            await self.on_exit(replica, exit_code(replica.process.returncode))
+            await self.recreate_pending()
         now = time.time()
         for replica in self.replicas.values():
             until = replica.back_off_until
@@ -657,6 +720,13 @@ class Supervisor:
                 await self.launch(replica)  # the kubelet starts the container again
                 self.save()
         self.check_deadline(now)
+
+    def last_written(self, replica: Replica) -> float:
+        """When the node's log last changed (0 without one)."""
+        try:
+            return self.jobdir.log(replica.plan.replica).stat().st_mtime
+        except OSError:
+            return 0.0
 
     def check_deadline(self, now: float) -> None:
         """activeDeadlineSeconds, counted from the (last) start."""
@@ -783,6 +853,8 @@ class JobSetSupervisor(Supervisor):
             current.update(status=status, reason=reason, message=message)
         if status == "True" and type_ in ("Complete", "Failed"):
             self.job.setdefault("finished", now)
+        if status == "True" and type_ == "Failed":
+            self.summarise_failure(reason, message)
         self.save()
 
     def fail(self, message: str) -> None:
