@@ -128,6 +128,12 @@ def test_an_unknown_failure_has_no_hint() -> None:
         ("Unschedulable", "0/3 nodes are available: 3 Insufficient memory.", "--memory"),
         ("Unschedulable", 'persistentvolumeclaim "data" not found.', "--pvc"),
         ("Suspended", "the job is suspended", "ptjob resume"),
+        (
+            "NotCreated",
+            "TrainJobResourcesCreationFailed: ... JobSet name is too long, pod names ...",
+            "--name",
+        ),
+        ("NotCreated", 'admission webhook "x" denied the request: spec.a: bad', "field"),
     ],
 )
 def test_known_waits_say_what_to_do(reason: str, message: str, flag: str) -> None:

@@ -152,3 +152,23 @@ async def test_a_running_job_has_no_failure_and_a_suspended_one_waits(
     assert await eventually(suspended)
     job = await backend.get_job("paused")
     assert job.waiting is not None and job.waiting.reason == "Suspended"
+
+
+async def test_a_known_failure_in_the_output_gets_its_hint(backend: LocalBackend) -> None:
+    """Recognised from the output: a DataLoader worker killed by SIGBUS (/dev/shm full)
+    names --shm."""
+    script = textwrap.dedent(
+        """
+        import sys
+        print("ERROR: Unexpected bus error encountered in worker. This might be caused "
+              "by insufficient shared memory (shm).", flush=True)
+        raise RuntimeError("DataLoader worker (pid 4242) is killed by signal: Bus error. ")
+        """
+    )
+    await backend.submit(
+        make_spec(name="shm", command=["python", "-c", script], restartPolicy="Never")
+    )
+    info = await backend.wait("shm", timeout=60)
+    assert info.failure is not None
+    assert info.failure.message.startswith("RuntimeError: DataLoader worker (pid 4242)")
+    assert info.failure.hint is not None and "--shm" in info.failure.hint

@@ -73,8 +73,8 @@ async def test_pending_reasons(backend: KubernetesBackend, fake_kube: Any) -> No
 
 async def test_failed_job_and_restarts(backend: KubernetesBackend, fake_kube: Any) -> None:
     """OnFailure (our default): a crashing worker restarts in place with back-off, the job
-    stays Running; at the backoff limit it fails and cleanPodPolicy Running (ours) deletes
-    the still-Running pods, which then show as Deleted."""
+    stays Running; at the backoff limit it fails and cleanPodPolicy None (ours, the
+    operator's) keeps every pod: the crash-looping worker and its previous log stay."""
     await backend.submit(spec(nodes=2, backoffLimit=2))
     fake_kube.operator.run(NS, "demo")
     fake_kube.append_log(NS, "demo-worker-0", "pytorch", "crash 1\n")
@@ -90,7 +90,10 @@ async def test_failed_job_and_restarts(backend: KubernetesBackend, fake_kube: An
     job = await backend.get_job("demo")
     assert job.state is JobState.FAILED
     assert "backoff limit" in job.conditions[-1].message
-    assert [(r.phase, r.reason) for r in job.replicas] == [("Deleted", "CleanPodPolicy")] * 2
+    assert [(r.phase, r.reason) for r in job.replicas] == [
+        ("Running", None),
+        ("Running", "CrashLoopBackOff"),
+    ]
 
 
 async def test_never_fails_at_the_first_failure(backend: KubernetesBackend, fake_kube: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -235,3 +236,38 @@ def test_render_never_fails_with_a_500(jp_fetch: Any, jp_asyncio_loop: Any, body
         check(f"{API}/render", "post", 200, raw)
     else:
         assert answer["message"]
+
+
+async def test_a_failed_job_answers_its_failure(jp_fetch: Any) -> None:
+    """GET jobs and GET jobs/{name} carry ``failure`` as documented (#26): the replica,
+    its exit, the exception and the traceback."""
+    body = {
+        "name": "oops",
+        "shm": "off",
+        "restartPolicy": "Never",
+        "command": ["python", "-c", "print('step 1', flush=True)\n1 / 0"],
+    }
+    await jp_fetch(f"{API}/jobs".lstrip("/"), method="POST", body=json.dumps(body))
+    answers: dict[str, Any] = {}
+
+    async def failed() -> bool:
+        response = await jp_fetch(f"{API}/jobs/oops".lstrip("/"))
+        answers["job"] = (response.code, response.body)
+        return bool(json.loads(response.body)["state"] == "Failed")
+
+    deadline = asyncio.get_running_loop().time() + 60
+    while not await failed():
+        assert asyncio.get_running_loop().time() < deadline, answers
+        await asyncio.sleep(0.2)
+    code, raw = answers["job"]
+    check(f"{API}/jobs/{{name}}", "get", code, raw)
+    failure = json.loads(raw)["failure"]
+    assert failure["replica"] == "master-0" and failure["exitCode"] == 1
+    assert failure["message"] == "ZeroDivisionError: division by zero"
+    assert failure["tail"][0] == "Traceback (most recent call last):"
+    assert failure["logSource"] == "current" and json.loads(raw)["waiting"] is None
+    listing = await jp_fetch(f"{API}/jobs".lstrip("/"))
+    check(f"{API}/jobs", "get", listing.code, listing.body)
+    [listed] = json.loads(listing.body)["jobs"]
+    assert listed["failure"] == failure
+    await jp_fetch(f"{API}/jobs/oops".lstrip("/"), method="DELETE")

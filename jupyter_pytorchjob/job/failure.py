@@ -294,6 +294,13 @@ def waiting_hint(reason: str, message: str, *, image: str | None = None) -> str 
         return f"The queue's quota is used up: lower {flag('gpus')} or wait for admission."
     if reason == "Suspended":
         return "Resume it: ptjob resume <name>."
+    if "name is too long" in message:
+        return (
+            f"Shorten the job's name ({flag('name')}): the names made from it must fit in "
+            "63 characters."
+        )
+    if "admission webhook" in message and "denied the request" in message:
+        return "The cluster's admission webhook refused it: change the field its message names."
     return None
 
 
@@ -337,5 +344,7 @@ def job_waiting(
             text = f"{replica.name}: {replica.message or reason}"
             return JobWaiting(reason, text, waiting_hint(reason, text, image=image))
     if message and state == "Submitted":
-        return JobWaiting("NoOperator", message, None)
+        # A controller's Warning event ("Reason: message"), else that none came yet.
+        reason = "NotCreated" if re.match(r"^\w+: ", message) else "NoOperator"
+        return JobWaiting(reason, message, waiting_hint(reason, message))
     return None

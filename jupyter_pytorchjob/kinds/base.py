@@ -18,6 +18,7 @@ from typing import Any
 from ..job.errors import FieldError
 from ..job.spec import JobSpec
 from ..job.status import JobInfo
+from .pods import FailedRun, first_failed_run
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,11 @@ class JobKind(ABC):
         with_manifest: bool = False,
     ) -> JobInfo:
         """The job's state, replicas and conditions from its object and pods."""
+
+    def failed_run(self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> FailedRun:
+        """Where a failed job's failure is: the replica that failed first and the pod and
+        run whose log holds its output (``pods.first_failed_run``)."""
+        return first_failed_run(job, pods, container=self.container, replica_of=self.replica_of_pod)
 
     @abstractmethod
     def missing_message(self) -> str:

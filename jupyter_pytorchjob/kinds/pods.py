@@ -4,10 +4,12 @@ are tested without a cluster; each kind names the replica and its main container
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..job.failure import JobFailure, signal_name
 from ..job.status import Condition, ReplicaInfo
 
 
@@ -83,3 +85,84 @@ def init_running(pod: Mapping[str, Any], init_container: str) -> bool:
     statuses = (pod.get("status") or {}).get("initContainerStatuses") or []
     init = next((s for s in statuses if s.get("name") == init_container), None)
     return init is not None and not (init.get("state") or {}).get("terminated")
+
+
+# The failure summary kept on a failed job (``job/failure.py``'s wire shape, JSON): read
+# once from the failing run's log, so it outlives the pods, their logs and the server.
+FAILURE_ANNOTATION = "pytorchjob.jupyter.org/failure"
+# A Failed condition's message -> the platform's reason, where the controller words the
+# cause only in its message (Training Operator v1.9.4, common/job.go: its reason is
+# <Kind>Failed); a TrainJob's reasons (DeadlineExceeded, FailedJobs) say it themselves.
+_CAUSE_IN_MESSAGE = (
+    ("active longer than specified deadline", "DeadlineExceeded"),
+    ("reached the specified backoff limit", "BackoffLimitExceeded"),
+)
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """Where a failed job's failure is: the summary the objects give (no output yet), and
+    the pod and run whose log holds the rest (``pod`` None: no pod has it any more)."""
+
+    failure: JobFailure
+    pod: str | None = None
+    previous: bool = False  # the container's previous run (restarted or in back-off)
+
+
+def first_failed_run(
+    job: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    container: str,
+    replica_of: Callable[[Mapping[str, Any]], str],
+) -> FailedRun:
+    """The replica that failed first among ``pods`` (by when its failed run finished; a
+    crash-looping container is dated by its latest crash, the only one its status keeps),
+    its exit code, signal and reason (the kubelet's: Error, OOMKilled...; an evicted pod's
+    Evicted); without one (pods gone, a deadline), the job's Failed condition."""
+    found: list[tuple[float, FailedRun]] = []
+    for pod in pods:
+        status = pod.get("status") or {}
+        name = str((pod.get("metadata") or {}).get("name", ""))
+        replica = replica_of(pod)
+        if status.get("reason") == "Evicted":
+            failure = JobFailure(replica, "Evicted", str(status.get("message") or ""))
+            found.append((_finished(status), FailedRun(failure, name)))
+            continue
+        main: Mapping[str, Any] = next(
+            (s for s in status.get("containerStatuses") or [] if s.get("name") == container), {}
+        )
+        current = (main.get("state") or {}).get("terminated") or {}
+        last = (main.get("lastState") or {}).get("terminated") or {}
+        for run, previous in ((current, False), (last, True)):
+            code = run.get("exitCode")
+            if isinstance(code, int) and code != 0:
+                failure = JobFailure(
+                    replica,
+                    str(run.get("reason") or "Error"),
+                    str(run.get("message") or "").strip(),
+                    exit_code=code,
+                    signal=signal_name(code),
+                )
+                when = epoch(run.get("finishedAt")) or float("inf")
+                found.append((when, FailedRun(failure, name, previous)))
+                break
+    if found:
+        return min(found, key=lambda item: item[0])[1]
+    failed = [c for c in read_conditions(job.get("status") or {}) if c.type == "Failed"]
+    condition = failed[-1] if failed else None
+    reason = condition.reason if condition else "Failed"
+    message = condition.message if condition else ""
+    for words, cause in _CAUSE_IN_MESSAGE:
+        if words in message:
+            reason = cause
+    return FailedRun(JobFailure("", reason, message))
+
+
+def _finished(status: Mapping[str, Any]) -> float:
+    """When an evicted pod ended: its newest container's end, else never known."""
+    ends = [
+        epoch(((s.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        for s in status.get("containerStatuses") or []
+    ]
+    return min((e for e in ends if e is not None), default=float("inf"))

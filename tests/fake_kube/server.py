@@ -95,13 +95,15 @@ RESOURCES = {
     ),
     "jobsets": Resource("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
     "jobs": Resource("batch", "v1", "Job", "jobs"),
+    # Kueue v0.14.4's Workload (apis/kueue/v1beta1/workload_types.go), as kueue.py plays it.
+    "workloads": Resource("kueue.x-k8s.io", "v1beta1", "Workload", "workloads"),
 }
 # The job kinds a cluster can serve, and the API groups each brings (Trainer installs
 # JobSet with it, trainjob.md §4).
 KINDS = {"pytorchjob": ("kubeflow.org",), "trainjob": ("trainer.kubeflow.org", "jobset.x-k8s.io")}
 # Custom resources with a status subresource (a write to the main resource keeps status).
-_CRD_GROUPS = {group for groups in KINDS.values() for group in groups}
-STATUS_SUBRESOURCE = {"pytorchjobs", "trainjobs", "jobsets"}
+_CRD_GROUPS = {group for groups in KINDS.values() for group in groups} | {"kueue.x-k8s.io"}
+STATUS_SUBRESOURCE = {"pytorchjobs", "trainjobs", "jobsets", "workloads"}
 BY_KIND = {r.kind: name for name, r in RESOURCES.items()}
 _REASONS = {
     400: "BadRequest",
@@ -135,6 +137,8 @@ _PATHS = [
     re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/(?P<ns>[^/]+)/(?P<res>jobsets)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
     re.compile(r"^/apis/batch/v1/namespaces/(?P<ns>[^/]+)/(?P<res>jobs)"
+               r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
+    re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta1/namespaces/(?P<ns>[^/]+)/(?P<res>workloads)"
                r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"),
 ]  # fmt: skip
 _SUBDOMAIN_TEXT = (
@@ -359,6 +363,7 @@ class FakeKube:
         schemas: Mapping[str, StructuralSchema | None] | None = None,
         kinds: Iterable[str] = ("pytorchjob", "trainjob"),
         trainer: bool = True,
+        kueue: bool = True,
     ) -> None:
         from .operator import Operator, default_validator
         from .trainer import Trainer
@@ -376,6 +381,8 @@ class FakeKube:
         self.pruned: list[tuple[str, str, list[str]]] = []
         # The API groups of the CRDs installed (``kinds``; remove_crd/restore_crd).
         self.served_groups = {g for kind in kinds for g in KINDS[kind]}
+        if kueue:
+            self.served_groups.add("kueue.x-k8s.io")
         self.latency = 0.0
         self.bookmark_interval = 60.0
         self.user = user

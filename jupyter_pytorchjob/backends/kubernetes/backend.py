@@ -21,10 +21,12 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.failure import JobWaiting, job_waiting, waiting_hint
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import DEFAULT_KIND, KINDS, JobKind, kind_for, kind_of, log_archive
-from ...kinds.pods import epoch
+from ...kinds.manifests import QUEUE_LABEL
+from ...kinds.pods import epoch, read_conditions
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes
 from ..archive import ArchiveLocation, chief_tail, read_archive
@@ -50,11 +52,17 @@ from .connection import (
     translate,
 )
 from .discovery import NotebookPod, within
+from .failure import SCAN_LINES as FAILURE_SCAN_LINES
+from .failure import FailureReader
 from .logs import LogMerger, is_waiting, open_log, parse_timestamp_ns
 from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
 from .pruning import dropped_fields
 
 LOGGER = logging.getLogger(__name__)
+
+
+# Kueue's Workloads (kueue.x-k8s.io/v1beta1): why a queued job is not admitted yet.
+WORKLOADS = ("kueue.x-k8s.io", "v1beta1", "workloads")
 
 
 def event_of(event: Any, source: str) -> Event:
@@ -117,6 +125,7 @@ class KubernetesBackend(Backend):
         # The kinds the cluster serves, found once (None: not looked yet).
         self._served: list[JobKind] | None = None
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
+        self.failures = FailureReader(self._progress_log, self._failure_archive, self._annotate)
         self.progress_watcher = ProgressWatcher(
             self._progress_log,
             self._progress_logdir,
@@ -293,6 +302,38 @@ class KubernetesBackend(Backend):
         if location is None:
             return None
         return await asyncio.to_thread(chief_tail, location, TAIL_LINES, LOG_BUDGET)
+
+    async def _failure_archive(self, kind: JobKind, job: dict[str, Any], replica: str) -> list[str]:
+        """The last lines of ``replica``'s newest run in the job's log archive, for its
+        failure summary once its pod is gone; none where this notebook cannot read it."""
+        location = await self._archive_location(kind, job)
+        if location is None or location.directory is None:
+            return []
+        text = [
+            chunk.text
+            async for chunk in read_archive(location, [replica], tail=FAILURE_SCAN_LINES)
+            if not chunk.notice
+        ]
+        return "".join(text).splitlines()
+
+    async def _annotate(self, kind: JobKind, name: str, annotations: dict[str, str]) -> None:
+        """Merge ``annotations`` into the job's (a merge patch of its metadata only)."""
+        custom = await self.custom()
+        merge: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+        await self._call(
+            f"annotate {kind.kind.lower()} {name!r}",
+            custom.patch_namespaced_custom_object(
+                kind.group,
+                kind.version,
+                self.namespace,
+                kind.plural,
+                name,
+                {"metadata": {"annotations": annotations}},
+                **merge,
+            ),
+            name=name,
+            kind=kind,
+        )
 
     def log_progress_failure(self, pod: str, err: BaseException) -> None:
         LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
@@ -519,6 +560,8 @@ class KubernetesBackend(Backend):
                 (kind, j, by_job.get(info.name, []), info)
                 for j, info in zip(jobs.get("items", []), found, strict=True)
             ]
+        await self.failures.fill(read)
+        await self._why_waiting(read)
         await self.progress_watcher.observe(read, complete=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
@@ -545,6 +588,8 @@ class KubernetesBackend(Backend):
         pods = await self._pods(kind.pod_selector(name))
         info = kind.job_info(job, pods, with_manifest=True)
         await self._why_not_made(kind, info)
+        await self.failures.fill([(kind, job, pods, info)])
+        await self._why_waiting([(kind, job, pods, info)], events=True)
         await self.progress_watcher.observe([(kind, job, pods, info)])
         return info
 
@@ -680,6 +725,107 @@ class KubernetesBackend(Backend):
         warnings = sorted((event_of(e, info.name) for e in found.items), key=lambda e: e.time)
         if warnings:
             info.message = f"{warnings[-1].reason}: {warnings[-1].message}"
+
+    async def _why_waiting(
+        self,
+        found: Sequence[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]],
+        *,
+        events: bool = False,
+    ) -> None:
+        """``waiting`` of each job not running yet or with Pending replicas: Kueue's
+        verdict on its Workload (a job with a queue label), else its pods' reasons (a
+        pod still creating: its newest FailedMount event when ``events``, one job's
+        read), else its message."""
+        verdicts = await self._admission(
+            [(job, info) for _, job, _, info in found if not info.state.finished]
+        )
+        for kind, job, pods, info in found:
+            uid = str((job.get("metadata") or {}).get("uid", ""))
+            info.waiting = job_waiting(
+                info.state.value, info.replicas, message=info.message, admission=verdicts.get(uid)
+            )
+            if events and info.waiting is not None and info.waiting.reason == "ContainerCreating":
+                info.waiting = await self._mount_problem(kind, pods, info) or info.waiting
+
+    async def _admission(
+        self, jobs: Sequence[tuple[dict[str, Any], JobInfo]]
+    ) -> dict[str, JobWaiting]:
+        """Why Kueue has not admitted each queued job (by uid): its Workload's
+        QuotaReserved (else Admitted) condition when False; no Workload yet, said so.
+        Nothing where Kueue is not installed or its Workloads cannot be read."""
+        queued = {
+            str(job["metadata"].get("uid")): (job, info)
+            for job, info in jobs
+            if QUEUE_LABEL in ((job.get("metadata") or {}).get("labels") or {})
+            and info.state in (JobState.SUBMITTED, JobState.CREATED, JobState.SUSPENDED)
+        }
+        if not queued:
+            return {}
+        try:
+            custom = await self.custom()
+            listed = await self._call(
+                "list workloads",
+                custom.list_namespaced_custom_object(*WORKLOADS[:2], self.namespace, WORKLOADS[2]),
+            )
+        except BackendError as err:
+            LOGGER.debug("waiting: cannot read Kueue's workloads: %s", err)
+            return {}  # no Kueue here, or no right to read its Workloads
+        by_owner: dict[str, dict[str, Any]] = {}
+        for workload in listed.get("items", []):
+            for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
+                if owner.get("controller"):
+                    by_owner[str(owner.get("uid"))] = workload
+        verdicts = {}
+        for uid, (job, _) in queued.items():
+            queue = job["metadata"]["labels"][QUEUE_LABEL]
+            workload = by_owner.get(uid)
+            if workload is None:
+                message = (
+                    f"queued in LocalQueue {queue!r}, but Kueue has made no Workload for it yet"
+                )
+                verdicts[uid] = JobWaiting("NoWorkload", message)
+                continue
+            conditions = {c.type: c for c in read_conditions(workload.get("status") or {})}
+            if conditions.get("Admitted") and conditions["Admitted"].status == "True":
+                continue
+            blocking = next(
+                (conditions[t] for t in ("QuotaReserved", "Admitted") if t in conditions), None
+            )
+            if blocking is None or blocking.status == "True":
+                message = f"waiting for Kueue to admit it from LocalQueue {queue!r}"
+                verdicts[uid] = JobWaiting("QuotaReserved", message)
+                continue
+            message = f"Kueue ({blocking.reason}): {blocking.message}"
+            verdicts[uid] = JobWaiting(
+                "QuotaReserved", message, waiting_hint("QuotaReserved", blocking.message)
+            )
+        return verdicts
+
+    async def _mount_problem(
+        self, kind: JobKind, pods: Sequence[Mapping[str, Any]], info: JobInfo
+    ) -> JobWaiting | None:
+        """A replica still creating because a volume cannot be mounted (a missing
+        secret or claim): the kubelet's newest FailedMount event on its pod says it."""
+        creating = {r.name for r in info.replicas if r.reason == "ContainerCreating"}
+        core = await self.core()
+        for pod in pods:
+            replica = kind.replica_of_pod(pod)
+            if replica not in creating:
+                continue
+            selector = f"involvedObject.name={pod['metadata']['name']},type=Warning"
+            try:
+                found = await self._call(
+                    "list events",
+                    core.list_namespaced_event(self.namespace, field_selector=selector),
+                )
+            except BackendError:
+                return None
+            mounts = [e for e in found.items if e.reason == "FailedMount"]
+            if mounts:
+                newest = max(mounts, key=lambda e: event_of(e, replica).time)
+                text = f"{replica}: {newest.message}"
+                return JobWaiting("FailedMount", text, waiting_hint("FailedMount", text))
+        return None
 
     async def volumes(self) -> list[Volume]:
         core = await self.core()
