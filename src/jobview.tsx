@@ -216,7 +216,8 @@ export class JobView extends ReactWidget {
             {job.waiting && !isFinished(job.state) && (
               <WaitingLine waiting={job.waiting} trans={trans} />
             )}
-            {job.message && (
+            {/* Once: a job no operator picked up waits for that message. */}
+            {job.message && job.message !== job.waiting?.message && (
               <p className="jp-PyTorchJobView-message" role="status">
                 {job.message}
               </p>

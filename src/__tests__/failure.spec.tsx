@@ -397,4 +397,22 @@ describe('the job view', () => {
       widget.dispose();
     }
   });
+
+  it('says a message the job waits for once', async () => {
+    const message = 'no operator has picked the job up yet';
+    const widget = await view({
+      ...PENDING,
+      replicas: [],
+      message,
+      waiting: { reason: 'NoOperator', message, hint: null }
+    });
+    try {
+      expect(texts(widget.node, '[role="status"]')).toEqual([
+        'Created',
+        `Waiting: ${message}`
+      ]);
+    } finally {
+      widget.dispose();
+    }
+  });
 });
