@@ -51,7 +51,7 @@ test.describe.serial('a job that raises', () => {
 
   test('its row and its view say why, its failing run has the traceback', async ({
     page
-  }) => {
+  }, testInfo) => {
     await page.getByRole('tab', { name: 'PyTorch Jobs' }).click();
     const panel = page.getByRole('region', { name: 'PyTorch Jobs' });
     const row = panel.locator(`[data-job="${JOB}"]`);
@@ -74,6 +74,7 @@ test.describe.serial('a job that raises', () => {
       'CleanPodPolicy'
     );
     await expect(section).toHaveScreenshot('failure-light.png');
+    await page.screenshot({ path: testInfo.outputPath('failed-job.png') });
 
     await section.getByRole('button', { name: 'Open log at this run' }).click();
     const logs = page.locator('.jp-PyTorchJobLogs');
@@ -87,6 +88,7 @@ test.describe.serial('a job that raises', () => {
     await expect(lines).toContainText('Traceback (most recent call last):');
     await expect(lines).toContainText('ZeroDivisionError: division by zero');
     await expect(logs.getByRole('status')).toContainText('End of log');
+    await page.screenshot({ path: testInfo.outputPath('failing-run-log.png') });
   });
 
   test('its Failure section reads in the dark theme', async ({ page }) => {
