@@ -9,7 +9,7 @@ import {
   LabShell,
   LayoutRestorer
 } from '@jupyterlab/application';
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -37,6 +37,26 @@ const JOB: IJob = {
   nodes: 2,
   gpus: 0,
   created: 0
+};
+
+/**
+ * A job whose master raised and was restarted once: its traceback is in its
+ * previous container.
+ */
+const BROKEN: IJob = {
+  ...JOB,
+  name: 'broken',
+  state: 'Failed',
+  failure: {
+    replica: 'master-0',
+    exitCode: 1,
+    signal: null,
+    reason: 'Error',
+    message: 'ZeroDivisionError: division by zero',
+    tail: ['ZeroDivisionError: division by zero'],
+    logSource: 'previous',
+    hint: null
+  }
 };
 
 const BOARD: ITensorBoard = {
@@ -209,23 +229,8 @@ describe('the commands', () => {
   });
 
   it('open a failed job’s logs on the run that failed, saying so; the user’s choice stands', async () => {
-    const broken: IJob = {
-      ...JOB,
-      name: 'broken',
-      state: 'Failed',
-      failure: {
-        replica: 'master-0',
-        exitCode: 1,
-        signal: null,
-        reason: 'Error',
-        message: 'ZeroDivisionError: division by zero',
-        tail: ['ZeroDivisionError: division by zero'],
-        logSource: 'previous',
-        hint: null
-      }
-    };
     const failed = new JobsModel({
-      fetchJobs: () => Promise.resolve([broken]),
+      fetchJobs: () => Promise.resolve([BROKEN]),
       refreshInterval: 3600
     });
     await failed.refresh();
@@ -263,6 +268,24 @@ describe('the commands', () => {
     expect(viewer.why).toBe(
       'Showing the run that failed: the previous container of master-0.'
     );
+    failed.dispose();
+  });
+
+  it('notify that a job submitted here failed, and why', async () => {
+    const failed = new JobsModel({
+      fetchJobs: () => Promise.resolve([BROKEN]),
+      refreshInterval: 3600
+    });
+    register(new CommandRegistry(), failed);
+    const before = Notification.manager.count;
+    failed.track('broken');
+    await until(() => Notification.manager.count > before);
+    const notice = Notification.manager.notifications[0];
+    expect(notice.type).toBe('error');
+    expect(notice.message).toBe(
+      'PyTorch job broken failed: master-0 exited 1: ZeroDivisionError: division by zero'
+    );
+    expect(notice.options.autoClose).toBe(false);
     failed.dispose();
   });
 
