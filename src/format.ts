@@ -153,6 +153,8 @@ export function phaseLabel(phase: string, trans: TranslationBundle): string {
       return trans.__('Failed');
     case 'Unknown':
       return trans.__('Unknown');
+    case 'Deleted':
+      return trans.__('Deleted');
     default:
       return phase;
   }

@@ -24,8 +24,9 @@ import {
   stateClass,
   stateLabel
 } from './format';
+import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
-import { IJob, IJobEvent, IMetricPoint } from './tokens';
+import { IJob, IJobEvent, IJobFailure, IMetricPoint, IReplica } from './tokens';
 
 /**
  * The kind of a job that does not say (every local job is one): an object kind, not text.
@@ -205,7 +206,18 @@ export class JobView extends ReactWidget {
           !this._error && <p>{trans.__('Loading…')}</p>
         ) : (
           <>
-            {job.message && (
+            {job.failure && (
+              <FailureSection
+                failure={job.failure}
+                trans={trans}
+                openLog={this._openFailingRun}
+              />
+            )}
+            {job.waiting && !isFinished(job.state) && (
+              <WaitingLine waiting={job.waiting} trans={trans} />
+            )}
+            {/* Once: a job no operator picked up waits for that message. */}
+            {job.message && job.message !== job.waiting?.message && (
               <p className="jp-PyTorchJobView-message" role="status">
                 {job.message}
               </p>
@@ -261,36 +273,39 @@ export class JobView extends ReactWidget {
                 </tr>
               </thead>
               <tbody>
-                {job.replicas.map(replica => (
-                  <tr key={replica.name} data-replica={replica.name}>
-                    <td>
-                      <button
-                        type="button"
-                        className="jp-PyTorchJobView-link"
-                        title={trans.__('Logs of %1', replica.name)}
-                        onClick={() =>
-                          void this._commands.execute(CommandIDs.openLogs, {
-                            name,
-                            replica: replica.name
-                          })
-                        }
-                      >
-                        {replica.name}
-                      </button>
-                    </td>
-                    <td>
-                      <span className={stateClass(replica.phase)}>
-                        {phaseLabel(replica.phase, trans)}
-                      </span>
-                    </td>
-                    <td>{replica.restarts}</td>
-                    <td>{replica.exitCode ?? ''}</td>
-                    <td>{replica.reason ?? ''}</td>
-                    <td className="jp-PyTorchJobView-message">
-                      {replica.message ?? ''}
-                    </td>
-                  </tr>
-                ))}
+                {job.replicas.map(shown => {
+                  const replica = withFailure(shown, job.failure);
+                  return (
+                    <tr key={replica.name} data-replica={replica.name}>
+                      <td>
+                        <button
+                          type="button"
+                          className="jp-PyTorchJobView-link"
+                          title={trans.__('Logs of %1', replica.name)}
+                          onClick={() =>
+                            void this._commands.execute(CommandIDs.openLogs, {
+                              name,
+                              replica: replica.name
+                            })
+                          }
+                        >
+                          {replica.name}
+                        </button>
+                      </td>
+                      <td>
+                        <span className={stateClass(replica.phase)}>
+                          {phaseLabel(replica.phase, trans)}
+                        </span>
+                      </td>
+                      <td>{replica.restarts}</td>
+                      <td>{replica.exitCode ?? ''}</td>
+                      <td>{replica.reason ?? ''}</td>
+                      <td className="jp-PyTorchJobView-message">
+                        {replica.message ?? ''}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
             <h3>{trans.__('Conditions')}</h3>
@@ -359,6 +374,17 @@ export class JobView extends ReactWidget {
     );
   }
 
+  /**
+   * Open the log viewer on the replica that failed, at the run that failed.
+   */
+  private _openFailingRun = (failure: IJobFailure): void => {
+    void this._commands.execute(CommandIDs.openLogs, {
+      name: this.jobName,
+      ...(failure.replica ? { replica: failure.replica } : {}),
+      previous: failure.logSource === 'previous'
+    });
+  };
+
   private _client: PyTorchJobClient;
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
@@ -368,6 +394,25 @@ export class JobView extends ReactWidget {
   private _history: Record<string, IMetricPoint[]> = {};
   private _error = '';
   private _final = false;
+}
+
+/**
+ * The replica as its row shows it: the one that failed first says how it
+ * ended, not how it was cleaned up (`Deleted · CleanPodPolicy`).
+ */
+export function withFailure(
+  replica: IReplica,
+  failure: IJobFailure | null | undefined
+): IReplica {
+  if (!failure || failure.replica !== replica.name) {
+    return replica;
+  }
+  return {
+    ...replica,
+    exitCode: failure.exitCode ?? replica.exitCode,
+    reason: failure.reason || replica.reason,
+    message: failure.message || replica.message
+  };
 }
 
 /**

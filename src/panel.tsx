@@ -25,6 +25,7 @@ import {
   stateClass,
   stateLabel
 } from './format';
+import { explainJob } from './failure';
 import { pytorchIcon } from './icons';
 import { JobsModel } from './model';
 import { ProgressLine } from './progress';
@@ -275,14 +276,7 @@ function JobItem(props: {
 }): JSX.Element {
   const { job, now, trans, run, selected, select } = props;
   const open = () => run(CommandIDs.openJob, { name: job.name });
-  // Why a replica is not running (Unschedulable, ImagePullBackOff, …);
-  // nothing to explain once the job succeeded.
-  const reason =
-    job.state === 'Succeeded'
-      ? undefined
-      : job.replicas.find(
-          r => r.reason && r.phase !== 'Running' && r.phase !== 'Succeeded'
-        );
+  const why = explainJob(job, trans);
   return (
     <li
       className="jp-PyTorchJobPanel-item"
@@ -362,9 +356,12 @@ function JobItem(props: {
         running={!isFinished(job.state)}
         trans={trans}
       />
-      {reason && (
-        <div className="jp-PyTorchJobPanel-reason" title={reason.message ?? ''}>
-          {reason.name}: {reason.reason}
+      {why && (
+        <div
+          className={`jp-PyTorchJobPanel-reason jp-mod-${why.kind}`}
+          title={why.title}
+        >
+          {why.text}
         </div>
       )}
     </li>

@@ -13,6 +13,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
+import { failureSummary } from './failure';
 import { formatAge, formatDuration, jobDuration } from './format';
 import { IJob, IJobProgress, IMetricPoint, ProgressSource } from './tokens';
 
@@ -65,9 +66,18 @@ export function describeKeyMetric(
 
 /**
  * The notice of a finished job, naming its final key metric and how long it
- * ran when known: `ddp-3 succeeded — loss 0.231 after 12m 5s`.
+ * ran when known: `ddp-3 succeeded — loss 0.231 after 12m 5s`; a failed one
+ * says why instead: `ddp-3 failed: master-0 exited 1: ZeroDivisionError: …`.
  */
 export function finishedNotice(job: IJob, trans: TranslationBundle): string {
+  if (job.state === 'Failed' && job.failure) {
+    // The error first: a toast shows 140 characters.
+    return trans.__(
+      'PyTorch job %1 failed: %2',
+      job.name,
+      failureSummary(job.failure, trans)
+    );
+  }
   const metric = describeKeyMetric(job.progress);
   const seconds = jobDuration(job, Date.now());
   const took = seconds === null ? '' : formatDuration(seconds, trans);

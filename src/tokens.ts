@@ -617,6 +617,83 @@ export interface IJob {
    * How far along it is; null until a source said anything.
    */
   progress?: IJobProgress | null;
+
+  /**
+   * Why it failed: null unless it failed (absent from older servers).
+   */
+  failure?: IJobFailure | null;
+
+  /**
+   * What it waits for: null unless something blocks it.
+   */
+  waiting?: IJobWaiting | null;
+}
+
+/**
+ * Why a job failed: the replica that failed first and its last output.
+ */
+export interface IJobFailure {
+  /**
+   * The replica that failed first, e.g. `master-0`; empty when no replica did
+   * (a deadline, a refused manifest).
+   */
+  replica: string;
+
+  /**
+   * Its exit code, if it exited.
+   */
+  exitCode: number | null;
+
+  /**
+   * The signal that ended it, e.g. `SIGKILL`, if one did.
+   */
+  signal: string | null;
+
+  /**
+   * The platform's reason: `Error`, `OOMKilled`, `BackoffLimitExceeded`, …
+   */
+  reason: string;
+
+  /**
+   * One line: the exception, e.g. `ZeroDivisionError: division by zero`.
+   */
+  message: string;
+
+  /**
+   * The last lines of its output (the traceback when there is one).
+   */
+  tail: string[];
+
+  /**
+   * Where the failing run's log is: the current container, the previous one,
+   * the log archive, or nowhere any more (null).
+   */
+  logSource: 'current' | 'previous' | 'archive' | null;
+
+  /**
+   * What to do about it, one sentence, if the failure is a known one.
+   */
+  hint: string | null;
+}
+
+/**
+ * What keeps a job (or its replicas) from running.
+ */
+export interface IJobWaiting {
+  /**
+   * The platform's reason, e.g. `Unschedulable`, `ImagePullBackOff`.
+   */
+  reason: string;
+
+  /**
+   * Its message, e.g. `0/8 nodes are available: 8 Insufficient nvidia.com/gpu.`
+   */
+  message: string;
+
+  /**
+   * What to do about it, one sentence, if known.
+   */
+  hint: string | null;
 }
 
 /**

@@ -88,6 +88,8 @@ def test_tokens_ts_job_body_is_the_table() -> None:
         ("IPvcMount", SCHEMAS["PvcMount"]),
         ("IToleration", SCHEMAS["Toleration"]),
         ("IRuntime", SCHEMAS["Runtime"]),
+        ("IJobFailure", SCHEMAS["Failure"]),
+        ("IJobWaiting", SCHEMAS["Waiting"]),
     ],
 )
 def test_tokens_ts_types_what_the_server_sends(interface: str, schema: dict[str, Any]) -> None:

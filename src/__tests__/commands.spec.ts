@@ -9,7 +9,7 @@ import {
   LabShell,
   LayoutRestorer
 } from '@jupyterlab/application';
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -37,6 +37,26 @@ const JOB: IJob = {
   nodes: 2,
   gpus: 0,
   created: 0
+};
+
+/**
+ * A job whose master raised and was restarted once: its traceback is in its
+ * previous container.
+ */
+const BROKEN: IJob = {
+  ...JOB,
+  name: 'broken',
+  state: 'Failed',
+  failure: {
+    replica: 'master-0',
+    exitCode: 1,
+    signal: null,
+    reason: 'Error',
+    message: 'ZeroDivisionError: division by zero',
+    tail: ['ZeroDivisionError: division by zero'],
+    logSource: 'previous',
+    hint: null
+  }
 };
 
 const BOARD: ITensorBoard = {
@@ -151,10 +171,17 @@ describe('the commands', () => {
       stop: id => client.stopTensorBoard(id),
       refreshInterval: 3600
     });
-    trackers = addCommands({
-      app: { commands, shell } as unknown as JupyterFrontEnd,
+    trackers = register(commands, model);
+  });
+
+  /**
+   * The commands over a job list, in the shell.
+   */
+  const register = (registry: CommandRegistry, jobs: JobsModel) =>
+    addCommands({
+      app: { commands: registry, shell } as unknown as JupyterFrontEnd,
       client: client as unknown as PyTorchJobClient,
-      model,
+      model: jobs,
       trans,
       settings: () => DEFAULT_SETTINGS,
       config: () => Promise.resolve(CONFIG),
@@ -163,7 +190,6 @@ describe('the commands', () => {
       tensorboards,
       panelId: 'panel'
     });
-  });
 
   afterEach(() => {
     // Detached first: a widget disposed in place resizes its neighbours'
@@ -200,6 +226,67 @@ describe('the commands', () => {
     expect(shown()).toEqual([logs]);
     expect(logs.title.label).toBe('Logs: ddp');
     expect(logs.content.lines.replica).toBe('worker-0');
+  });
+
+  it('open a failed job’s logs on the run that failed, saying so; the user’s choice stands', async () => {
+    const failed = new JobsModel({
+      fetchJobs: () => Promise.resolve([BROKEN]),
+      refreshInterval: 3600
+    });
+    await failed.refresh();
+    const commands2 = new CommandRegistry();
+    const trackers2 = register(commands2, failed);
+    await commands2.execute(CommandIDs.openLogs, { name: 'broken' });
+    const viewer = trackers2.logs.find(() => true)!.content;
+    expect(viewer.previous).toBe(true);
+    expect(viewer.why).toBe(
+      'Showing the run that failed: the previous container of master-0.'
+    );
+    expect(client.logsUrl).toHaveBeenLastCalledWith(
+      'broken',
+      expect.objectContaining({ previous: true, follow: false })
+    );
+    // The user unticks Previous container: the current run, no reason shown.
+    viewer.previous = false;
+    expect(viewer.why).toBe('');
+    expect(client.logsUrl).toHaveBeenLastCalledWith(
+      'broken',
+      expect.objectContaining({ previous: false, follow: true })
+    );
+    // Opened again without asking: the user's choice stands ...
+    await commands2.execute(CommandIDs.openLogs, { name: 'broken' });
+    expect(viewer.previous).toBe(false);
+    // ... until the job view's "Open log at this run" asks for the failing run.
+    await commands2.execute(CommandIDs.openLogs, {
+      name: 'broken',
+      replica: 'master-0',
+      previous: true
+    });
+    expect(trackers2.logs.size).toBe(1);
+    expect(viewer.previous).toBe(true);
+    expect(viewer.lines.replica).toBe('master-0');
+    expect(viewer.why).toBe(
+      'Showing the run that failed: the previous container of master-0.'
+    );
+    failed.dispose();
+  });
+
+  it('notify that a job submitted here failed, and why', async () => {
+    const failed = new JobsModel({
+      fetchJobs: () => Promise.resolve([BROKEN]),
+      refreshInterval: 3600
+    });
+    register(new CommandRegistry(), failed);
+    const before = Notification.manager.count;
+    failed.track('broken');
+    await until(() => Notification.manager.count > before);
+    const notice = Notification.manager.notifications[0];
+    expect(notice.type).toBe('error');
+    expect(notice.message).toBe(
+      'PyTorch job broken failed: master-0 exited 1: ZeroDivisionError: division by zero'
+    );
+    expect(notice.options.autoClose).toBe(false);
+    failed.dispose();
   });
 
   it('suspend a job from its view, then resume it', async () => {

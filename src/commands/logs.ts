@@ -5,6 +5,7 @@
  */
 
 import { CommandIDs } from '../commandids';
+import { logStart } from '../failure';
 import { LogViewer } from '../logs/viewer';
 import {
   ICommandContext,
@@ -16,7 +17,8 @@ import {
 } from './context';
 
 /**
- * Add the command on logs: one tab per job, its replica picked on request.
+ * Add the command on logs: one tab per job, its replica picked on request, a
+ * failed job's on the run that failed.
  */
 export function addLogCommands(
   context: ICommandContext,
@@ -33,19 +35,30 @@ export function addLogCommands(
     describedBy: {
       args: {
         type: 'object',
-        properties: { name: { type: 'string' }, replica: { type: 'string' } },
+        properties: {
+          name: { type: 'string' },
+          replica: { type: 'string' },
+          previous: { type: 'boolean' }
+        },
         required: ['name']
       }
     },
     execute: args => {
       const name = nameArg(args);
       const replica = (args['replica'] as string | undefined) ?? null;
+      const asked = args['previous'] as boolean | undefined;
+      const job = model.find(name);
+      const start = logStart(job, asked, trans);
       showInMainArea(app.shell, {
         tracker: trackers.logs,
         isOpen: widget => widget.content.jobName === name,
         reveal: widget => {
           if (replica) {
             widget.content.selectReplica(replica);
+          }
+          // An open viewer keeps what the user chose unless asked again.
+          if (asked !== undefined) {
+            widget.content.showPrevious(start.previous, start.why);
           }
         },
         create: () =>
@@ -54,8 +67,10 @@ export function addLogCommands(
               name,
               client,
               trans,
-              replicas: model.find(name)?.replicas.map(r => r.name),
-              replica
+              replicas: job?.replicas.map(r => r.name),
+              replica,
+              previous: start.previous,
+              why: start.why
             }),
             {
               id: `pytorchjob-logs-${name}`,

@@ -52,6 +52,8 @@ export class LogViewer extends Widget {
     if (options.replica) {
       this.lines.replica = options.replica;
     }
+    this._previous = options.previous ?? false;
+    this._why = options.why ?? '';
     this._connect();
   }
 
@@ -109,7 +111,26 @@ export class LogViewer extends Widget {
       return;
     }
     this._previous = value;
+    // The reason for the choice no longer holds once the user chose.
+    this._why = '';
     this._connect();
+  }
+
+  /**
+   * Why the viewer shows what it shows, in one line, when it chose for the
+   * user (a failed job's failing run); empty otherwise.
+   */
+  get why(): string {
+    return this._why;
+  }
+
+  /**
+   * Show the previous containers (or not), saying why.
+   */
+  showPrevious(previous: boolean, why: string): void {
+    this.previous = previous;
+    this._why = why;
+    this._update();
   }
 
   /**
@@ -223,6 +244,7 @@ export class LogViewer extends Widget {
   private _header: ReactWidget;
   private _stream: LogStream | null = null;
   private _previous = false;
+  private _why = '';
   private _knownReplicas = 0;
   private _headerTimer: ReturnType<typeof setTimeout> | null = null;
 }
@@ -259,6 +281,16 @@ export namespace LogViewer {
      * The replica to show first; all by default.
      */
     replica?: string | null;
+
+    /**
+     * Start on the previous containers' logs.
+     */
+    previous?: boolean;
+
+    /**
+     * Why the viewer starts where it does, shown as one line.
+     */
+    why?: string;
   }
 }
 
@@ -474,6 +506,11 @@ namespace Private {
             tab(name, name, viewer.buffer.replicas.indexOf(name))
           )}
         </div>
+        {viewer.why && (
+          <p className="jp-PyTorchJobLogs-why" role="note">
+            {viewer.why}
+          </p>
+        )}
         {viewer.notices.size > 0 && (
           <ul className="jp-PyTorchJobLogs-notices" role="alert">
             {[...viewer.notices].map(([replica, text]) => (

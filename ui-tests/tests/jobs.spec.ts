@@ -1,9 +1,6 @@
-import {
-  expect,
-  galata,
-  IJupyterLabPageFixture,
-  test
-} from '@jupyterlab/galata';
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+import { useDarkTheme } from './lab';
 
 /**
  * The whole flow on the local backend: form → YAML → submit a real 2-node
@@ -136,18 +133,9 @@ test.describe.serial('a job from the form to its logs', () => {
 test('the dark theme renders the panel and the form', async ({
   page
 }, testInfo) => {
-  await page.evaluate(async () => {
-    await window.jupyterapp.commands.execute('apputils:change-theme', {
-      theme: 'JupyterLab Dark'
-    });
-  });
-  await expect(page.locator('body')).toHaveAttribute(
-    'data-jp-theme-name',
-    'JupyterLab Dark'
-  );
+  await useDarkTheme(page);
   const panel = await openPanel(page);
   await panel.getByRole('button', { name: 'New job' }).click();
   await expect(page.locator('.jp-PyTorchJobForm')).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath('dark.png') });
-  void galata;
 });

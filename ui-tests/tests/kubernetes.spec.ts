@@ -21,7 +21,8 @@ const NO_RUNTIMES = `needs Kubeflow Trainer's shipped runtimes in ${RUNTIMES} (.
 /**
  * On the kubernetes backend (the project's fake API, operator simulation on):
  * a job whose master cannot be scheduled shows the scheduler's reason in the
- * job view's replicas table.
+ * job view's replicas table, and what it waits for atop its view and in its
+ * panel row.
  */
 test('a Pending replica shows why in the replicas table', async ({
   page,
@@ -51,6 +52,19 @@ test('a Pending replica shows why in the replicas table', async ({
   await expect(view.locator('tr[data-replica="worker-0"]')).toContainText(
     'Pending'
   );
+  // What the job waits for, at the top of its view and in its panel row.
+  await expect(view.locator('.jp-PyTorchJobView-waiting')).toContainText(
+    'Waiting: master-0: 0/'
+  );
+  await expect(view.locator('.jp-PyTorchJobView-waiting')).toContainText(
+    'Insufficient nvidia.com/gpu'
+  );
+  await page.getByRole('tab', { name: 'PyTorch Jobs' }).click();
+  await expect(
+    page
+      .getByRole('region', { name: 'PyTorch Jobs' })
+      .locator(`[data-job="${name}"] .jp-PyTorchJobPanel-reason`)
+  ).toContainText('Insufficient nvidia.com/gpu');
   await page.screenshot({ path: testInfo.outputPath('pending.png') });
 });
 
