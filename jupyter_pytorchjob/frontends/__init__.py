@@ -3,5 +3,6 @@
 * ``backend_choice`` - which backend a command means, from plain values.
 * ``formatting``     - job tables as rows, rendered as text (CLI, plain IPython) or HTML
   (a notebook); durations; log chunks to stdout/stderr.
+* ``logs``           - a job's logs as shown, with a failed job's failing run after them.
 * ``server``         - the Jupyter server of this kernel or terminal (TensorBoard through it).
 """

@@ -6,6 +6,7 @@
 * ``errors``      - ``FieldError`` / ``JobSpecInvalid``: errors naming the field.
 * ``wire``        - the one wire convention (camelCase keys, epoch seconds).
 * ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
+* ``failure``     - why a job failed and what it waits for, known failures' hints.
 * ``progress``    - ``JobProgress``, readings per source, their merge, metric history.
 * ``progress_logs`` - progress from log lines (tqdm, Hugging Face, Lightning, epochs).
 * ``compare``     - comparing jobs: differing fields, metrics, the best.

@@ -6,6 +6,7 @@ kubernetes_asyncio; each kind's manifests and state live in ``kinds/``.
 * ``discovery``  - the notebook's own pod: its image, PVC mounts, log directory mapping.
 * ``pruning``    - which fields of a manifest the API server dropped (a dry run).
 * ``logs``       - merged, resumable follow of every replica's log.
+* ``failure``    - ``FailureReader``: a failed job's summary, read once, kept as an annotation.
 * ``progress``   - ``ProgressWatcher``: progress from the chief pod's log and event files.
 * ``backend``    - ``KubernetesBackend``, the ``Backend`` contract.
 """
