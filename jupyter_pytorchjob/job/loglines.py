@@ -96,3 +96,59 @@ class DisplayLines:
         if not self.given:
             out.append(b"")  # a blank line
         self.mark, self.given = b"", False
+
+
+class StampedLines:
+    """The kubelet's lines (``<stamp> <output>``, ``timestamps=true``) in, stamped display
+    lines out: a container runtime splits a log only at ``\\n``, so a bar's redraws come
+    as one long line; each of its pieces goes out with the line's stamp as it completes.
+    Lines without a ``\\r`` and within ``limit`` pass through as they are."""
+
+    def __init__(self, limit: int = LINE_MAX) -> None:
+        self.limit = limit
+        self.display = DisplayLines(limit)
+        self.stamp: bytes | None = None  # the unfinished line's "<stamp> "
+        self.head = b""  # the start of a line whose stamp has not all arrived
+
+    def feed(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        if self.stamp is not None:
+            end = data.find(b"\n") + 1
+            self._pieces(self.stamp, data[:end] if end else data, out)
+            if not end:
+                return b"".join(out)
+            self.stamp, data = None, data[end:]
+        data = self.head + data
+        end = data.rfind(b"\n") + 1
+        whole, rest = data[:end], data[end:]
+        if b"\r" in whole or (
+            len(whole) > self.limit and max(map(len, whole.split(b"\n"))) > self.limit + 64
+        ):
+            for line in whole[:-1].split(b"\n"):
+                stamp, _, text = line.partition(b" ")
+                if b"\r" in text or len(text) > self.limit:
+                    self._pieces(stamp + b" ", text + b"\n", out)
+                else:
+                    out.append(line + b"\n")
+        else:
+            out.append(whole)
+        space = rest.find(b" ") + 1
+        self.head = b""
+        if space:
+            self.stamp = rest[:space]
+            self._pieces(self.stamp, rest[space:], out)
+        elif len(rest) > 64:  # no stamp (not the kubelet's format): a line of its own
+            self.stamp = b""
+            self._pieces(b"", rest, out)
+        else:
+            self.head = rest
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        """The unfinished last line, once the log has ended."""
+        stamp, self.stamp = self.stamp, None
+        pieces = self.display.close()
+        return b"".join(stamp + p + b"\n" for p in pieces) if stamp is not None else b""
+
+    def _pieces(self, stamp: bytes, text: bytes, out: list[bytes]) -> None:
+        out.extend(stamp + piece + b"\n" for piece in self.display.feed(text))
