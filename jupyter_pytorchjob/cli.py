@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
-from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
+from .frontends.formatting import LogWriter, format_jobs, format_runtimes, format_status
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
@@ -112,15 +112,18 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
-        prefix = options.replica is None
-        async for chunk in backend.logs(
-            options.job,
-            replica=options.replica,
-            follow=options.follow,
-            tail=options.tail,
-            previous=options.previous,
-        ):
-            write_chunk(chunk, prefix=prefix)
+        writer = LogWriter(prefix=options.replica is None, raw=options.raw)
+        try:
+            async for chunk in backend.logs(
+                options.job,
+                replica=options.replica,
+                follow=options.follow,
+                tail=options.tail,
+                previous=options.previous,
+            ):
+                writer.write(chunk)
+        finally:
+            writer.close()
         return 0
     if invocation.command == "wait":
         job = await backend.wait(options.job, timeout=options.timeout)
