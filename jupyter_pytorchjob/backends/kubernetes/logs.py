@@ -177,6 +177,7 @@ class LogMerger:
         # per replica: how many lines stamped ``last_ns`` were given (unknown: all)
         self.seen_at_last: dict[str, int] = {}
         self.merged = TimeMerge(self.replicas)
+        self.seconds: dict[bytes, int] = {}  # whole seconds of stamps, parsed
         # Notices and archived chunks, given out as they come (they are not merged).
         self.ready: deque[LogChunk] = deque()
         # Set when something was added; readers wait on ``room`` when they are ahead.
@@ -197,7 +198,7 @@ class LogMerger:
                     self.room.set()
                 runs = self.merged.take()
                 for replica, text, stamp, _ in runs:
-                    offset = parse_timestamp_ns(stamp) or self.last_ns.get(replica, 0)
+                    offset = self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
                     yield LogChunk(replica, text.decode("utf-8", "replace"), offset, self.previous)
                 if runs:
                     self.room.set()
@@ -221,6 +222,22 @@ class LogMerger:
             for task in self.tasks.values():
                 task.cancel()
             await asyncio.gather(discoverer, *self.tasks.values(), return_exceptions=True)
+
+    def _stamp_ns(self, stamp: bytes) -> int | None:
+        """``parse_timestamp_ns`` of the kubelet's fixed-width stamps, the whole seconds
+        parsed once each (a merged log has a chunk, so a stamp, per run of lines)."""
+        whole, dot, frac = stamp[:19], stamp[19:20], stamp[20:29]
+        seconds = self.seconds.get(whole)
+        if seconds is None:
+            seconds = parse_timestamp_ns(whole + b"Z")
+            if seconds is None:
+                return None
+            if len(self.seconds) > 256:
+                self.seconds.clear()
+            self.seconds[whole] = seconds
+        if dot == b"." and len(frac) == 9 and frac.isdigit():
+            return seconds + int(frac)
+        return parse_timestamp_ns(stamp)
 
     async def _discover(self) -> None:
         """Start a stream per pod (and per restart); end when all is read."""
