@@ -465,11 +465,12 @@ class LocalBackend(Backend):
             merged.opened(r)
         while True:
             progressed = False
-            for r in wanted:
-                if merged.pending(r):
-                    continue  # later than another replica's backlog: it waits its turn
-                path = jobdir.log(r, previous=previous)
-                block, offsets[r], more = await asyncio.to_thread(read_block, path, offsets[r])
+            # A replica with lines pending is later than another's backlog: it waits its
+            # turn. The others are read in one thread hop.
+            empty = [r for r in wanted if not merged.pending(r)]
+            reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
+            blocks = await asyncio.to_thread(read_blocks, reads)
+            for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
                 progressed = progressed or bool(block)
                 # Caught up with what the file holds now: live lines go out as they come.
@@ -513,6 +514,11 @@ class LocalBackend(Backend):
             return "supervisor" in job and supervision_gone(job)
         replicas = read_json(jobdir.replicas, {})
         return all(r.get("phase") != "Running" for r in replicas.values())
+
+
+def read_blocks(reads: list[tuple[Path, int]]) -> list[tuple[bytes, int, bool]]:
+    """``read_block`` of each (path, offset)."""
+    return [read_block(path, offset) for path, offset in reads]
 
 
 def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
