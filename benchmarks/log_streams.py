@@ -14,7 +14,11 @@ single-node jobs whose master pods each hold a backlog of L lines. Then:
 Prints both throughputs, their ratio (goal >= 0.9) and the probe latencies
 (goal: worst under load <= 10 ms above the idle floor).
 
+Also the server's garbage collections while each run streams (``gc.callbacks``): how
+many, how many full, the longest pause.
+
     python benchmarks/log_streams.py [--streams 20] [--lines 50000] [--runs 3]
+                                     [--server-code DIR]
 """
 
 from __future__ import annotations
@@ -164,8 +168,9 @@ async def through_server(base: str, names: list[str], lines: int) -> tuple[float
             seen = 0
             async for message in ws:
                 data = json.loads(message.data)
-                if "text" in data:
-                    seen += data["text"].count("\n")
+                for chunk in data.get("chunks", [data]):  # batched, or (before) one
+                    if "text" in chunk:
+                        seen += chunk["text"].count("\n")
                 if seen >= lines or "end" in data or "error" in data:
                     break
 
@@ -190,6 +195,13 @@ async def main() -> None:
     parser.add_argument("--streams", type=int, default=20)
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--server-code",
+        type=Path,
+        default=REPO,
+        help="where the server's jupyter_pytorchjob comes from (e.g. `git archive` of an "
+        "earlier revision, to measure before and after)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ptjob-bench-"))
     kubeconfig = tmp / "kubeconfig"
@@ -209,6 +221,7 @@ async def main() -> None:
         stdout=subprocess.DEVNULL,
     )
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "JUPYTER_RUNTIME_DIR": str(tmp / "rt")}
+    env["PYTHONPATH"] = str(args.server_code)
     env.pop("KUBERNETES_SERVICE_HOST", None)
     lag_file = tmp / "lags.json"
     env["LOOP_MONITOR_OUT"] = str(lag_file)
@@ -281,6 +294,14 @@ def report_lags(path: Path, idle: tuple[float, float], windows: list[tuple[float
     def within(start: float, end: float) -> list[float]:
         return [lag for t, lag in samples if start <= t <= end]
 
+    collections = json.loads(path.with_name(path.name + ".gc").read_text())
+
+    def pauses(start: float, end: float) -> str:
+        mine = [(pause, gen) for t, pause, gen in collections if start <= t <= end]
+        full = [pause for pause, gen in mine if gen == 2]
+        worst = max((pause for pause, _ in mine), default=0.0)
+        return f"{len(mine)} collections ({len(full)} full), longest {worst:.1f} ms"
+
     floor = within(*idle)
     print(f"server loop lag, idle:      {stats(floor)}")
     for i, (start, end) in enumerate(windows):
@@ -290,6 +311,7 @@ def report_lags(path: Path, idle: tuple[float, float], windows: list[tuple[float
             f"server loop lag, run {i}:     {stats(loaded)}   "
             f"worst above the idle worst: {above:.1f} ms  (goal <= 10)"
         )
+        print(f"server GC, run {i}:           {pauses(start, end)}")
 
 
 if __name__ == "__main__":

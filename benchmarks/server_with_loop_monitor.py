@@ -2,12 +2,14 @@
 
 Runs the real ServerApp with the given arguments; a task on its loop sleeps 10 ms
 at a time and records how late it wakes (the loop's stall). On exit it writes
-``[[wall_time, lag_ms], ...]`` to ``$LOOP_MONITOR_OUT``.
+``[[wall_time, lag_ms], ...]`` to ``$LOOP_MONITOR_OUT``, and every garbage collection
+(``gc.callbacks``) as ``[wall_time, pause_ms, generation]`` to ``$LOOP_MONITOR_OUT.gc``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -16,6 +18,16 @@ import time
 from jupyter_server.serverapp import ServerApp
 
 samples: list[tuple[float, float]] = []
+collections: list[tuple[float, float, int]] = []
+_gc_started = [0.0]
+
+
+def on_gc(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        pause = (time.perf_counter() - _gc_started[0]) * 1000
+        collections.append((time.time(), pause, info["generation"]))
 
 
 async def monitor() -> None:
@@ -26,6 +38,7 @@ async def monitor() -> None:
 
 
 def main() -> None:
+    gc.callbacks.append(on_gc)
     app = ServerApp.instance()
     app.initialize(sys.argv[1:])
     tasks = []
@@ -35,6 +48,8 @@ def main() -> None:
     finally:
         with open(os.environ["LOOP_MONITOR_OUT"], "w") as out:
             json.dump(samples, out)
+        with open(os.environ["LOOP_MONITOR_OUT"] + ".gc", "w") as out:
+            json.dump(collections, out)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,12 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     logs.add_argument(
         "--previous", action="store_true", help="the log of the replica's previous (crashed) run"
     )
+    logs.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the output as written: progress bars' carriage returns and all, instead "
+        "of each bar's latest state as a terminal shows it",
+    )
     wait = sub.add_parser(
         "wait", help="wait until the job finishes: exit 0 on Succeeded, 1 on Failed or timeout"
     )

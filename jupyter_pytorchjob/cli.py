@@ -18,11 +18,11 @@ from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
 from .frontends.formatting import (
+    LogWriter,
     failure_lines,
     format_jobs,
     format_runtimes,
     format_status,
-    write_chunk,
 )
 from .frontends.logs import job_logs
 from .frontends.server import ServerError, running_server, server_tensorboard
@@ -119,16 +119,19 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
-        prefix = options.replica is None
-        async for chunk in job_logs(
-            backend,
-            options.job,
-            replica=options.replica,
-            follow=options.follow,
-            tail=options.tail,
-            previous=options.previous,
-        ):
-            write_chunk(chunk, prefix=prefix)
+        writer = LogWriter(prefix=options.replica is None, raw=options.raw)
+        try:
+            async for chunk in job_logs(
+                backend,
+                options.job,
+                replica=options.replica,
+                follow=options.follow,
+                tail=options.tail,
+                previous=options.previous,
+            ):
+                writer.write(chunk)
+        finally:
+            writer.close()
         return 0
     if invocation.command == "wait":
         job = await backend.wait(options.job, timeout=options.timeout)

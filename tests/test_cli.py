@@ -560,3 +560,34 @@ def test_logs_of_a_pod_that_cannot_start_exit_1_with_the_kubelets_words(
         kube.call(kube.fake.append_log, "team-a", "pull-master-0", "pytorch", "up\n")
         previous = run("logs", "pull", "--previous")
         assert previous.returncode == 1 and "previous terminated container" in previous.stderr
+
+
+def test_logs_show_a_progress_bar_as_a_terminal_does_unless_raw(tmp_path: Path) -> None:
+    """``ptjob logs`` into a pipe: each bar's last state once its line is done, as a
+    terminal would have shown it; ``--raw`` gives the carriage returns as written."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    script = (
+        "import sys\n"
+        "print('epoch 1')\n"
+        "for p in (0, 50, 100): sys.stdout.write('\\r%3d%%|' % p); sys.stdout.flush()\n"
+        "print('\\ndone')\n"
+    )
+    submit = [str(PTJOB), "submit", "--name", "bar", "--shm", "off", "--", "python", "-c", script]
+    try:
+        subprocess.run(submit, env=env, check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [str(PTJOB), "wait", "bar", "--timeout", "60"], env=env, check=True, capture_output=True
+        )
+
+        def logs(*flags: str) -> str:  # bytes: text mode would turn "\r" into "\n"
+            return subprocess.run(
+                [str(PTJOB), "logs", "bar", *flags],
+                env=env, check=True, capture_output=True, timeout=60,
+            ).stdout.decode()  # fmt: skip
+
+        assert logs() == "master-0 | epoch 1\nmaster-0 | 100%|\nmaster-0 | done\n"
+        assert logs("--raw") == (
+            "master-0 | epoch 1\nmaster-0 |   0%|\r 50%|\r100%|\nmaster-0 | done\n"
+        )
+    finally:
+        subprocess.run([str(PTJOB), "delete", "bar"], env=env, capture_output=True, timeout=60)

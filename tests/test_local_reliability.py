@@ -86,15 +86,16 @@ def progress_line(i: int) -> str:
 
 async def test_progress_bar_without_newlines_streams_as_lines(backend: LocalBackend) -> None:
     """tqdm's 400k carriage-return updates (~210 bytes each, not one newline) pass the
-    pump in linear time; each update is a line of the log, as a terminal would show it."""
+    pump in linear time; each update is a line of the log, a redraw (``\\r`` + text)
+    after the first, as the log line contract has it."""
     await backend.submit(make_spec(name="bar", script=PROGRESS))
     done = await backend.wait("bar", timeout=120)
     assert done.state is JobState.SUCCEEDED
-    lines = (await collect_logs(backend, "bar"))["master-0"].splitlines()
+    lines = (await collect_logs(backend, "bar"))["master-0"].split("\n")[:-1]
     assert len(lines) == 400_000
     assert lines[0] == progress_line(0)
-    assert lines[123_456] == progress_line(123_456)
-    assert lines[-1] == progress_line(399_999)
+    assert lines[123_456] == "\r" + progress_line(123_456)
+    assert lines[-1] == "\r" + progress_line(399_999)
 
 
 async def test_a_long_line_is_cut_at_16_kib(backend: LocalBackend) -> None:
@@ -322,14 +323,13 @@ async def test_a_finished_job_is_serialised_once_for_the_list(backend: LocalBack
 async def test_a_log_deleted_while_it_is_read_ends_the_read(tmp_path: Path) -> None:
     """cleanPodPolicy All (or a deadline, a suspend) deletes a node's log as a pod's log
     goes with the pod: a reader in the middle of it gets what it read, not an error."""
-    from jupyter_pytorchjob.backends.local.backend import CHUNK, read_lines
+    from jupyter_pytorchjob.backends.local.backend import BLOCK, read_block
     from jupyter_pytorchjob.backends.local.store import timestamp
 
     log = tmp_path / "worker-0.log"
     line = timestamp().encode() + b" step\n"  # as the log pump writes them
-    log.write_bytes(line * (3 * CHUNK // len(line)))
-    reader = read_lines(log, "worker-0", 0)
-    first = await reader.__anext__()
-    assert first.text.startswith("step")
+    log.write_bytes(line * (3 * BLOCK // len(line)))
+    block, offset, more = read_block(log, 0)
+    assert block.startswith(line) and block.endswith(b"\n") and more
     log.unlink()
-    assert [chunk async for chunk in reader] == []
+    assert read_block(log, offset) == (b"", offset, False)

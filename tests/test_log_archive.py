@@ -330,3 +330,28 @@ async def test_logs_outlive_pods_deleted_by_clean_pod_policy_all(
     finally:
         await backend.close()
         await elsewhere.close()
+
+
+async def test_archived_replicas_come_back_merged_in_time_order(tmp_path: Path) -> None:
+    """The archive of two replicas whose lines alternate (as the wrapper stamps them,
+    nanoseconds): read back merged by time, also resumed from any chunk's offsets."""
+    from jupyter_pytorchjob.backends.archive import read_archive
+
+    from .test_log_order import alternate
+
+    master, worker, order = alternate(3000)
+
+    def nanos(log: bytes) -> bytes:  # the wrapper's stamps: nine digits
+        return log.replace(b"Z ", b"000Z ")
+
+    (tmp_path / "master-0.log").write_bytes(nanos(master))
+    (tmp_path / "worker-0.log").write_bytes(nanos(worker))
+    location = ArchiveLocation("workspace", tmp_path)
+    chunks = [c async for c in read_archive(location, ["master-0", "worker-0"])]
+    lines = [c for c in chunks if not c.notice]
+    assert [line for c in lines for line in c.text.splitlines()] == order
+    half = len(lines) // 2
+    since = {c.replica: c.offset for c in lines[:half]}
+    rest = [c async for c in read_archive(location, ["master-0", "worker-0"], since=since)]
+    seen = [line for c in lines[:half] for line in c.text.splitlines()]
+    assert seen + [line for c in rest if not c.notice for line in c.text.splitlines()] == order

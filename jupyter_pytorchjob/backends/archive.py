@@ -11,7 +11,6 @@ the wrapper stamped it, so no line seen in the pod's log comes again from the ar
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +18,9 @@ from pathlib import Path
 from ..job.progress import chief_replica
 from ..kinds.log_archive import parse_run_file
 from .base import LogChunk
+from .logmerge import TimeMerge
 
 CHUNK = 65536
-STAMP = re.compile(rb"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z ")
 NOTICE = "from the archive on {where} (its pod is gone)"
 
 
@@ -135,35 +134,21 @@ def chief_tail(location: ArchiveLocation, lines: int, budget: int) -> bytes:
     return data[: data.rfind(b"\n") + 1]
 
 
-async def read_run(
-    path: Path, replica: str, *, previous: bool, since: int | None, tail: int | None
-) -> AsyncIterator[LogChunk]:
-    """The whole lines of one run file, timestamps removed, in bounded chunks; lines
-    stamped at or before ``since`` are skipped, ``tail`` keeps the last lines."""
-    offset = 0 if tail is None or since is not None else tail_offset(path, tail)
-    last = since or 0
-    skipping = since is not None
-    while True:
-        try:
-            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
-        except FileNotFoundError:
-            return
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            if len(data) < CHUNK:
-                return  # nothing, or a line still being written
-            cut = len(data)  # one enormous line: pass it on in pieces
-        offset += cut
-        block = data[:cut]
-        if skipping:
-            block = _after(block, last)
-            if not block:
-                continue
-            skipping = False
-        final = block.rfind(b"\n", 0, len(block) - 1) + 1
-        last = stamp_ns(block[final:]) or last
-        text = STAMP.sub(b"", block).decode("utf-8", errors="replace")
-        yield LogChunk(replica, text, last, previous)
+def read_run(path: Path, offset: int) -> tuple[bytes, int, bool]:
+    """Whole lines of a run file from ``offset`` (at most ``CHUNK`` bytes), where they
+    end, and whether more may follow at once."""
+    try:
+        data = read_at(path, offset, CHUNK)
+    except FileNotFoundError:
+        return b"", offset, False
+    cut = data.rfind(b"\n") + 1
+    if not cut and len(data) == CHUNK:
+        cut = len(data)  # one enormous line (an archive from before lines were cut)
+    return data[:cut], offset + cut, len(data) == CHUNK
+
+
+def read_runs(reads: list[tuple[Path, int]]) -> list[tuple[bytes, int, bool]]:
+    return [read_run(path, offset) for path, offset in reads]
 
 
 def _after(block: bytes, since: int) -> bytes:
@@ -194,6 +179,7 @@ async def read_archive(
                 yield location.notice(replica, previous)
         return
     files = await asyncio.to_thread(runs, location.directory)
+    paths: dict[str, Path] = {}
     for replica in replicas:
         path = await asyncio.to_thread(
             pick_run,
@@ -201,13 +187,32 @@ async def read_archive(
             previous=previous,
             not_before_ns=location.not_before_ns,
         )
-        if path is None:
-            continue
-        first = True
-        async for chunk in read_run(
-            path, replica, previous=previous, since=(since or {}).get(replica), tail=tail
+        if path is not None:
+            paths[replica] = path
+            yield location.notice(replica, previous)
+    # Every replica's run, merged in time order (as the live logs are).
+    offsets = {
+        r: 0 if tail is None or (since or {}).get(r) is not None else tail_offset(p, tail)
+        for r, p in paths.items()
+    }
+    skipping = {r: (since or {}).get(r) for r in paths}
+    merged = TimeMerge(list(paths))
+    for replica in paths:
+        merged.opened(replica)
+    while True:
+        empty = [r for r in paths if not merged.pending(r) and r in merged.reading]
+        if not empty and not any(merged.pending(r) for r in paths):
+            return
+        reads = [(paths[r], offsets[r]) for r in empty]
+        for r, (block, offsets[r], more) in zip(
+            empty, await asyncio.to_thread(read_runs, reads), strict=True
         ):
-            if first:
-                yield location.notice(replica, previous)
-                first = False
-            yield chunk
+            last = skipping[r]
+            if last is not None and block:
+                block = _after(block, last)
+                skipping[r] = None if block else last
+            merged.add(r, block)
+            if not more:
+                merged.closed(r)
+        for r, text, stamp, _ in merged.take():
+            yield LogChunk(r, text.decode("utf-8", "replace"), stamp_ns(stamp) or 0, previous)

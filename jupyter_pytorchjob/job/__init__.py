@@ -12,6 +12,8 @@
 * ``compare``     - comparing jobs: differing fields, metrics, the best.
 * ``shape``       - untrusted input made safe to read.
 * ``manifest_yaml`` - manifests as YAML text and back.
+* ``loglines``    - the log line contract: output as display lines (``\\r`` redraws),
+  and display lines as a terminal shows them.
 
 What depends on the kind of object a job is (PyTorchJob's manifest, webhook rules,
 environment, status) lives in ``jupyter_pytorchjob.kinds``.

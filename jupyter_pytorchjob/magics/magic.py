@@ -175,7 +175,9 @@ class PtjobMagics(Magics):
             ),
             name=f"ptjob-logs:{options.job}",
         )
-        follow_chunks(chunks, options.job, prefix=prefix)
+        # In a notebook the output area redraws a line on "\r", as a terminal does.
+        overwrite = True if self.in_kernel else None
+        follow_chunks(chunks, options.job, prefix=prefix, raw=options.raw, overwrite=overwrite)
 
     def _do_wait(self, invocation: Invocation) -> str:
         """Show the state as it changes; return the final state (also on Failed)."""

@@ -16,6 +16,7 @@ from IPython.display import display as _display
 from ..backends import Backend, BackendError, JobInfo, JobState, LogChunk
 from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
+    LogWriter,
     failure_html,
     failure_lines,
     format_jobs,
@@ -28,7 +29,6 @@ from ..frontends.formatting import (
     status_html,
     waiting_html,
     waiting_lines,
-    write_chunk,
 )
 from ..frontends.logs import job_logs
 from ..frontends.server import ServerError, running_server, server_tensorboard
@@ -80,15 +80,25 @@ class JobFailed(Exception):
         return next(iter(self.lines), None)
 
 
-def follow_chunks(chunks: Generator[LogChunk, None, None], job: str, *, prefix: bool) -> None:
-    """Print each log chunk as it comes (``%ptjob logs -f``, ``Job.logs(follow=True)``);
-    Ctrl-C stops following, never the job."""
+def follow_chunks(
+    chunks: Generator[LogChunk, None, None],
+    job: str,
+    *,
+    prefix: bool,
+    raw: bool = False,
+    overwrite: bool | None = None,
+) -> None:
+    """Print each log chunk as it comes (``%ptjob logs``, ``Job.logs(follow=True)``), as a
+    terminal shows it (``LogWriter``; ``overwrite``: a notebook's output redraws on
+    ``\\r`` too); Ctrl-C stops following, never the job."""
+    writer = LogWriter(prefix=prefix, raw=raw, overwrite=overwrite)
     try:
         with contextlib.closing(chunks):
             for chunk in chunks:
-                write_chunk(chunk, prefix=prefix)
+                writer.write(chunk)
+        writer.close()
     except KeyboardInterrupt:
-        sys.stdout.flush()
+        writer.close()
         print(f"(stopped following {job}; the job goes on)")
 
 
@@ -263,8 +273,14 @@ class JobHandle:
         )
         prefix = replica is None
         if not follow:
+            # As a terminal shows them: each progress bar's latest state.
+            writer = LogWriter(prefix=prefix, overwrite=False)
             with contextlib.closing(chunks):
-                return "".join(chunk.display(prefix=prefix) for chunk in chunks)
+                text = [
+                    chunk.display(prefix=True) if chunk.notice else writer.text(chunk)
+                    for chunk in chunks
+                ]
+            return "".join(text) + writer.terminal.end()
         follow_chunks(chunks, self.name, prefix=prefix)
         return None
 

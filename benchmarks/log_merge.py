@@ -1,0 +1,158 @@
+"""Merging replicas' backlogs in time order (#27) vs reading them unmerged, side by side.
+
+``--replicas`` replicas each hold ``--lines`` backlog lines (~80 bytes) stamped so that
+they interleave: ``--burst`` lines of one replica, then the next (1: every line of the
+merged log comes from another replica than the one before, the worst case). Timed, runs
+alternating, the whole backlog read (``follow`` off) through:
+
+* local: ``LocalBackend.logs`` of a finished job whose log files are these; ``before``
+  is the code of ``--base`` (a git revision: replica after replica, unmerged), ``merged``
+  the working tree's;
+* kubernetes: ``LogMerger`` over pods whose logs a local HTTP server serves with these
+  stamps (``timestamps=true`` format), ``before`` vs ``merged`` likewise.
+
+Prints the medians and the ratio merged / unmerged (goal <= 1.3).
+
+    python benchmarks/log_merge.py [--replicas 8] [--lines 200000] [--burst 1] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+import types
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from aiohttp import web  # noqa: E402
+from pod_logs import merger, old_module  # noqa: E402
+
+from jupyter_pytorchjob.backends.kubernetes import logs as new_logs  # noqa: E402
+from jupyter_pytorchjob.backends.local import backend as new_local  # noqa: E402
+
+T0 = 1_790_000_000
+LINE = "step {j:07d} loss 0.123456 accuracy 0.987654 throughput 1234.5 samples/s"
+
+
+def replica_names(count: int) -> list[str]:
+    return ["master-0", *(f"worker-{i}" for i in range(count - 1))]
+
+
+def logs(count: int, lines: int, burst: int, *, nanos: bool) -> list[bytes]:
+    """Each replica's log: line j of replica i at the (burst-interleaved) microsecond."""
+    out = []
+    for i in range(count):
+        rows = []
+        for j in range(lines):
+            us = ((j // burst) * count + i) * burst + j % burst
+            when = datetime.fromtimestamp(T0 + us // 1_000_000, tz=timezone.utc)
+            head = when.strftime("%Y-%m-%dT%H:%M:%S")
+            frac = f"{us % 1_000_000:06d}000" if nanos else f"{us % 1_000_000:06d}"
+            rows.append(f"{head}.{frac}Z {LINE.format(j=j)}\n")
+        out.append("".join(rows).encode())
+    return out
+
+
+async def consume(stream: Any) -> tuple[int, int]:
+    chunks = lines = 0
+    async for chunk in stream:
+        chunks += 1
+        lines += chunk.text.count("\n")
+    return chunks, lines
+
+
+def local_job(root: Path, data: list[bytes]) -> None:
+    """A finished job as the local backend keeps it, with these logs."""
+    jobdir = root / "jobs" / "merge"
+    (jobdir / "logs").mkdir(parents=True)
+    names = replica_names(len(data))
+    replicas = {r: {"phase": "Succeeded"} for r in names}
+    (jobdir / "replicas.json").write_text(json.dumps(replicas))
+    (jobdir / "job.json").write_text(json.dumps({"state": "Succeeded", "created": T0}))
+    (jobdir / "manifest.json").write_text("{}")
+    for name, log in zip(names, data, strict=True):
+        (jobdir / "logs" / f"{name}.log").write_bytes(log)
+
+
+def bench_local(args: argparse.Namespace, old: types.ModuleType) -> dict[str, list[float]]:
+    data = logs(args.replicas, args.lines, args.burst, nanos=False)
+    times: dict[str, list[float]] = {"before": [], "merged": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        local_job(Path(tmp), data)
+        for _ in range(args.runs):
+            for label, module in (("before", old), ("merged", new_local)):
+                backend = module.LocalBackend(root=Path(tmp), volume_root=Path(tmp) / "v")
+                start = time.perf_counter()
+                chunks, lines = asyncio.run(consume(backend.logs("merge")))
+                times[label].append(time.perf_counter() - start)
+                assert lines == args.replicas * args.lines, (label, lines)
+                print(f"  local {label}: {times[label][-1]:.2f} s, {chunks} chunks")
+    return times
+
+
+async def kube_read(merger_class: Any, data: list[bytes]) -> float:
+    names = replica_names(len(data))
+    by_pod = {f"merge-{r}": log for r, log in zip(names, data, strict=True)}
+
+    async def write(pod: str, response: web.StreamResponse) -> None:
+        body = by_pod[pod]
+        for at in range(0, len(body), 1 << 20):
+            await response.write(body[at : at + (1 << 20)])
+
+    async with merger(merger_class, "merge", names, write) as reader:
+        start = time.perf_counter()
+        _, lines = await consume(reader.chunks())
+        elapsed = time.perf_counter() - start
+    assert lines == sum(d.count(b"\n") for d in data), lines
+    return elapsed
+
+
+def bench_kube(args: argparse.Namespace, old: types.ModuleType) -> dict[str, list[float]]:
+    data = logs(args.replicas, args.lines, args.burst, nanos=True)
+    times: dict[str, list[float]] = {"before": [], "merged": []}
+    for _ in range(args.runs):
+        for label, module in (("before", old), ("merged", new_logs)):
+            times[label].append(asyncio.run(kube_read(module.LogMerger, data)))
+            print(f"  kubernetes {label}: {times[label][-1]:.2f} s")
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--replicas", type=int, default=8)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--burst", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--base", default="07df0b5", help="the revision measured as before")
+    parser.add_argument("--only", choices=["local", "kubernetes"])
+    args = parser.parse_args()
+    results = {}
+    package = "jupyter_pytorchjob.backends"
+    if args.only in (None, "local"):
+        path = "jupyter_pytorchjob/backends/local/backend.py"
+        results["local"] = bench_local(args, old_module(args.base, path, f"{package}.local"))
+    if args.only in (None, "kubernetes"):
+        path = "jupyter_pytorchjob/backends/kubernetes/logs.py"
+        results["kubernetes"] = bench_kube(
+            args, old_module(args.base, path, f"{package}.kubernetes")
+        )
+    print(f"{args.replicas} replicas x {args.lines} lines, bursts of {args.burst}:")
+    for backend, times in results.items():
+        before, merged = (statistics.median(times[k]) for k in ("before", "merged"))
+        print(
+            f"  {backend}: unmerged (before) {before:.2f} s, merged {merged:.2f} s, "
+            f"ratio {merged / before:.2f} (goal <= 1.3)"
+        )
+
+
+if __name__ == "__main__":
+    main()
