@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from .backends import Backend, BackendError
 from .frontends.backend_choice import open_backend
 from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
 from .frontends.server import ServerError, running_server, server_tensorboard
+from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import JobSpec
@@ -123,7 +125,13 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             write_chunk(chunk, prefix=prefix)
         return 0
     if invocation.command == "wait":
-        job = await backend.wait(options.job, timeout=options.timeout)
+        progress = TerminalWait(
+            sys.stdout, tty=sys.stdout.isatty(), width=shutil.get_terminal_size().columns
+        )
+        try:
+            job = await backend.wait(options.job, timeout=options.timeout, watch=progress)
+        finally:
+            progress.close()
         print(f"{job.name}: {job.state.value}")
         return 0 if job.state.value == "Succeeded" else EXIT_FAILED
     if invocation.command == "delete":

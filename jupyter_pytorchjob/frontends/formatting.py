@@ -101,15 +101,22 @@ def eta_cell(job: JobInfo) -> str:
     return human_duration(job.progress.eta_seconds)
 
 
-def progress_lines(progress: JobProgress) -> list[str]:
-    """``ptjob status``'s progress: where the job is, then every metric."""
-    where = [] if progress.percent is None else [f"{progress.percent:.0f}%"]
+def step_and_epoch(progress: JobProgress) -> list[str]:
+    """``step 420/1000``, ``epoch 2/10``: each that is known."""
+    where = []
     if progress.step is not None:
         total = f"/{progress.total_steps}" if progress.total_steps else ""
         where.append(f"step {progress.step}{total}")
     if progress.epoch is not None:
         total = f"/{number(progress.total_epochs)}" if progress.total_epochs else ""
         where.append(f"epoch {number(progress.epoch)}{total}")
+    return where
+
+
+def progress_lines(progress: JobProgress) -> list[str]:
+    """``ptjob status``'s progress: where the job is, then every metric."""
+    where = [] if progress.percent is None else [f"{progress.percent:.0f}%"]
+    where += step_and_epoch(progress)
     if progress.eta_seconds is not None:
         where.append(f"ETA {human_duration(progress.eta_seconds)}")
     seen = time.strftime("%H:%M:%S", time.localtime(progress.updated))

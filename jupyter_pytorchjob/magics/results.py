@@ -18,14 +18,13 @@ from ..frontends.formatting import (
     format_jobs,
     format_runtimes,
     format_status,
-    human_duration,
     jobs_html,
     runtimes_html,
-    state_html,
     status_html,
     write_chunk,
 )
 from ..frontends.server import ServerError, running_server, server_tensorboard
+from ..frontends.waiting import WaitLine
 from ..function import ResultError, read_result
 from ..kinds.trainjob.runtimes import Runtime
 from .runner import Runner, default_runner
@@ -144,32 +143,19 @@ class JobStatus:
 
 
 class Progress:
-    """One line of ``%ptjob wait``, updated in place in a notebook."""
+    """``%ptjob wait``'s display, updated in place in a notebook (``WaitLine``)."""
 
     def __init__(self, job: JobInfo, note: str = "") -> None:
-        self.job = job
-        self.note = note
+        self.line = WaitLine(job, note)
 
     def text(self) -> str:
-        job = self.job
-        replicas = ", ".join(
-            f"{r.name} {r.phase}" + (f" ({r.reason})" if r.reason else "") for r in job.replicas
-        )
-        line = f"{job.name}: {job.state.value}"
-        if replicas:
-            line += f" [{replicas}]"
-        line += f" {human_duration(job.duration)}"
-        return f"{line} {self.note}".rstrip()
+        return self.line.text()
 
     def __repr__(self) -> str:
         return self.text()
 
     def _repr_html_(self) -> str:
-        rest = self.text().removeprefix(f"{self.job.name}: {self.job.state.value}")
-        return (
-            f"<code>{html.escape(self.job.name)}</code>: {state_html(self.job.state.value)}"
-            f"{html.escape(rest)}"
-        )
+        return self.line.html()
 
 
 class JobHandle:
