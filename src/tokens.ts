@@ -812,7 +812,19 @@ export interface IVolume {
 /**
  * A message of the logs websocket.
  */
-export type LogMessage = ILogChunk | ILogNotice | ILogEnd | ILogError;
+export type LogMessage =
+  ILogBatch | ILogChunk | ILogNotice | ILogEnd | ILogError;
+
+/**
+ * Several log messages in stream order (what the server sends for log output):
+ * each is handled as a message of its own.
+ */
+export interface ILogBatch {
+  /**
+   * The chunks and notices, never empty.
+   */
+  chunks: (ILogChunk | ILogNotice)[];
+}
 
 /**
  * A message about one replica's log rather than log output (e.g. the pod's
@@ -845,7 +857,9 @@ export interface ILogChunk {
   replica: string;
 
   /**
-   * Whole lines, each ending with a newline.
+   * Whole lines, each ending with a newline, at most 16 KiB each. A line
+   * starting with `\r` (the only place one occurs) is a redraw: a terminal
+   * shows it instead of this replica's previous line.
    */
   text: string;
 

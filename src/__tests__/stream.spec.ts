@@ -65,6 +65,27 @@ describe('LogStream', () => {
     jest.useRealTimers();
   });
 
+  it('handles a batch of chunks as messages of their own, in order', () => {
+    const { stream, buffer } = makeStream();
+    let received = 0;
+    stream.received.connect(() => received++);
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    socket.open();
+    socket.send({
+      chunks: [
+        { replica: 'master-0', text: 'a\n', offset: 2 },
+        { replica: 'worker-0', text: 'b\nc\n', offset: 4 },
+        { replica: 'worker-1', text: 'gone', offset: 0, notice: true },
+        { replica: 'master-0', text: 'd\n', offset: 4 }
+      ]
+    });
+    expect(buffer.length).toBe(4);
+    expect(buffer.offsets).toEqual({ 'master-0': 4, 'worker-0': 4 });
+    expect(stream.notices.get('worker-1')).toBe('gone');
+    expect(received).toBe(1);
+  });
+
   it('connects once and feeds the buffer', () => {
     const { stream, urls, buffer } = makeStream();
     const statuses: string[] = [];

@@ -8,7 +8,7 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ILogChunk, LogMessage } from '../tokens';
+import { ILogBatch, ILogChunk, LogMessage } from '../tokens';
 import { LogBuffer } from './buffer';
 
 /**
@@ -102,22 +102,13 @@ export class LogStream implements IDisposable {
     } catch {
       return;
     }
-    if ('end' in message) {
-      this._ended = true;
-      this._setStatus('ended');
-    } else if ('error' in message) {
-      this._ended = true;
-      this._error = message.error;
-      this._setStatus('error');
-    } else if ('notice' in message && message.notice) {
-      this._notices.set(message.replica, message.text);
+    // One `received` per message, however many chunks it batches.
+    let received = false;
+    for (const one of 'chunks' in message ? message.chunks : [message]) {
+      received = this._handle(one) || received;
+    }
+    if (received) {
       this._received.emit();
-    } else if ('replica' in message) {
-      this._delay = this._initialDelay;
-      const added = this.buffer.append(message as ILogChunk);
-      if (added > 0 || this.buffer.replicas.length > 0) {
-        this._received.emit();
-      }
     }
   }
 
@@ -143,6 +134,28 @@ export class LogStream implements IDisposable {
     }
     this._setStatus('closed');
     Signal.clearData(this);
+  }
+
+  /**
+   * One chunk, notice, end or error; whether it is something to show.
+   */
+  private _handle(message: Exclude<LogMessage, ILogBatch>): boolean {
+    if ('end' in message) {
+      this._ended = true;
+      this._setStatus('ended');
+    } else if ('error' in message) {
+      this._ended = true;
+      this._error = message.error;
+      this._setStatus('error');
+    } else if ('notice' in message && message.notice) {
+      this._notices.set(message.replica, message.text);
+      return true;
+    } else if ('replica' in message) {
+      this._delay = this._initialDelay;
+      const added = this.buffer.append(message as ILogChunk);
+      return added > 0 || this.buffer.replicas.length > 0;
+    }
+    return false;
   }
 
   private _connect(): void {
