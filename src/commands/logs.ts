@@ -55,7 +55,8 @@ export function addLogCommands(
               client,
               trans,
               replicas: model.find(name)?.replicas.map(r => r.name),
-              replica
+              replica,
+              failed: model.find(name)?.state === 'Failed'
             }),
             {
               id: `pytorchjob-logs-${name}`,
