@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +59,22 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
             process.wait()
 
 
+def launch(
+    script: str, archive: Path, processes: list[subprocess.Popen[bytes]], **popen: Any
+) -> subprocess.Popen[bytes]:
+    """The wrapper around ``python -c script`` (stdout piped), in its own process group
+    (signals sent to it reach the wrapper only; teardown kills the group)."""
+    process = subprocess.Popen(
+        wrapped([sys.executable, "-c", script]),
+        stdout=subprocess.PIPE,
+        env=wrapper_env(archive),
+        start_new_session=True,
+        **popen,
+    )
+    processes.append(process)
+    return process
+
+
 EXITS = {
     "exit 0": "import sys; sys.exit(0)",
     "exit 1": "import sys; sys.exit(1)",
@@ -88,13 +105,7 @@ def test_signals_are_forwarded_to_the_command(
         "print('ready', flush=True)\n"
         "while True: signal.pause()\n"
     )
-    process = subprocess.Popen(
-        wrapped([sys.executable, "-c", script]),
-        stdout=subprocess.PIPE,
-        env=wrapper_env(tmp_path),
-        start_new_session=True,  # its own group: the signals below reach the wrapper only
-    )
-    processes.append(process)
+    process = launch(script, tmp_path, processes)
     # A signal that never arrives must fail the test, not hang it: the group is killed
     # after a deadline, which ends the reads below.
     deadline = threading.Timer(20, os.killpg, (process.pid, signal.SIGKILL))
@@ -193,3 +204,31 @@ def test_a_full_disk_stops_the_archive_not_the_job(tmp_path: Path) -> None:
     assert b"the log archive stopped" in run.stderr
     assert (tmp_path / "master-0.log").stat().st_size <= limit
     assert time.monotonic() - started < 60
+
+
+def test_a_redrawn_line_is_archived_as_display_lines_while_it_is_drawn(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """The container gets the bar's bytes unchanged; the archive gets each redraw as a
+    line of its own (``\\r`` + text) as soon as the next ``\\r`` ends it, without waiting
+    for a newline that a bar may never print (the line contract: job/loglines.py)."""
+    script = (
+        "import sys\n"
+        "sys.stdout.write('epoch 1\\n\\r  0%|\\r 50%|\\r100%|'); sys.stdout.flush()\n"
+        "sys.stdin.readline()\n"
+        "sys.stdout.write('\\ndone\\r\\n'); sys.stdout.flush()\n"
+    )
+    process = launch(script, tmp_path, processes, stdin=subprocess.PIPE)
+    log = tmp_path / "master-0.log"
+
+    def texts() -> list[str]:
+        lines = log.read_bytes().decode().split("\n")[:-1] if log.exists() else []
+        return [line.split(" ", 1)[1] for line in lines]
+
+    deadline = time.monotonic() + 15
+    while texts() != ["epoch 1", "  0%|", "\r 50%|"]:  # 100% waits for what ends it
+        assert time.monotonic() < deadline, texts()
+        time.sleep(0.02)
+    out, _ = process.communicate(b"go\n", timeout=15)
+    assert out == b"epoch 1\n\r  0%|\r 50%|\r100%|\ndone\r\n"
+    assert texts() == ["epoch 1", "  0%|", "\r 50%|", "\r100%|", "done"]

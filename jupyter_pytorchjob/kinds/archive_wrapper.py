@@ -9,8 +9,11 @@
 # (its exit code, or killed by the same signal). The archive is best effort: a full or
 # read-only disk stops it, never the job; writes happen on a thread of their own behind a
 # bounded queue, and a stuck disk thins it (saying how much) rather than hold the job.
+# The archive holds display lines (a \r redraw is a line of its own, 16 KiB at most):
+# kinds/log_archive.py ships job/loglines.py's DisplayLines in place of the next line.
 from __future__ import annotations
 
+# <job/loglines.py>
 import os
 import queue
 import signal
@@ -18,6 +21,10 @@ import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # shipped ahead of this file, not imported
+    from jupyter_pytorchjob.job.loglines import DisplayLines
 
 CHUNK = 65536
 QUEUED = 256  # chunks waiting for the disk (16 MiB at most)
@@ -69,16 +76,16 @@ class Archive:
         self.fd = None
         os.write(2, f"ptjob: the log archive stopped ({err}); the job goes on\n".encode())
 
-    def put(self, lines: bytes, prefix: bytes) -> None:
+    def put(self, lines: list[bytes], prefix: bytes) -> None:
         if self.fd is None:
             return
-        data = prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
+        data = prefix + (b"\n" + prefix).join(lines) + b"\n"
         try:
             self.chunks.put(data, block=not self.stuck, timeout=STUCK)
             self.stuck = False
         except queue.Full:
             self.stuck = True
-            self.dropped += lines.count(b"\n")
+            self.dropped += len(lines)
 
     def write_all(self) -> None:
         while True:
@@ -105,14 +112,10 @@ class Archive:
 
 def pump(source: int, target: int, archive: Archive) -> None:
     """Copy the command's stream to ours (first) and to the archive, until it ends."""
-    partial = b""
+    lines = DisplayLines()
     while True:
         fresh = os.read(source, CHUNK)
-        if not fresh:
-            break
-        data = partial + fresh
-        cut = data.rfind(b"\n") + 1
-        partial = data[cut:]
+        done = lines.feed(fresh) if fresh else lines.close()
         with archive.turn:
             # Stamped before the container runtime can see (and stamp) the lines: a line's
             # archive time is never later than its time in the container log, which is what
@@ -124,11 +127,10 @@ def pump(source: int, target: int, archive: Archive) -> None:
                     view = view[os.write(target, view) :]
                 except OSError:  # our stream is gone: keep reading so the command never blocks
                     break
-            if cut:
-                archive.put(data[:cut], now)
-    if partial:
-        with archive.turn:
-            archive.put(partial + b"\n", stamp())
+            if done:
+                archive.put(done, now)
+        if not fresh:
+            break
     os.close(source)
 
 

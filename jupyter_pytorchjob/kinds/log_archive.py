@@ -26,7 +26,17 @@ INDEX_ENV = "PTJOB_REPLICA_INDEX"
 ARCHIVE_ENVS = (ARCHIVE_ENV, TYPE_ENV, INDEX_ENV)
 ARCHIVE_DIR = ".ptjob-logs"
 
-WRAPPER = Path(__file__).with_name("archive_wrapper.py").read_text()
+_LINES = Path(__file__).parent.parent / "job" / "loglines.py"
+# The wrapper with the log line contract's DisplayLines in it (one file: `python3 -c`).
+WRAPPER = (
+    Path(__file__)
+    .with_name("archive_wrapper.py")
+    .read_text()
+    .replace(
+        "# <job/loglines.py>\n",
+        _LINES.read_text().replace("from __future__ import annotations\n", ""),
+    )
+)
 # How a wrapped command is recognised when a manifest is read back (any version of it).
 MARKER = WRAPPER.split("\n", 1)[0]
 WRAPPER_PREFIX = ("python3", "-c", WRAPPER)
