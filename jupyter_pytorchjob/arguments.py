@@ -111,6 +111,11 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     logs.add_argument(
         "--previous", action="store_true", help="the log of the replica's previous (crashed) run"
     )
+    logs.add_argument(
+        "--no-color",
+        action="store_true",
+        help="without the programs' ANSI colour codes (also when $NO_COLOR is set)",
+    )
     wait = sub.add_parser(
         "wait", help="wait until the job finishes: exit 0 on Succeeded, 1 on Failed or timeout"
     )

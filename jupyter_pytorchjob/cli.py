@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
+from .frontends.ansi import colour_wanted
 from .frontends.backend_choice import open_backend
 from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
 from .frontends.server import ServerError, running_server, server_tensorboard
@@ -115,6 +116,7 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         return 0
     if invocation.command == "logs":
         prefix = options.replica is None
+        colour = colour_wanted(options.no_color)
         async for chunk in backend.logs(
             options.job,
             replica=options.replica,
@@ -122,7 +124,7 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             tail=options.tail,
             previous=options.previous,
         ):
-            write_chunk(chunk, prefix=prefix)
+            write_chunk(chunk, prefix=prefix, colour=colour)
         return 0
     if invocation.command == "wait":
         progress = TerminalWait(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..backends import JobInfo, LogChunk
 from ..job.progress import JobProgress
 from ..kinds.trainjob.runtimes import Runtime
+from .ansi import strip_ansi
 
 _STATE_COLOR = {
     "Succeeded": "var(--jp-success-color1, #388e3c)",
@@ -252,8 +253,10 @@ def status_html(job: JobInfo) -> str:
     return "".join(parts)
 
 
-def write_chunk(chunk: LogChunk, *, prefix: bool) -> None:
-    """A log chunk on stdout (a notice on stderr), each line tagged when ``prefix``."""
+def write_chunk(chunk: LogChunk, *, prefix: bool, colour: bool = True) -> None:
+    """A log chunk on stdout (a notice on stderr), each line tagged when ``prefix``,
+    its ANSI codes stripped unless ``colour``."""
     out = sys.stderr if chunk.notice else sys.stdout
-    out.write(chunk.display(prefix=prefix))
+    text = chunk.display(prefix=prefix)
+    out.write(text if colour else strip_ansi(text))
     out.flush()

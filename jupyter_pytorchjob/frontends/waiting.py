@@ -114,7 +114,8 @@ class WaitLine:
 
 class TerminalWait:
     """``ptjob wait``'s output: on a terminal one line redrawn at every look (``\\r``,
-    then erase to the end of the line), else a plain line per ``WaitLine.key``."""
+    then erase to the end of the line), else a plain line per ``WaitLine.key`` while
+    the job runs."""
 
     def __init__(self, out: TextIO, *, tty: bool, width: int = 80) -> None:
         self.out = out
@@ -129,7 +130,8 @@ class TerminalWait:
             # One column short: a line filling the last column wraps in some terminals.
             self.out.write(f"\r{line.text(self.width - 1)}\x1b[K")
             self._drawn = True
-        elif line.key() != self._shown:
+        elif line.key() != self._shown and not job.state.finished:
+            # The caller's last line says how it ended.
             self._shown = line.key()
             self.out.write(line.text() + "\n")
         else:

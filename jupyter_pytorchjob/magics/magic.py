@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from .. import arguments
 from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
+from ..frontends.ansi import colour_wanted
 from ..frontends.backend_choice import backend_name
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
@@ -173,7 +174,7 @@ class PtjobMagics(Magics):
             ),
             name=f"ptjob-logs:{options.job}",
         )
-        follow_chunks(chunks, options.job, prefix=prefix)
+        follow_chunks(chunks, options.job, prefix=prefix, colour=colour_wanted(options.no_color))
 
     def _do_wait(self, invocation: Invocation) -> str:
         """Show the job as it goes: in a notebook one display updated at every look

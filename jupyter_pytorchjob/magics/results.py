@@ -70,13 +70,15 @@ class JobFailed(Exception):
         return next(iter(self.lines), None)
 
 
-def follow_chunks(chunks: Generator[LogChunk, None, None], job: str, *, prefix: bool) -> None:
+def follow_chunks(
+    chunks: Generator[LogChunk, None, None], job: str, *, prefix: bool, colour: bool = True
+) -> None:
     """Print each log chunk as it comes (``%ptjob logs -f``, ``Job.logs(follow=True)``);
-    Ctrl-C stops following, never the job."""
+    Ctrl-C stops following, never the job. A notebook shows the colours itself."""
     try:
         with contextlib.closing(chunks):
             for chunk in chunks:
-                write_chunk(chunk, prefix=prefix)
+                write_chunk(chunk, prefix=prefix, colour=colour)
     except KeyboardInterrupt:
         sys.stdout.flush()
         print(f"(stopped following {job}; the job goes on)")
