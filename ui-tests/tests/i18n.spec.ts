@@ -1,4 +1,6 @@
-import { expect, galata, test } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
+
+import { IN_CHINESE } from './chinese';
 
 /**
  * With JupyterLab in Chinese, the panel, the form and the log viewer speak
@@ -7,19 +9,7 @@ import { expect, galata, test } from '@jupyterlab/galata';
  * point; skipped when the server has no zh_CN catalogue of ours.
  */
 test.describe('in Chinese', () => {
-  test.use({
-    mockSettings: {
-      ...galata.DEFAULT_SETTINGS,
-      '@jupyterlab/translation-extension:plugin': { locale: 'zh_CN' }
-    },
-    // Galata waits for a tab named "Launcher", which is "启动页" in Chinese.
-    // eslint-disable-next-line no-empty-pattern
-    waitForApplication: async ({}, use) => {
-      await use(async page => {
-        await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
-      });
-    }
-  });
+  test.use(IN_CHINESE);
 
   test('the panel and the form show Chinese labels', async ({
     page,
