@@ -7,6 +7,7 @@ job model and manifest builder in ``jupyter_pytorchjob.job``.
 from __future__ import annotations
 
 import functools
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -230,9 +231,24 @@ class PyTorchJobApp(ExtensionApp):
         help="Seconds to wait for a new TensorBoard to answer before giving up on it.",
     )
 
+    freeze_gc = Bool(
+        True,
+        config=True,
+        help="Once the server has started, move every object it holds into the garbage "
+        "collector's permanent generation (gc.freeze): a full collection then scans only "
+        "what came later, instead of pausing every kernel and panel on this server for "
+        "100-650 ms while logs stream.",
+    )
+
     def initialize_settings(self) -> None:
         """Expose the effective configuration and the backend to the handlers."""
         from .rest import MAX_BODY_SETTING
+
+        if self.freeze_gc:
+            from tornado.ioloop import IOLoop
+
+            # Runs when the loop starts: after every extension has loaded.
+            IOLoop.current().add_callback(gc.freeze)
 
         self.settings["pytorchjob_config"] = self.config_model()
         self.settings[MAX_BODY_SETTING] = self.api_max_body_size

@@ -112,6 +112,12 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
         "--previous", action="store_true", help="the log of the replica's previous (crashed) run"
     )
     logs.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the output as written: progress bars' carriage returns and all, instead "
+        "of each bar's latest state as a terminal shows it",
+    )
+    logs.add_argument(
         "--no-color",
         action="store_true",
         help="without the programs' ANSI colour codes (also when $NO_COLOR is set)",

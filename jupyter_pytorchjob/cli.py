@@ -19,7 +19,7 @@ from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.ansi import colour_wanted
 from .frontends.backend_choice import open_backend
-from .frontends.formatting import format_jobs, format_runtimes, format_status, write_chunk
+from .frontends.formatting import LogWriter, format_jobs, format_runtimes, format_status
 from .frontends.server import ServerError, running_server, server_tensorboard
 from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
@@ -115,16 +115,22 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
-        prefix = options.replica is None
-        colour = colour_wanted(options.no_color)
-        async for chunk in backend.logs(
-            options.job,
-            replica=options.replica,
-            follow=options.follow,
-            tail=options.tail,
-            previous=options.previous,
-        ):
-            write_chunk(chunk, prefix=prefix, colour=colour)
+        writer = LogWriter(
+            prefix=options.replica is None,
+            raw=options.raw,
+            colour=colour_wanted(options.no_color),
+        )
+        try:
+            async for chunk in backend.logs(
+                options.job,
+                replica=options.replica,
+                follow=options.follow,
+                tail=options.tail,
+                previous=options.previous,
+            ):
+                writer.write(chunk)
+        finally:
+            writer.close()
         return 0
     if invocation.command == "wait":
         progress = TerminalWait(

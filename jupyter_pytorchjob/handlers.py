@@ -379,6 +379,9 @@ def _since(text: str) -> dict[str, int]:
     return since
 
 
+BATCH_CHUNKS = 256  # log chunks in one websocket message at most
+
+
 class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """``GET jobs/{name}/logs``: the job's log, as a websocket or as plain text.
 
@@ -386,7 +389,8 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     (1/0) and ``since`` (JSON ``{replica: offset}`` of the last message seen, to
     resume after a disconnect without duplicates).
 
-    Websocket: messages ``{replica, text, offset, previous}`` for log lines, then
+    Websocket: messages ``{chunks: [{replica, text, offset, previous}, ...]}`` for log
+    lines (batched: ``_send_batches``), then
     ``{end: true}``; ``{error, status}`` (then a close) for a bad query or a job or
     replica that does not exist. Without the upgrade: ``text/plain``, each line
     prefixed ``<replica> | `` (unless ``replica`` picks one) as ``ptjob logs`` prints
@@ -450,8 +454,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     async def _stream(self, name: str) -> None:
         error: dict[str, Any] | None = None
         try:
-            async for chunk in self._chunks(name):
-                await self.write_message(json.dumps(chunk.to_wire()))
+            await self._send_batches(self._chunks(name))
             await self.write_message(json.dumps({"end": True}))
         except WebSocketClosedError:
             return
@@ -467,6 +470,46 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             with contextlib.suppress(WebSocketClosedError):
                 await self.write_message(json.dumps(error))
         self.close()
+
+    async def _send_batches(self, stream: AsyncIterator[LogChunk]) -> None:
+        """The chunks as ``{"chunks": [...]}`` messages: what arrives while a message is
+        being sent goes in the next one (at most ``BATCH_CHUNKS``), so a fast stream
+        costs a frame per batch, not per chunk, and a slow one sends each chunk at once."""
+        batch: list[dict[str, Any]] = []
+        added = asyncio.Event()
+        taken = asyncio.Event()
+
+        async def read() -> None:
+            try:
+                async for chunk in stream:
+                    while len(batch) >= BATCH_CHUNKS:
+                        taken.clear()
+                        await taken.wait()
+                    batch.append(chunk.to_wire())
+                    added.set()
+            finally:
+                await _close(stream)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while True:
+                if not batch:
+                    if reader.done():
+                        reader.result()  # what the stream raised
+                        return
+                    added.clear()
+                    waiter = asyncio.ensure_future(added.wait())
+                    await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    continue
+                message = json.dumps({"chunks": batch})
+                batch.clear()
+                taken.set()
+                await self.write_message(message)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
 
     async def _plain(self, name: str) -> None:
         """The log as ``text/plain``, in a task the connection's close cancels."""

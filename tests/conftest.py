@@ -22,6 +22,9 @@ def jp_server_config(jp_server_config: dict[str, Any], tmp_path: Path) -> dict[s
             "default_shm": "4Gi",
             "local_root": str(tmp_path / "ptjob-home"),
             "volume_root": str(tmp_path / "ptjob-volumes"),
+            # Hundreds of servers start in this one process: frozen, every earlier test's
+            # garbage would stay (tests/test_gc_freeze.py turns it on).
+            "freeze_gc": False,
         },
     }
 

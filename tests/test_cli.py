@@ -479,3 +479,34 @@ def test_submit_a_trainjob_locally(tmp_path: Path) -> None:
         assert sums == ["node-0 | rank 0 sum 3.0", "node-1 | rank 1 sum 3.0"]
     finally:
         run("delete", "tj")
+
+
+def test_logs_show_a_progress_bar_as_a_terminal_does_unless_raw(tmp_path: Path) -> None:
+    """``ptjob logs`` into a pipe: each bar's last state once its line is done, as a
+    terminal would have shown it; ``--raw`` gives the carriage returns as written."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+    script = (
+        "import sys\n"
+        "print('epoch 1')\n"
+        "for p in (0, 50, 100): sys.stdout.write('\\r%3d%%|' % p); sys.stdout.flush()\n"
+        "print('\\ndone')\n"
+    )
+    submit = [str(PTJOB), "submit", "--name", "bar", "--shm", "off", "--", "python", "-c", script]
+    try:
+        subprocess.run(submit, env=env, check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [str(PTJOB), "wait", "bar", "--timeout", "60"], env=env, check=True, capture_output=True
+        )
+
+        def logs(*flags: str) -> str:  # bytes: text mode would turn "\r" into "\n"
+            return subprocess.run(
+                [str(PTJOB), "logs", "bar", *flags],
+                env=env, check=True, capture_output=True, timeout=60,
+            ).stdout.decode()  # fmt: skip
+
+        assert logs() == "master-0 | epoch 1\nmaster-0 | 100%|\nmaster-0 | done\n"
+        assert logs("--raw") == (
+            "master-0 | epoch 1\nmaster-0 |   0%|\r 50%|\r100%|\nmaster-0 | done\n"
+        )
+    finally:
+        subprocess.run([str(PTJOB), "delete", "bar"], env=env, capture_output=True, timeout=60)

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .log_messages import unbatch
 from .routes import SAMPLES, routes
 from .strategies import job_bodies
 from .test_openapi import check as check_documented
@@ -334,7 +335,7 @@ def test_since_and_tail_on_the_websocket(
                     raise AssertionError(f"no message or close in {SOCKET_DEADLINE} s") from None
                 if raw is None:
                     return messages
-                messages.append(json.loads(raw))
+                messages.extend(unbatch(raw))
         finally:
             ws.close()
 

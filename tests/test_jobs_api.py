@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from .log_messages import unbatch
+
 API = ("pytorchjob", "api")
 TICKER = (
     "import time\nfor i in range(20):\n    print('tick', i, flush=True)\n    time.sleep(0.05)\n"
@@ -48,9 +50,8 @@ async def read_ws(jp_ws_fetch: Any, name: str, **params: str) -> list[dict[str, 
         raw = await asyncio.wait_for(ws.read_message(), 30)
         if raw is None:
             break
-        message = json.loads(raw)
-        messages.append(message)
-        if message.get("end") or message.get("error"):
+        messages.extend(unbatch(raw))
+        if messages[-1].get("end") or messages[-1].get("error"):
             break
     ws.close()
     return messages
@@ -216,7 +217,7 @@ async def test_closing_the_websocket_stops_the_upstream_stream(
     slow = "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)\n"
     await call(jp_fetch, "jobs", method="POST", body={"name": "slow", "script": slow})
     ws = await jp_ws_fetch(*API, "jobs", "slow", "logs", params={"follow": "1"})
-    assert json.loads(await asyncio.wait_for(ws.read_message(), 30))["replica"] == "master-0"
+    assert unbatch(await asyncio.wait_for(ws.read_message(), 30))[0]["replica"] == "master-0"
 
     def log_tasks() -> list[asyncio.Task[Any]]:
         return [

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from .log_messages import unbatch
+
 API = ("pytorchjob", "api")
 NS = "team-a"
 
@@ -63,13 +65,11 @@ async def test_every_endpoint(fake_kube: Any, jp_fetch: Any, jp_ws_fetch: Any) -
     fake_kube.append_log(NS, "demo-worker-1", "pytorch", "epoch 0 w1\n")
     messages = []
     while len(messages) < 2:
-        messages.append(json.loads(await asyncio.wait_for(ws.read_message(), 10)))
+        messages.extend(unbatch(await asyncio.wait_for(ws.read_message(), 10)))
     fake_kube.operator.succeed(NS, "demo")
-    while True:
-        message = json.loads(await asyncio.wait_for(ws.read_message(), 15))
-        if message.get("end"):
-            break
-        messages.append(message)
+    while not messages[-1].get("end"):
+        messages.extend(unbatch(await asyncio.wait_for(ws.read_message(), 15)))
+    messages.pop()
     ws.close()
     assert {(m["replica"], m["text"]) for m in messages} == {
         ("master-0", "epoch 0\n"),

@@ -169,6 +169,75 @@ async def test_logs_resume_without_duplicates_and_survive_drops(
     assert lines == ["line 5", "line 6"]
 
 
+async def test_logs_two_replicas_come_back_in_time_order_also_after_a_resume(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """Master and worker write alternately, stamped 1 ms apart (every 100th line ties
+    with the one before: the master's comes first); the merged backlog is in time
+    order, then live lines; resuming from the offsets of any prefix gives the rest."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    t0 = 1_790_000_000 * 10**9
+    order = []
+    for i in range(3000):
+        replica = "master-0" if i % 2 == 0 else "worker-0"
+        at = t0 + (i - 1 if i % 100 == 1 else i) * 10**6
+        text = f"line {i:05d} of {replica} " + "x" * 40
+        fake_kube.append_log(NS, f"demo-{replica}", "pytorch", text + "\n", at_ns=at)
+        order.append(text)
+    chunks = [c async for c in backend.logs("demo")]
+    assert [line for c in chunks for line in c.text.splitlines()] == order
+
+    half = len(chunks) // 2
+    since = {c.replica: c.offset for c in chunks[:half]}
+    seen = [line for c in chunks[:half] for line in c.text.splitlines()]
+    lines: list[str] = []
+
+    async def follow() -> None:
+        async for chunk in backend.logs("demo", follow=True, since=since):
+            lines.extend(chunk.text.splitlines())
+
+    task = asyncio.create_task(follow())
+    await until(lambda: len(seen) + len(lines) == len(order), "the rest of the backlog")
+    assert seen + lines == order
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", "live\n")
+    await until(lambda: lines[-1:] == ["live"], "a live line")
+    fake_kube.operator.succeed(NS, "demo")
+    await asyncio.wait_for(task, 15)
+    assert seen + lines == [*order, "live"]
+
+
+async def test_logs_a_bar_redrawn_in_one_line_comes_as_redraw_lines_as_it_is_drawn(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """The runtime splits only at newlines: the kubelet gives a bar as one long line with
+    a \\r before each redraw; each redraw comes as a line of its own (the log line
+    contract) once the next \\r ends it, without waiting for the line to end."""
+    await backend.submit(spec())
+    fake_kube.operator.run(NS, "demo")
+    text = ""
+
+    async def follow() -> None:
+        nonlocal text
+        async for chunk in backend.logs("demo", follow=True):
+            text += chunk.text
+
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "epoch 1\n")
+    followers = fake_kube.runtime(NS, "demo-master-0", "pytorch").followers
+    task = asyncio.create_task(follow())
+    await until(lambda: text == "epoch 1\n" and len(followers) == 1, "the follow stream")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "\r  0%|\r 50%|")
+    await until(lambda: text == "epoch 1\n  0%|\n", "the first state of the bar")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "\r100%|" + "#" * 40000 + "\r\n")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "done\n")
+    fake_kube.operator.succeed(NS, "demo")
+    await asyncio.wait_for(task, 15)
+    bar = "100%|" + "#" * 40000
+    assert text == (
+        f"epoch 1\n  0%|\n\r 50%|\n\r{bar[:16384]}\n{bar[16384:32768]}\n{bar[32768:]}\ndone\n"
+    )
+
+
 async def test_closing_the_stream_leaves_no_task(
     backend: KubernetesBackend, fake_kube: Any
 ) -> None:

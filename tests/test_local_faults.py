@@ -34,6 +34,7 @@ from .local_jobs import (
     processes_with_environ,
     running,
 )
+from .log_messages import unbatch
 
 pytestmark = pytest.mark.slow
 __all__ = ["backend"]  # fixture
@@ -319,7 +320,7 @@ async def read_messages(
         text = await ws.read_message()
         if text is None:
             return False
-        messages.append(json.loads(text))
+        messages.extend(unbatch(text))
     return True
 
 

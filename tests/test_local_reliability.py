@@ -323,14 +323,13 @@ async def test_a_finished_job_is_serialised_once_for_the_list(backend: LocalBack
 async def test_a_log_deleted_while_it_is_read_ends_the_read(tmp_path: Path) -> None:
     """cleanPodPolicy All (or a deadline, a suspend) deletes a node's log as a pod's log
     goes with the pod: a reader in the middle of it gets what it read, not an error."""
-    from jupyter_pytorchjob.backends.local.backend import CHUNK, read_lines
+    from jupyter_pytorchjob.backends.local.backend import CHUNK, read_block
     from jupyter_pytorchjob.backends.local.store import timestamp
 
     log = tmp_path / "worker-0.log"
     line = timestamp().encode() + b" step\n"  # as the log pump writes them
     log.write_bytes(line * (3 * CHUNK // len(line)))
-    reader = read_lines(log, "worker-0", 0)
-    first = await reader.__anext__()
-    assert first.text.startswith("step")
+    block, offset, more = read_block(log, 0)
+    assert block.startswith(line) and block.endswith(b"\n") and more
     log.unlink()
-    assert [chunk async for chunk in reader] == []
+    assert read_block(log, offset) == (b"", offset, False)

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from .log_messages import unbatch
+
 API = ("pytorchjob", "api")
 pytestmark = pytest.mark.slow
 LINES = "for i in range(5):\n    print('line', i, flush=True)\n"
@@ -46,16 +48,21 @@ def finished_job(jp_fetch: Any, jp_asyncio_loop: Any) -> str:
     return "lines"
 
 
-async def socket_messages(jp_ws_fetch: Any, name: str, **params: str) -> list[dict[str, Any]]:
-    """Every message until the server closes; fails if the socket hangs for 10 s."""
+async def socket_frames(jp_ws_fetch: Any, name: str, **params: str) -> list[list[dict[str, Any]]]:
+    """Every frame (its messages) until the server closes; fails if the socket hangs 10 s."""
     ws = await jp_ws_fetch(*API, "jobs", name, "logs", params=params)
-    messages = []
+    frames = []
     try:
         while (raw := await asyncio.wait_for(ws.read_message(), 10)) is not None:
-            messages.append(json.loads(raw))
+            frames.append(unbatch(raw))
     finally:
         ws.close()
-    return messages
+    return frames
+
+
+async def socket_messages(jp_ws_fetch: Any, name: str, **params: str) -> list[dict[str, Any]]:
+    """Every message until the server closes, batches unpacked."""
+    return [m for frame in await socket_frames(jp_ws_fetch, name, **params) for m in frame]
 
 
 BAD_QUERIES = [
@@ -217,3 +224,24 @@ async def test_a_client_going_away_stops_the_stream(
         await asyncio.sleep(0.05)
     assert log_tasks() == []
     await jp_fetch(*API, "jobs", "slow", method="DELETE")
+
+
+async def test_merged_logs_come_in_time_order_batched_on_the_websocket_and_as_text(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, finished_job: str
+) -> None:
+    """Two replicas' lines alternating in time: the websocket and the plain text give them
+    in time order; the websocket batches the many one-line chunks into few messages."""
+    from jupyter_pytorchjob.backends.local.store import JobDir
+
+    from .test_log_order import alternate
+
+    master, worker, order = alternate(4000)
+    jobdir = JobDir(jp_serverapp.web_app.settings["pytorchjob_backend"].jobs_dir / finished_job)
+    jobdir.log("master-0").write_bytes(master)
+    jobdir.log("worker-0").write_bytes(worker)
+    frames = await socket_frames(jp_ws_fetch, finished_job)
+    chunks = [m for frame in frames for m in frame if "text" in m]
+    assert [line for m in chunks for line in m["text"].splitlines()] == order
+    assert len(chunks) >= len(order) / 2 and len(frames) < len(chunks) / 10
+    text = (await plain(jp_fetch, finished_job)).body.decode()
+    assert [line.split(" | ", 1)[1] for line in text.splitlines()] == order

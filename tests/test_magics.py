@@ -453,6 +453,40 @@ def test_interrupt_closes_the_log_generator(
     assert runner_of(shell).tasks() == []
 
 
+async def bar_logs(name: str, **_: Any) -> AsyncIterator[LogChunk]:
+    """A bar redrawn on master-0 while worker-0 prints a line (the log line contract)."""
+    yield LogChunk("master-0", "epoch 1\n 10%\n", 10)
+    yield LogChunk("worker-0", "w\n", 2)
+    yield LogChunk("master-0", "\r 50%\n\r100%\ndone\n", 20)
+
+
+@pytest.mark.parametrize(
+    ("flags", "kernel", "out"),
+    [
+        # Collapsed: a redraw replaces its line while no other line has followed it.
+        ("", False, "m | epoch 1\nm |  10%\nw | w\nm | 100%\nm | done"),
+        # In a notebook the output area redraws on \r itself: printed as they come.
+        ("", True, "m | epoch 1\nm |  10%\nw | w\nm |  50%\rm | 100%\nm | done"),
+        ("--raw", False, "m | epoch 1\nm |  10%\nw | w\nm | \r 50%\r100%\nm | done"),
+    ],
+    ids=["collapsed", "in-a-kernel", "raw"],
+)
+def test_logs_show_a_redrawn_bar_as_a_terminal_does(
+    shell: InteractiveShell,
+    fake: FakeBackend,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flags: str,
+    kernel: bool,
+    out: str,
+) -> None:
+    monkeypatch.setattr(fake, "logs", bar_logs)
+    monkeypatch.setattr(magics.PtjobMagics, "in_kernel", property(lambda self: kernel))
+    shell.run_line_magic("ptjob", f"logs demo {flags}")
+    expected = out.replace("m | ", "master-0 | ").replace("w | ", "worker-0 | ") + "\n"
+    assert capsys.readouterr().out == expected
+
+
 def test_errors_from_the_stream_close_it_too(shell: InteractiveShell, fake: FakeBackend) -> None:
     with pytest.raises(UsageError, match=r"^%ptjob logs: error: job 'nope' not found$"):
         shell.run_line_magic("ptjob", "logs nope -f")

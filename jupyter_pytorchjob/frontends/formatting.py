@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..backends import JobInfo, LogChunk
+from ..job.loglines import TerminalText
 from ..job.progress import JobProgress
 from ..kinds.trainjob.runtimes import Runtime
 from .ansi import strip_ansi
 
+CLEAR = "\x1b[K"  # a terminal's erase to the end of the line, after a redraw's \r
 _STATE_COLOR = {
     "Succeeded": "var(--jp-success-color1, #388e3c)",
     "Failed": "var(--jp-error-color1, #d32f2f)",
@@ -253,10 +255,43 @@ def status_html(job: JobInfo) -> str:
     return "".join(parts)
 
 
-def write_chunk(chunk: LogChunk, *, prefix: bool, colour: bool = True) -> None:
-    """A log chunk on stdout (a notice on stderr), each line tagged when ``prefix``,
-    its ANSI codes stripped unless ``colour``."""
-    out = sys.stderr if chunk.notice else sys.stdout
-    text = chunk.display(prefix=prefix)
-    out.write(text if colour else strip_ansi(text))
-    out.flush()
+class LogWriter:
+    """Log chunks printed as a terminal shows them (``job.loglines.TerminalText``): on
+    stdout, a notice on stderr, each line tagged ``master-0 | `` when ``prefix``. A redraw
+    goes over its line in place where stdout is a terminal (``overwrite``: also a
+    notebook's output); in a pipe each line waits until it is known not to be redrawn.
+    ``raw`` prints the lines as the program wrote them; without ``colour`` their ANSI
+    codes are stripped first. ``close`` ends the last line."""
+
+    def __init__(
+        self,
+        *,
+        prefix: bool,
+        raw: bool = False,
+        overwrite: bool | None = None,
+        colour: bool = True,
+    ) -> None:
+        tty = sys.stdout.isatty()
+        self.prefix = prefix
+        self.colour = colour
+        self.terminal = TerminalText(
+            raw=raw, overwrite=tty if overwrite is None else overwrite, clear=CLEAR if tty else ""
+        )
+
+    def text(self, chunk: LogChunk) -> str:
+        """What ``write`` prints on stdout for ``chunk`` (not a notice)."""
+        tag = f"{chunk.replica} | " if self.prefix else ""
+        text = chunk.text if self.colour else strip_ansi(chunk.text)
+        return self.terminal.text(chunk.replica, text, tag)
+
+    def write(self, chunk: LogChunk) -> None:
+        if chunk.notice:
+            sys.stderr.write(chunk.display(prefix=True))
+            sys.stderr.flush()
+            return
+        sys.stdout.write(self.text(chunk))
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        sys.stdout.write(self.terminal.end())
+        sys.stdout.flush()

@@ -96,3 +96,117 @@ class DisplayLines:
         if not self.given:
             out.append(b"")  # a blank line
         self.mark, self.given = b"", False
+
+
+class StampedLines:
+    """The kubelet's lines (``<stamp> <output>``, ``timestamps=true``) in, stamped display
+    lines out: a container runtime splits a log only at ``\\n``, so a bar's redraws come
+    as one long line; each of its pieces goes out with the line's stamp as it completes.
+    Lines without a ``\\r`` and within ``limit`` pass through as they are."""
+
+    def __init__(self, limit: int = LINE_MAX) -> None:
+        self.limit = limit
+        self.display = DisplayLines(limit)
+        self.stamp: bytes | None = None  # the unfinished line's "<stamp> "
+        self.head = b""  # the start of a line whose stamp has not all arrived
+
+    def feed(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        if self.stamp is not None:
+            end = data.find(b"\n") + 1
+            self._pieces(self.stamp, data[:end] if end else data, out)
+            if not end:
+                return b"".join(out)
+            self.stamp, data = None, data[end:]
+        data = self.head + data
+        end = data.rfind(b"\n") + 1
+        whole, rest = data[:end], data[end:]
+        if b"\r" in whole or (
+            len(whole) > self.limit and max(map(len, whole.split(b"\n"))) > self.limit + 64
+        ):
+            for line in whole[:-1].split(b"\n"):
+                stamp, _, text = line.partition(b" ")
+                if b"\r" in text or len(text) > self.limit:
+                    self._pieces(stamp + b" ", text + b"\n", out)
+                else:
+                    out.append(line + b"\n")
+        else:
+            out.append(whole)
+        space = rest.find(b" ") + 1
+        self.head = b""
+        if space:
+            self.stamp = rest[:space]
+            self._pieces(self.stamp, rest[space:], out)
+        elif len(rest) > 64:  # no stamp (not the kubelet's format): a line of its own
+            self.stamp = b""
+            self._pieces(b"", rest, out)
+        else:
+            self.head = rest
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        """The unfinished last line, once the log has ended."""
+        stamp, self.stamp = self.stamp, None
+        pieces = self.display.close()
+        return b"".join(stamp + p + b"\n" for p in pieces) if stamp is not None else b""
+
+    def _pieces(self, stamp: bytes, text: bytes, out: list[bytes]) -> None:
+        out.extend(stamp + piece + b"\n" for piece in self.display.feed(text))
+
+
+class TerminalText:
+    """Display lines, replica by replica, as text to print the way a terminal shows them.
+
+    ``raw``: as the program wrote them (a redraw joined to its line by its ``\\r``).
+    Otherwise a redraw replaces its replica's line, if that is the last one printed:
+    with ``overwrite`` (a terminal, a notebook's output, which both redraw on ``\\r``) in
+    place, the newest line printed without its newline until the next one comes and a
+    redraw going over it after ``\\r`` + ``clear``; without (a pipe, a file), each line
+    held until the next one shows it was not redrawn (``end`` gives the last). A redraw
+    of a line that others have followed is printed as a line of its own."""
+
+    def __init__(self, *, raw: bool = False, overwrite: bool = False, clear: str = "") -> None:
+        self.raw = raw
+        self.overwrite = overwrite or raw
+        self.clear = "" if raw else clear
+        self.held: str | None = None  # the replica of the last line, if it may be redrawn
+        self.line = ""  # that line, when not printed yet
+
+    def text(self, replica: str, lines: str, tag: str = "") -> str:
+        """What to print for ``lines`` (whole display lines) of ``replica``, each line
+        after ``tag``."""
+        out = []
+        if "\r" not in lines:  # no redraw: only the last line waits
+            body, _, last = lines[:-1].rpartition("\n")
+            out.append(self.end())
+            if body:
+                out.append(tag + body.replace("\n", "\n" + tag) + "\n" if tag else body + "\n")
+            self._hold(replica, tag + last, out)
+            return "".join(out)
+        for line in lines[:-1].split("\n"):
+            if line.startswith("\r") and self.held == replica:
+                if self.raw:
+                    out.append(line)
+                elif self.overwrite:
+                    out.append("\r" + self.clear + tag + line[1:])
+                else:
+                    self.line = tag + line[1:]
+                continue
+            out.append(self.end())
+            self._hold(replica, tag + (line if self.raw else line.removeprefix("\r")), out)
+        return "".join(out)
+
+    def end(self) -> str:
+        """The rest of the last line (its newline), once nothing may redraw it."""
+        if self.held is None:
+            return ""
+        rest = "\n" if self.overwrite else self.line + "\n"
+        self.held, self.line = None, ""
+        return rest
+
+    def _hold(self, replica: str, line: str, out: list[str]) -> None:
+        self.held = replica
+        if self.overwrite:
+            out.append(line)
+        else:
+            self.line = line

@@ -174,7 +174,16 @@ class PtjobMagics(Magics):
             ),
             name=f"ptjob-logs:{options.job}",
         )
-        follow_chunks(chunks, options.job, prefix=prefix, colour=colour_wanted(options.no_color))
+        # In a notebook the output area redraws a line on "\r", as a terminal does.
+        overwrite = True if self.in_kernel else None
+        follow_chunks(
+            chunks,
+            options.job,
+            prefix=prefix,
+            raw=options.raw,
+            overwrite=overwrite,
+            colour=colour_wanted(options.no_color),
+        )
 
     def _do_wait(self, invocation: Invocation) -> str:
         """Show the job as it goes: in a notebook one display updated at every look

@@ -15,13 +15,13 @@ from IPython.display import display as _display
 from ..backends import Backend, BackendError, JobInfo, JobState, LogChunk
 from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
+    LogWriter,
     format_jobs,
     format_runtimes,
     format_status,
     jobs_html,
     runtimes_html,
     status_html,
-    write_chunk,
 )
 from ..frontends.server import ServerError, running_server, server_tensorboard
 from ..frontends.waiting import WaitLine
@@ -71,16 +71,26 @@ class JobFailed(Exception):
 
 
 def follow_chunks(
-    chunks: Generator[LogChunk, None, None], job: str, *, prefix: bool, colour: bool = True
+    chunks: Generator[LogChunk, None, None],
+    job: str,
+    *,
+    prefix: bool,
+    raw: bool = False,
+    overwrite: bool | None = None,
+    colour: bool = True,
 ) -> None:
-    """Print each log chunk as it comes (``%ptjob logs -f``, ``Job.logs(follow=True)``);
-    Ctrl-C stops following, never the job. A notebook shows the colours itself."""
+    """Print each log chunk as it comes (``%ptjob logs``, ``Job.logs(follow=True)``), as a
+    terminal shows it (``LogWriter``; ``overwrite``: a notebook's output redraws on
+    ``\\r`` too; it shows the colours, unless not ``colour``); Ctrl-C stops following,
+    never the job."""
+    writer = LogWriter(prefix=prefix, raw=raw, overwrite=overwrite, colour=colour)
     try:
         with contextlib.closing(chunks):
             for chunk in chunks:
-                write_chunk(chunk, prefix=prefix, colour=colour)
+                writer.write(chunk)
+        writer.close()
     except KeyboardInterrupt:
-        sys.stdout.flush()
+        writer.close()
         print(f"(stopped following {job}; the job goes on)")
 
 
@@ -226,8 +236,14 @@ class JobHandle:
         )
         prefix = replica is None
         if not follow:
+            # As a terminal shows them: each progress bar's latest state.
+            writer = LogWriter(prefix=prefix, overwrite=False)
             with contextlib.closing(chunks):
-                return "".join(chunk.display(prefix=prefix) for chunk in chunks)
+                text = [
+                    chunk.display(prefix=True) if chunk.notice else writer.text(chunk)
+                    for chunk in chunks
+                ]
+            return "".join(text) + writer.terminal.end()
         follow_chunks(chunks, self.name, prefix=prefix)
         return None
 

@@ -39,10 +39,10 @@ class LogInstance:
         self.times: list[int] = []  # its time, ns
         self.closed = False
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes, at_ns: int | None = None) -> None:
         if data:
             self.offsets.append(len(self.data))
-            self.times.append(time.time_ns())
+            self.times.append(time.time_ns() if at_ns is None else at_ns)
             self.data.extend(data)
 
     def time_at(self, offset: int) -> int:

@@ -1436,8 +1436,11 @@ class FakeKube:
         if obj is not None:
             self._delete(resource, obj)
 
-    def append_log(self, ns: str, pod: str, container: str, data: bytes | str) -> None:
-        """Write to the container's log; marks it running and wakes followers."""
+    def append_log(
+        self, ns: str, pod: str, container: str, data: bytes | str, at_ns: int | None = None
+    ) -> None:
+        """Write to the container's log; marks it running and wakes followers. ``at_ns``:
+        when the runtime read it (the stamp of its lines), by default now."""
         obj, entry = self._pod_and_status(ns, pod, container)
         runtime = self.runtime(ns, pod, container)
         if "running" not in (entry.get("state") or {}):
@@ -1446,7 +1449,7 @@ class FakeKube:
                 obj, entry = self._pod_and_status(ns, pod, container)
             else:
                 self._set_state(obj, entry, {"running": {"startedAt": rfc3339()}})
-        runtime.current.append(data.encode() if isinstance(data, str) else bytes(data))
+        runtime.current.append(data.encode() if isinstance(data, str) else bytes(data), at_ns)
         runtime.wake()
 
     def terminate(

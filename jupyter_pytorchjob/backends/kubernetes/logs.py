@@ -1,11 +1,16 @@
-"""Every replica's log, merged, followed through Pending, restarts and late pods.
+"""Every replica's log, merged in time order, followed through Pending, restarts and
+late pods.
 
-One task per pod streams the ``pytorch`` container with ``timestamps=true``, read
-in 64 KiB chunks (never an await per line) and forwarded as ``LogChunk`` batches
-through a bounded queue, so memory stays bounded whatever the log size and a
-slow client slows the reads instead of filling memory. A chunk's ``offset`` is
-the timestamp (ns since the epoch) of its last line: resuming with it asks the
-API for ``sinceTime`` and drops the lines already seen, so nothing repeats.
+One task per pod reads the ``pytorch`` container with ``timestamps=true`` in 64 KiB
+chunks (never an await per line): first its backlog (``follow=false``), then, following,
+what comes after (``sinceTime``). The lines become display lines (``StampedLines``: a
+bar's ``\\r`` redraws, which the runtime leaves in one long line, each its own line as it
+completes; 16 KiB at most) and go into one ``TimeMerge``: the backlogs of the pods found
+at the start come out merged by their stamps, live lines as they arrive. Each replica
+holds at most ``PENDING_LINES`` lines not yet given out, so memory stays bounded whatever
+the log size and a slow client slows the reads instead of filling memory. A chunk's
+``offset`` is the timestamp (ns since the epoch) of its last line: resuming with it asks
+the API for ``sinceTime`` and drops the lines already seen, so nothing repeats.
 
 Following: a pod not on a node yet (204, empty) or a container still waiting to
 start (400 "is waiting to start") is retried; pods created later and containers
@@ -20,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import contextlib
-import re
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -29,13 +34,14 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ...job.loglines import StampedLines
 from ...kinds import JobKind
 from ..base import LogChunk
+from ..logmerge import TimeMerge
 
 CHUNK = 65536
-# The kubelet's "<RFC 3339 nano> " prefix of every line (timestamps=true).
-TIMESTAMP = re.compile(rb"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z ")
-QUEUE_CHUNKS = 64
+PENDING_LINES = 4096  # per replica, read but not given out yet
+READY_CHUNKS = 64  # notices and archived chunks not given out yet
 REDISCOVER = 1.0
 WAITING_RETRY = 1.0
 # The API server refuses ``Accept: text/plain`` on pods/log with 406 (only JSON, YAML
@@ -168,7 +174,14 @@ class LogMerger:
         self.last_ns: dict[str, int] = dict(since or {})
         # per replica: still dropping lines already seen (after a resume or reconnect)
         self.skipping: dict[str, bool] = {}
-        self.queue: asyncio.Queue[LogChunk] = asyncio.Queue(QUEUE_CHUNKS)
+        # per replica: how many lines stamped ``last_ns`` were given (unknown: all)
+        self.seen_at_last: dict[str, int] = {}
+        self.merged = TimeMerge(self.replicas)
+        # Notices and archived chunks, given out as they come (they are not merged).
+        self.ready: deque[LogChunk] = deque()
+        # Set when something was added; readers wait on ``room`` when they are ahead.
+        self.changed = asyncio.Event()
+        self.room = asyncio.Event()
         # pod uid + restart count -> the task streaming that container instance
         self.tasks: dict[tuple[str, int], asyncio.Task[None]] = {}
         # Set when a stream fails: the error is raised at once, not when the job ends.
@@ -178,20 +191,31 @@ class LogMerger:
         discoverer = asyncio.create_task(self._discover())
         try:
             while True:
-                getter = asyncio.ensure_future(self.queue.get())
-                done, _ = await asyncio.wait(
-                    {getter, discoverer}, return_when=asyncio.FIRST_COMPLETED
-                )
-                if getter in done:
-                    yield getter.result()
+                self.changed.clear()
+                while self.ready:
+                    yield self.ready.popleft()
+                    self.room.set()
+                runs = self.merged.take()
+                for replica, text, stamp, _ in runs:
+                    offset = parse_timestamp_ns(stamp) or self.last_ns.get(replica, 0)
+                    yield LogChunk(replica, text.decode("utf-8", "replace"), offset, self.previous)
+                if runs:
+                    self.room.set()
                     continue
-                getter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await getter
-                discoverer.result()  # raises what the discoverer raised
-                while not self.queue.empty():
-                    yield self.queue.get_nowait()
-                return
+                if self.ready or self.changed.is_set():
+                    continue
+                if discoverer.done():
+                    discoverer.result()  # raises what the discoverer raised
+                    if not self.ready and not any(
+                        self.merged.pending(r) for r in list(self.merged.stamps)
+                    ):
+                        return
+                    for replica in list(self.merged.reading):
+                        self.merged.closed(replica)
+                    continue
+                waiter = asyncio.ensure_future(self.changed.wait())
+                await asyncio.wait({waiter, discoverer}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
         finally:
             discoverer.cancel()
             for task in self.tasks.values():
@@ -205,6 +229,8 @@ class LogMerger:
             for pod in pods:
                 key = (pod["metadata"]["uid"], self._restarts(pod))
                 if key not in self.tasks:
+                    # Its backlog is merged into place: nothing later goes out before it.
+                    self.merged.opened(self.kind.replica_of_pod(pod))
                     task = asyncio.create_task(self._stream(pod))
                     task.add_done_callback(self._on_stream_done)
                     self.tasks[key] = task
@@ -234,7 +260,7 @@ class LogMerger:
         async for chunk in self.archive(gone, dict(self.last_ns)):
             if not chunk.notice:
                 self.last_ns[chunk.replica] = chunk.offset
-            await self.queue.put(chunk)
+            await self._give(chunk)
 
     def _on_stream_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -255,14 +281,24 @@ class LogMerger:
         return 0
 
     async def _stream(self, pod: Mapping[str, Any]) -> None:
-        name = pod["metadata"]["name"]
         replica = self.kind.replica_of_pod(pod)
+        try:
+            await self._read(pod, replica)
+        finally:
+            self.merged.closed(replica)
+            self.changed.set()
+
+    async def _read(self, pod: Mapping[str, Any], replica: str) -> None:
+        name = pod["metadata"]["name"]
         first = True
+        # Following, the backlog is read first on its own: where it ends is where the
+        # merge stops holding the other replicas' lines back.
+        backlog = self.follow
         while True:
             last = self.last_ns.get(replica)
             query: dict[str, Any] = {
                 "container": self.kind.container,
-                "follow": self.follow,
+                "follow": self.follow and not backlog,
                 "timestamps": True,
                 "previous": self.previous,
             }
@@ -274,6 +310,7 @@ class LogMerger:
                 response = await open_log(self.api, self.namespace, name, query, self.timeout)
             except ApiException as err:
                 if is_waiting(err) and self.follow:
+                    self._caught_up(replica)
                     await asyncio.sleep(WAITING_RETRY)
                     continue
                 if err.status == 404:
@@ -285,17 +322,30 @@ class LogMerger:
             if response is None:  # 204: not on a node yet
                 if not self.follow:
                     return
+                self._caught_up(replica)
                 await asyncio.sleep(WAITING_RETRY)
                 continue
-            first = False
             self.skipping[replica] = True
             try:
-                await self._pump(response, replica)
+                # The backlog's end may be in the middle of a line: the next read gives
+                # all of that line again, and the pieces seen are skipped then.
+                await self._pump(response, replica, final=not backlog)
             finally:
                 response.release()
+            if backlog:
+                backlog = False
+                self._caught_up(replica)
+                continue
+            first = False
             if not self.follow or not await self._still_running(name):
                 return
             # The stream broke while the container runs (a dropped connection): resume.
+
+    def _caught_up(self, replica: str) -> None:
+        """The replica's backlog is all read (or it has none yet): from now on its lines
+        go out as they arrive."""
+        self.merged.closed(replica)
+        self.changed.set()
 
     async def _node_gone(self, pod_name: str, replica: str) -> None:
         """A 404 for the log of a pod that still exists: its node is gone (deleted or
@@ -306,7 +356,7 @@ class LogMerger:
         except ApiException:
             return
         node = pod.spec.node_name if pod.spec else None
-        await self.queue.put(
+        await self._give(
             LogChunk(
                 replica,
                 f"the log of pod {pod_name} cannot be read: the API server no longer finds it "
@@ -327,45 +377,63 @@ class LogMerger:
                 return bool(status.state and status.state.running)
         return False
 
-    async def _pump(self, response: Any, replica: str) -> None:
-        pending = b""
+    async def _give(self, chunk: LogChunk) -> None:
+        """A chunk given out as it is (a notice, an archived run), in its turn."""
+        while len(self.ready) >= READY_CHUNKS:
+            self.room.clear()
+            await self.room.wait()
+        self.ready.append(chunk)
+        self.changed.set()
+
+    async def _pump(self, response: Any, replica: str, *, final: bool) -> None:
+        lines = StampedLines()
         try:
             async for data in response.content.iter_chunked(CHUNK):
-                data = pending + data
-                cut = data.rfind(b"\n") + 1
-                pending = data[cut:]
-                if cut:
-                    await self._forward(data[:cut], replica)
+                await self._forward(lines.feed(data), replica)
                 # Buffered data is read without suspending: yield, or a backlog of
                 # many chunks would hold the loop for tens of milliseconds.
                 await asyncio.sleep(0)
         except aiohttp.ClientError:
             return  # the connection broke: the caller resumes if the container still runs
-        if pending:
-            await self._forward(pending + b"\n", replica)
+        if final:
+            await self._forward(lines.close(), replica)
 
     async def _forward(self, data: bytes, replica: str) -> None:
-        """Whole timestamped lines -> one chunk without the timestamps.
+        """Stamped display lines -> the merge, once there is room for them.
 
-        Lines at or before the last one seen are dropped (after a reconnect or a
-        resume the API answers from the whole second); that is the only per-line
-        Python work, and only until the first new line."""
+        After a reconnect or a resume the API answers from the whole second: lines
+        stamped before the last one seen are dropped, and of those stamped at it as many
+        as were seen (all of them when resuming from an offset); that is the only
+        per-line Python work, and only until the first new line."""
+        if not data:
+            return
         last = self.last_ns.get(replica)
         if last is not None and self.skipping.get(replica, True):
+            seen = self.seen_at_last.get(replica, len(data))
             start = 0
             while start < len(data):
                 end = data.index(b"\n", start) + 1
                 ns = parse_timestamp_ns(data[start : data.find(b" ", start, end)])
-                if ns is None or ns > last:
+                if ns is None or ns > last or (ns == last and not seen):
                     break
+                seen -= ns == last
                 start = end
             data = data[start:]
             if not data:
                 return
-        final = data.rfind(b"\n", 0, len(data) - 1) + 1
-        newest = parse_timestamp_ns(data[final : data.find(b" ", final)])
-        text = TIMESTAMP.sub(b"", data).decode("utf-8", errors="replace")
-        offset = newest if newest is not None else (last or 0)
-        self.last_ns[replica] = offset
         self.skipping[replica] = False
-        await self.queue.put(LogChunk(replica, text, offset, self.previous))
+        final = data.rfind(b"\n", 0, len(data) - 1) + 1
+        stamp = data[final : data.find(b" ", final) + 1]
+        newest = parse_timestamp_ns(stamp[:-1])
+        if newest is not None:
+            # How many lines stamped ``newest`` were given: a stream that breaks in the
+            # middle of a redrawn line is read again from the line's start.
+            count = data.count(b"\n" + stamp) + data.startswith(stamp)
+            if newest == last:
+                count += self.seen_at_last.get(replica, 0)
+            self.last_ns[replica], self.seen_at_last[replica] = newest, count
+        while self.merged.pending(replica) >= PENDING_LINES:
+            self.room.clear()
+            await self.room.wait()
+        self.merged.add(replica, data)
+        self.changed.set()

@@ -40,9 +40,10 @@ from ..base import (
     Volume,
     finished_error,
 )
+from ..logmerge import TimeMerge
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
-from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
+from .store import JobDir, default_root, default_volume_root, read_json, write_json
 from .supervisor import CRASH_BACK_OFF, SUPERVISORS
 from .watchdog import LOST_REASON
 
@@ -455,30 +456,40 @@ class LocalBackend(Backend):
                 offsets[r] = await asyncio.to_thread(tail_offset, path, tail)
             else:
                 offsets[r] = 0
+        bases = dict(offsets)  # where the lines given out so far end
+        settled = False
         if previous:
             follow = False
+        merged = TimeMerge(wanted)
+        for r in wanted:
+            merged.opened(r)
         while True:
             progressed = False
             for r in wanted:
+                if merged.pending(r):
+                    continue  # later than another replica's backlog: it waits its turn
                 path = jobdir.log(r, previous=previous)
-                async for chunk in read_lines(path, r, offsets[r], previous=previous):
-                    offsets[r] = chunk.offset
-                    progressed = True
-                    yield chunk
+                block, offsets[r], more = await asyncio.to_thread(read_block, path, offsets[r])
+                merged.add(r, block)
+                progressed = progressed or bool(block)
+                # Caught up with what the file holds now: live lines go out as they come.
+                (merged.opened if more else merged.closed)(r)
+            for r, text, _, size in merged.take():
+                bases[r] += size
+                yield LogChunk(r, text.decode("utf-8", "replace"), bases[r], previous)
+            if progressed:
+                continue
             if not follow:
                 return
-            if not progressed:
-                # Finished and fully read: nothing more will be written.
-                if not jobdir.path.exists():
+            # Finished and fully read: nothing more will be written.
+            if not jobdir.path.exists():
+                return
+            if self._settled(jobdir):
+                if settled:  # a last look has been taken: the final lines have landed
                     return
-                if self._settled(jobdir):
-                    for r in wanted:  # a last look: the final lines may have just landed
-                        path = jobdir.log(r, previous=previous)
-                        async for chunk in read_lines(path, r, offsets[r], previous=previous):
-                            offsets[r] = chunk.offset
-                            yield chunk
-                    return
-                await asyncio.sleep(FOLLOW_POLL)
+                settled = True
+                continue
+            await asyncio.sleep(FOLLOW_POLL)
 
     def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
         """Where the job's log archive is on this machine, None if it keeps none."""
@@ -504,29 +515,20 @@ class LocalBackend(Backend):
         return all(r.get("phase") != "Running" for r in replicas.values())
 
 
-async def read_lines(
-    path: Path, replica: str, offset: int, *, previous: bool = False
-) -> AsyncIterator[LogChunk]:
-    """Whole lines of ``path`` from ``offset``, timestamps removed, in bounded chunks."""
+def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
+    """Whole lines of ``path`` from ``offset`` (at most ``CHUNK`` bytes), where they end,
+    and whether more may follow at once (a full read). From the start again when the
+    file is shorter than ``offset`` (a restart rotated it); nothing when it is gone."""
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if offset > size:  # the file was rotated (a restart): start over on the new one
-        offset = 0
-    while offset < size:
-        try:
-            data = await asyncio.to_thread(read_at, path, offset, CHUNK)
-        except FileNotFoundError:
-            return  # deleted meanwhile (cleanPodPolicy All, a deadline): as a pod's log goes
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            if len(data) < CHUNK:
-                return  # a partial line: wait for its newline
-            cut = len(data)  # one enormous line: pass it on in pieces
-        text = strip_timestamps(data[:cut])
-        offset += cut
-        yield LogChunk(replica, text, offset, previous)
+        if offset > path.stat().st_size:
+            offset = 0
+        data = read_at(path, offset, CHUNK)
+    except FileNotFoundError:  # not yet written, or deleted (cleanPodPolicy All, a deadline)
+        return b"", offset, False
+    cut = data.rfind(b"\n") + 1
+    if not cut and len(data) == CHUNK:
+        cut = len(data)  # one enormous line (from before lines were cut): in pieces
+    return data[:cut], offset + cut, len(data) == CHUNK
 
 
 def resume_problem(path: Path, offset: int) -> str | None:
@@ -540,7 +542,7 @@ def resume_problem(path: Path, offset: int) -> str | None:
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        return None  # nothing written yet: read_lines starts at the beginning
+        return None  # nothing written yet: reading starts at the beginning
     if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
         return None
     start = max(0, offset - CHUNK)
@@ -551,16 +553,6 @@ def resume_problem(path: Path, offset: int) -> str | None:
         f"offset {offset} is not where a line of the log starts; resume with the offset "
         "of a message received"
     )
-
-
-def strip_timestamps(data: bytes) -> str:
-    """Drop the ``<timestamp> `` prefix the supervisor writes on every line."""
-    width = len(timestamp()) + 1
-    lines = data.decode("utf-8", errors="replace").split("\n")
-    out = [
-        line[width:] if len(line) >= width and line[width - 1] == " " else line for line in lines
-    ]
-    return "\n".join(out)
 
 
 def file_key(path: Path) -> tuple[int, int, int]:

@@ -1,0 +1,97 @@
+"""Merged logs in time order (#27): the merge itself (pure), then the local backend over
+real log files of a real job, backlog and resumption."""
+
+from __future__ import annotations
+
+import sys
+
+from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.store import JobDir, timestamp
+from jupyter_pytorchjob.backends.logmerge import TimeMerge
+
+from .local_jobs import backend, collect_logs, make_spec
+
+__all__ = ["backend"]  # the fixture
+
+T0 = 1_790_000_000.0
+
+
+def lines(replica: str, *stamps: int) -> bytes:
+    return b"".join(b"%02d %s %d\n" % (s, replica.encode(), s) for s in stamps)
+
+
+def texts(runs: list[tuple[str, bytes, bytes, int]]) -> list[str]:
+    return [line for _, text, _, _ in runs for line in text.decode().splitlines()]
+
+
+def test_the_backlogs_merge_by_stamp_ties_in_replica_order() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.add("w", lines("w", 1, 3, 3, 6))
+    merge.add("m", lines("m", 0, 3, 4, 5))
+    runs = merge.take()
+    assert texts(runs) == ["m 0", "w 1", "m 3", "w 3", "w 3", "m 4", "m 5", "w 6"]
+    assert [(r, size) for r, _, _, size in runs][:2] == [("m", 7), ("w", 7)]
+    assert [stamp for _, _, stamp, _ in runs][-1] == b"06"
+    assert merge.take() == []
+
+
+def test_a_backlog_still_being_read_holds_back_what_may_come_after_it() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.opened("m")
+    merge.opened("w")
+    merge.add("m", lines("m", 0, 2, 4))
+    assert merge.take() == []  # w's first line may be the oldest
+    merge.add("w", lines("w", 1, 3))
+    assert texts(merge.take()) == ["m 0", "w 1", "m 2", "w 3"]  # up to w's newest
+    merge.closed("w")  # w has caught up: it holds nothing back
+    assert texts(merge.take()) == ["m 4"]
+    merge.add("w", lines("w", 1))
+    assert merge.take() == []  # m's next line may be older
+    merge.closed("m")  # both caught up: a live line goes out as it arrives
+    assert texts(merge.take()) == ["w 1"]
+
+
+def test_stamps_that_go_back_keep_the_replicas_own_order() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.add("m", lines("m", 5, 2, 6))  # the node's clock stepped back after 5
+    merge.add("w", lines("w", 3, 7))
+    assert texts(merge.take()) == ["w 3", "m 5", "m 2", "m 6", "w 7"]
+
+
+def alternate(count: int) -> tuple[bytes, bytes, list[str]]:
+    """Two logs as the pump writes them, master-0 on even and worker-0 on odd tenths of
+    a second (a tie every 100 lines: the master's line first), and the merged order."""
+    logs: dict[str, list[bytes]] = {"master-0": [], "worker-0": []}
+    order = []
+    for i in range(count):
+        replica = "master-0" if i % 2 == 0 else "worker-0"
+        when = T0 + (i - 1 if i % 100 == 1 else i) / 10  # line 101 ties with line 100
+        text = f"line {i:06d} of {replica} " + "x" * 40
+        logs[replica].append(f"{timestamp(when)} {text}\n".encode())
+        order.append(text)
+    return b"".join(logs["master-0"]), b"".join(logs["worker-0"]), order
+
+
+async def test_local_two_replicas_come_back_in_time_order_also_after_a_resume(
+    backend: LocalBackend,
+) -> None:
+    await backend.submit(make_spec(name="two", nodes=2, command=[sys.executable, "-c", "pass"]))
+    await backend.wait("two", timeout=60)
+    master, worker, order = alternate(6000)  # ~250 KB each: several reads per replica
+    jobdir = JobDir(backend.jobs_dir / "two")
+    jobdir.log("master-0").write_bytes(master)
+    jobdir.log("worker-0").write_bytes(worker)
+
+    chunks = [chunk async for chunk in backend.logs("two")]
+    assert [line for c in chunks for line in c.text.splitlines()] == order
+
+    # A reconnect after any chunk: the rest, from the offsets seen, neither lost nor repeated.
+    half = len(chunks) // 2
+    since = {c.replica: c.offset for c in chunks[:half]}
+    seen = [line for c in chunks[:half] for line in c.text.splitlines()]
+    rest = await collect_logs(backend, "two", since=since)
+    assert sorted(seen + rest["master-0"].splitlines() + rest["worker-0"].splitlines()) == sorted(
+        order
+    )
+    again = [c async for c in backend.logs("two", since=since)]
+    assert seen + [line for c in again for line in c.text.splitlines()] == order
