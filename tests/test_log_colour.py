@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_pytorchjob.backends import LogChunk
 from jupyter_pytorchjob.frontends.ansi import colour_wanted, strip_ansi
+from jupyter_pytorchjob.frontends.formatting import LogWriter
 
 from .local_jobs import EXAMPLES
 
@@ -36,6 +38,17 @@ def test_no_color_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert colour_wanted(False)
     monkeypatch.setenv("NO_COLOR", "1")
     assert not colour_wanted(False)
+
+
+def test_no_color_strips_before_the_terminal_rendering() -> None:
+    """Raw or collapsed, the codes go; a redraw still goes over its line (the writer's
+    own line-clearing sequence is not the program's)."""
+    chunk = LogChunk("master-0", "\x1b[32m 10%\x1b[0m\n\r\x1b[32m 90%\x1b[0m\n", 9)
+    raw = LogWriter(prefix=False, raw=True, colour=False).text(chunk)
+    assert raw.rstrip("\n") == " 10%\r 90%"
+    shown = LogWriter(prefix=True, overwrite=True, colour=False).text(chunk)
+    assert "\x1b[32m" not in shown and shown.rstrip("\n").endswith("master-0 |  90%")
+    assert "\x1b[32m" in LogWriter(prefix=False, raw=True).text(chunk)
 
 
 def ptjob(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
