@@ -102,6 +102,22 @@ describe('LogBuffer', () => {
     expect(buffer.text(3)).toBe('done');
   });
 
+  it('lists the lines redrawn since it was last asked, up to a limit', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\nb\n', 1));
+    buffer.append(chunk('worker-0', 'w\n\rw2\n', 1));
+    buffer.append(chunk('master-0', '\rb2\n', 2));
+    expect(buffer.takeRedrawn()).toEqual([2, 1]);
+    expect(buffer.takeRedrawn()).toEqual([]);
+    const many = '\rx\n'.repeat(5000);
+    buffer.append(chunk('master-0', many, 3));
+    expect(buffer.takeRedrawn()).toBeNull();
+    expect(buffer.takeRedrawn()).toEqual([]);
+    expect(buffer.view('worker-0').positionOf(2)).toBe(0);
+    expect(buffer.view('worker-0').positionOf(1)).toBe(-1);
+    expect(buffer.view(null).positionOf(9)).toBe(-1);
+  });
+
   it('shows a redraw with no line before it as a line', () => {
     const buffer = new LogBuffer();
     buffer.append(chunk('master-0', 'a\n', 1));

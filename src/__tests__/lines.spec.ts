@@ -205,6 +205,25 @@ describe('LogLines', () => {
     expect(rowTexts(lines)).toEqual(['master-0 | a', 'master-0 |  50%|']);
   });
 
+  it('counts a line as a match once a redraw makes it one, and not after', () => {
+    buffer.append({ replica: 'master-0', text: 'a\n  0%|\nb\n', offset: 1 });
+    buffer.append({ replica: 'worker-0', text: '100%| w\n', offset: 1 });
+    attach(lines);
+    lines.setQuery('100%');
+    expect(lines.matches).toEqual([3]);
+    buffer.append({ replica: 'master-0', text: 'c\n 50%|\n', offset: 2 });
+    buffer.append({ replica: 'master-0', text: '\r100%|\n', offset: 3 });
+    lines.refresh();
+    expect(lines.matches).toEqual([3, 5]);
+    buffer.append({ replica: 'master-0', text: '\rdone\n', offset: 4 });
+    lines.refresh();
+    expect(lines.matches).toEqual([3]);
+    lines.replica = 'master-0';
+    buffer.append({ replica: 'master-0', text: '\r100%|\n', offset: 5 });
+    lines.refresh();
+    expect(lines.matches).toEqual([4]);
+  });
+
   it('shows colours and marks matches across them', () => {
     buffer.append({
       replica: 'master-0',

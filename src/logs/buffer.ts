@@ -36,6 +36,11 @@ export interface ILogView {
    * The buffer index of the view's line `i`.
    */
   lineAt(i: number): number;
+
+  /**
+   * The view position of buffer line `line`, or -1 when it is not in the view.
+   */
+  positionOf(line: number): number;
 }
 
 /**
@@ -198,6 +203,11 @@ export class LogBuffer {
           (flags & PROBLEM) - (this._flags.get(last) & PROBLEM);
         this._lines[last] = line;
         this._flags.set(last, flags);
+        if (this._redrawn.length < Private.MAX_REDRAWN) {
+          this._redrawn.push(last);
+        } else {
+          this._redrawnOverflow = true;
+        }
         continue;
       }
       this._last[index] = this._lines.length;
@@ -225,6 +235,8 @@ export class LogBuffer {
     this._rawOwner = new IndexArray();
     this._last = [];
     this._problems = [];
+    this._redrawn = [];
+    this._redrawnOverflow = false;
     this._replicas = [];
     this._replicaIndex.clear();
     this._byReplica = [];
@@ -248,7 +260,9 @@ export class LogBuffer {
         get length() {
           return buffer._lines.length;
         },
-        lineAt: (i: number) => i
+        lineAt: (i: number) => i,
+        positionOf: (line: number) =>
+          line >= 0 && line < buffer._lines.length ? line : -1
       };
     }
     let epoch = -1;
@@ -265,7 +279,8 @@ export class LogBuffer {
       get length() {
         return resolve()?.length ?? 0;
       },
-      lineAt: (i: number) => resolve()!.get(i)
+      lineAt: (i: number) => resolve()!.get(i),
+      positionOf: (line: number) => resolve()?.indexOf(line) ?? -1
     };
   }
 
@@ -281,16 +296,31 @@ export class LogBuffer {
     if (!query) {
       return found;
     }
-    const smart = query !== query.toLowerCase();
-    const needle = smart ? query : query.toLowerCase();
+    const matches = Private.matcher(query);
     for (let i = start; i < view.length; i++) {
-      const line = this.plainText(view.lineAt(i));
-      const hay = smart ? line : line.toLowerCase();
-      if (hay.indexOf(needle) !== -1) {
+      if (matches(this.plainText(view.lineAt(i)))) {
         found.push(i);
       }
     }
     return found;
+  }
+
+  /**
+   * Whether line `i` contains `query` (as `search` matches).
+   */
+  lineMatches(i: number, query: string): boolean {
+    return query !== '' && Private.matcher(query)(this.plainText(i));
+  }
+
+  /**
+   * The lines redrawn since the last call (their text changed in place), or
+   * `null` when too many were to list (then every line may have changed).
+   */
+  takeRedrawn(): number[] | null {
+    const redrawn = this._redrawnOverflow ? null : this._redrawn;
+    this._redrawn = [];
+    this._redrawnOverflow = false;
+    return redrawn;
   }
 
   /**
@@ -358,6 +388,9 @@ export class LogBuffer {
   // Per replica: the buffer index of its last line (what a redraw replaces).
   private _last: number[] = [];
   private _problems: number[] = [];
+  // Lines redrawn since `takeRedrawn` (a search re-checks them).
+  private _redrawn: number[] = [];
+  private _redrawnOverflow = false;
   private _replicas: string[] = [];
   private _replicaIndex = new Map<string, number>();
   private _byReplica: IndexArray[] = [];
@@ -383,6 +416,27 @@ export class IndexArray {
    */
   get(i: number): number {
     return this._data[i];
+  }
+
+  /**
+   * The position of `value` in the (ascending) items, or -1.
+   */
+  indexOf(value: number): number {
+    let lo = 0;
+    let hi = this._length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const item = this._data[mid];
+      if (item === value) {
+        return mid;
+      }
+      if (item < value) {
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return -1;
   }
 
   /**
@@ -412,6 +466,23 @@ export class IndexArray {
  * Module-private helpers.
  */
 namespace Private {
+  /**
+   * Redrawn lines listed for a search between two refreshes; past this,
+   * the search is done again.
+   */
+  export const MAX_REDRAWN = 4096;
+
+  /**
+   * A test of a line against a query: case-insensitive unless it has capitals.
+   */
+  export function matcher(query: string): (text: string) => boolean {
+    const smart = query !== query.toLowerCase();
+    const needle = smart ? query : query.toLowerCase();
+    return smart
+      ? text => text.indexOf(needle) !== -1
+      : text => text.toLowerCase().indexOf(needle) !== -1;
+  }
+
   const TRACEBACK_TEXT = /Traceback \(most recent call last\):/;
   // `RuntimeError: …`, `ERROR: …`; not `errors`, `ErrorHandler` or `TERRORS`.
   const ERROR_TEXT = /Error\b|\bERROR\b/;

@@ -237,6 +237,14 @@ export class LogLines extends Widget {
    * Tell the view that the buffer changed; renders on the next frame.
    */
   refresh(): void {
+    const redrawn = this.buffer.takeRedrawn();
+    if (this._query) {
+      if (redrawn === null) {
+        this._recomputeMatches();
+      } else if (redrawn.length > 0) {
+        this._recheckMatches(redrawn);
+      }
+    }
     if (this._query && this._view.length > this._searchedUpTo) {
       const more = this.buffer.search(
         this._view,
@@ -434,6 +442,43 @@ export class LogLines extends Widget {
     return true;
   }
 
+  /**
+   * Redrawn lines may match now, or no longer: only they are searched again.
+   */
+  private _recheckMatches(lines: readonly number[]): void {
+    let changed = false;
+    for (const line of lines) {
+      const position = this._view.positionOf(line);
+      if (position < 0 || position >= this._searchedUpTo) {
+        continue; // not shown, or searched when it comes
+      }
+      const matches = this.buffer.lineMatches(line, this._query);
+      const at = Private.lowerBound(this._matches, position);
+      const listed = this._matches[at] === position;
+      if (matches === listed) {
+        continue;
+      }
+      changed = true;
+      if (matches) {
+        this._matches.splice(at, 0, position);
+        if (this._current >= at) {
+          this._current++;
+        }
+      } else {
+        this._matches.splice(at, 1);
+        if (this._current > at || this._current >= this._matches.length) {
+          this._current--;
+        }
+      }
+    }
+    if (changed) {
+      if (this._current < 0 && this._matches.length > 0) {
+        this._current = 0;
+      }
+      this._matchesChanged.emit();
+    }
+  }
+
   private _recomputeMatches(): void {
     this._matches = this._query
       ? this.buffer.search(this._view, this._query)
@@ -494,6 +539,23 @@ export namespace LogLines {
  * Module-private helpers.
  */
 namespace Private {
+  /**
+   * The first index of ascending `items` whose item is not below `value`.
+   */
+  export function lowerBound(items: readonly number[], value: number): number {
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (items[mid] < value) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
   /**
    * Fill a row with a line: the replica prefix, then the text (in its ANSI
    * colours) with the query's occurrences marked; a problem line is marked.
