@@ -478,9 +478,7 @@ namespace Private {
               tag="span"
               className="jp-PyTorchJobLogs-problemIcon"
             />
-            <span aria-live="polite">
-              {trans._n('%1 error', '%1 errors', problems)}
-            </span>
+            <span>{trans._n('%1 error', '%1 errors', problems)}</span>
             {([-1, 1] as const).map(direction => (
               <ToolbarButtonComponent
                 key={direction}
