@@ -117,6 +117,11 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
         help="print the output as written: progress bars' carriage returns and all, instead "
         "of each bar's latest state as a terminal shows it",
     )
+    logs.add_argument(
+        "--no-color",
+        action="store_true",
+        help="without the programs' ANSI colour codes (also when $NO_COLOR is set)",
+    )
     wait = sub.add_parser(
         "wait", help="wait until the job finishes: exit 0 on Succeeded, 1 on Failed or timeout"
     )

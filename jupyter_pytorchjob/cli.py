@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
+from .frontends.ansi import colour_wanted
 from .frontends.backend_choice import open_backend
 from .frontends.formatting import (
     LogWriter,
@@ -26,6 +28,7 @@ from .frontends.formatting import (
 )
 from .frontends.logs import job_logs
 from .frontends.server import ServerError, running_server, server_tensorboard
+from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import JobSpec
@@ -119,7 +122,11 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
-        writer = LogWriter(prefix=options.replica is None, raw=options.raw)
+        writer = LogWriter(
+            prefix=options.replica is None,
+            raw=options.raw,
+            colour=colour_wanted(options.no_color),
+        )
         try:
             async for chunk in job_logs(
                 backend,
@@ -134,7 +141,13 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             writer.close()
         return 0
     if invocation.command == "wait":
-        job = await backend.wait(options.job, timeout=options.timeout)
+        progress = TerminalWait(
+            sys.stdout, tty=sys.stdout.isatty(), width=shutil.get_terminal_size().columns
+        )
+        try:
+            job = await backend.wait(options.job, timeout=options.timeout, watch=progress)
+        finally:
+            progress.close()
         print(f"{job.name}: {job.state.value}")
         if job.failure is not None:
             print("\n".join(failure_lines(job.failure)))

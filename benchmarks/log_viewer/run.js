@@ -26,21 +26,12 @@ function option(name, fallback) {
   return i > 0 ? process.argv[i + 1] : fallback;
 }
 
-const BASE = option(
-  'url',
-  process.env.LAB_URL || 'http://localhost:8890'
-).replace(/\/$/, '');
-const TOKEN = option('token', process.env.LAB_TOKEN || '');
-const LINES = Number(option('lines', '1000000'));
-const JOB = option('job', `bench-logs-${Date.now().toString(36)}`);
-const KEEP = process.argv.includes('--keep');
-
-async function api(method, endpoint, body) {
+async function api({ base, token }, method, endpoint, body) {
   const headers = { 'Content-Type': 'application/json' };
-  if (TOKEN) {
-    headers.Authorization = `token ${TOKEN}`;
+  if (token) {
+    headers.Authorization = `token ${token}`;
   }
-  const response = await fetch(`${BASE}/pytorchjob/api/${endpoint}`, {
+  const response = await fetch(`${base}/pytorchjob/api/${endpoint}`, {
     method,
     headers,
     body: body ? JSON.stringify(body) : undefined
@@ -68,17 +59,38 @@ function stats(values) {
   };
 }
 
-async function main() {
+/**
+ * One measurement against the lab at `base`: `lines` lines (about 60 bytes
+ * each), every 1/`redraws`-th of them followed by a \r redraw of itself (a
+ * progress bar's update; a terminal still shows `lines` lines).
+ */
+async function measure({
+  base,
+  token = '',
+  lines: LINES,
+  redraws = 0,
+  job,
+  keep = false
+}) {
+  const lab = { base: base.replace(/\/$/, ''), token };
+  const BASE = lab.base;
+  const TOKEN = token;
+  const JOB = job || `bench-logs-${Date.now().toString(36)}`;
+  const every = redraws > 0 ? Math.round(1 / redraws) : 0;
   // 1. A job whose log has LINES lines (about 60 bytes each).
   const script =
     'import sys\n' +
     `w = sys.stdout.write\n` +
     `for i in range(${LINES}):\n` +
-    `    w(f"step {i:>7} loss {1 / (i + 1):.6f} lr 0.001 throughput 1234.5 samples/s\\n")\n`;
+    `    w(f"step {i:>7} loss {1 / (i + 1):.6f} lr 0.001 throughput 1234.5 samples/s")\n` +
+    (every
+      ? `    w(f"\\rstep {i:>7} \\x1b[32mdone\\x1b[0m throughput 1234.5 samples/s" if i % ${every} == 0 else "")\n`
+      : '') +
+    `    w("\\n")\n`;
   const submitted = Date.now();
-  await api('POST', 'jobs', { name: JOB, script, shm: '' });
+  await api(lab, 'POST', 'jobs', { name: JOB, script, shm: '' });
   for (;;) {
-    const job = await api('GET', `jobs/${JOB}`);
+    const job = await api(lab, 'GET', `jobs/${JOB}`);
     if (job.state === 'Succeeded' || job.state === 'Failed') {
       if (job.state === 'Failed') {
         throw new Error(
@@ -99,7 +111,7 @@ async function main() {
 
   // 3. Time to first paint and to the whole log.
   const timings = await page.evaluate(
-    async ({ job, lines }) => {
+    async ({ job }) => {
       const longTasks = [];
       const observer = new PerformanceObserver(list => {
         for (const entry of list.getEntries()) {
@@ -131,7 +143,7 @@ async function main() {
             `#pytorchjob-logs-${job} .jp-PyTorchJobLogs-status`
           );
           const text = status ? status.textContent : '';
-          if (text.includes('End of log') && text.includes(`${lines} lines`)) {
+          if (text.includes('End of log')) {
             resolve(performance.now() - t0);
           } else {
             setTimeout(check, 50);
@@ -142,7 +154,7 @@ async function main() {
       observer.disconnect();
       return { firstPaint, loaded, longTasks };
     },
-    { job: JOB, lines: LINES }
+    { job: JOB }
   );
   const viewer = page.locator(`#pytorchjob-logs-${JOB}`);
   const status = await viewer
@@ -203,6 +215,7 @@ async function main() {
 
   const report = {
     lines: LINES,
+    redraws: every ? Math.ceil(LINES / every) : 0,
     firstPaintMs: Math.round(timings.firstPaint),
     allLinesLoadedMs: Math.round(timings.loaded),
     longTasksWhileLoading: timings.longTasks.length,
@@ -218,14 +231,27 @@ async function main() {
       : 0,
     rowsInDomAfterScroll: scroll.rowsInDom
   };
-  console.log(JSON.stringify(report, null, 2));
   await browser.close();
-  if (!KEEP) {
-    await api('DELETE', `jobs/${JOB}`);
+  if (!keep) {
+    await api(lab, 'DELETE', `jobs/${JOB}`);
   }
+  return report;
 }
 
-main().catch(error => {
-  console.error(error);
-  process.exit(1);
-});
+module.exports = { measure };
+
+if (require.main === module) {
+  measure({
+    base: option('url', process.env.LAB_URL || 'http://localhost:8890'),
+    token: option('token', process.env.LAB_TOKEN || ''),
+    lines: Number(option('lines', '1000000')),
+    redraws: Number(option('redraws', '0')),
+    job: option('job', ''),
+    keep: process.argv.includes('--keep')
+  })
+    .then(report => console.log(JSON.stringify(report, null, 2)))
+    .catch(error => {
+      console.error(error);
+      process.exit(1);
+    });
+}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,12 +227,20 @@ class Backend(ABC):
         return (await self.get_job(name)).progress, None
 
     async def wait(
-        self, name: str, *, timeout: float | None = None, interval: float = 0.5
+        self,
+        name: str,
+        *,
+        timeout: float | None = None,
+        interval: float = 0.5,
+        watch: Callable[[JobInfo], None] | None = None,
     ) -> JobInfo:
-        """Poll until the job is Succeeded or Failed; ``TimeoutError`` past ``timeout``."""
+        """Poll until the job is Succeeded or Failed; ``TimeoutError`` past ``timeout``.
+        ``watch`` sees the job at every look (``ptjob wait``'s progress line)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             job = await self.get_job(name)
+            if watch is not None:
+                watch(job)
             if job.state.finished:
                 return job
             if deadline is not None and time.monotonic() >= deadline:

@@ -14,6 +14,7 @@ from ..job.failure import JobFailure, JobWaiting
 from ..job.loglines import TerminalText
 from ..job.progress import JobProgress
 from ..kinds.trainjob.runtimes import Runtime
+from .ansi import strip_ansi
 
 CLEAR = "\x1b[K"  # a terminal's erase to the end of the line, after a redraw's \r
 _STATE_COLOR = {
@@ -104,15 +105,22 @@ def eta_cell(job: JobInfo) -> str:
     return human_duration(job.progress.eta_seconds)
 
 
-def progress_lines(progress: JobProgress) -> list[str]:
-    """``ptjob status``'s progress: where the job is, then every metric."""
-    where = [] if progress.percent is None else [f"{progress.percent:.0f}%"]
+def step_and_epoch(progress: JobProgress) -> list[str]:
+    """``step 420/1000``, ``epoch 2/10``: each that is known."""
+    where = []
     if progress.step is not None:
         total = f"/{progress.total_steps}" if progress.total_steps else ""
         where.append(f"step {progress.step}{total}")
     if progress.epoch is not None:
         total = f"/{number(progress.total_epochs)}" if progress.total_epochs else ""
         where.append(f"epoch {number(progress.epoch)}{total}")
+    return where
+
+
+def progress_lines(progress: JobProgress) -> list[str]:
+    """``ptjob status``'s progress: where the job is, then every metric."""
+    where = [] if progress.percent is None else [f"{progress.percent:.0f}%"]
+    where += step_and_epoch(progress)
     if progress.eta_seconds is not None:
         where.append(f"ETA {human_duration(progress.eta_seconds)}")
     seen = time.strftime("%H:%M:%S", time.localtime(progress.updated))
@@ -311,11 +319,20 @@ class LogWriter:
     stdout, a notice on stderr, each line tagged ``master-0 | `` when ``prefix``. A redraw
     goes over its line in place where stdout is a terminal (``overwrite``: also a
     notebook's output); in a pipe each line waits until it is known not to be redrawn.
-    ``raw`` prints the lines as the program wrote them. ``close`` ends the last line."""
+    ``raw`` prints the lines as the program wrote them; without ``colour`` their ANSI
+    codes are stripped first. ``close`` ends the last line."""
 
-    def __init__(self, *, prefix: bool, raw: bool = False, overwrite: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prefix: bool,
+        raw: bool = False,
+        overwrite: bool | None = None,
+        colour: bool = True,
+    ) -> None:
         tty = sys.stdout.isatty()
         self.prefix = prefix
+        self.colour = colour
         self.terminal = TerminalText(
             raw=raw, overwrite=tty if overwrite is None else overwrite, clear=CLEAR if tty else ""
         )
@@ -323,7 +340,8 @@ class LogWriter:
     def text(self, chunk: LogChunk) -> str:
         """What ``write`` prints on stdout for ``chunk`` (not a notice)."""
         tag = f"{chunk.replica} | " if self.prefix else ""
-        return self.terminal.text(chunk.replica, chunk.text, tag)
+        text = chunk.text if self.colour else strip_ansi(chunk.text)
+        return self.terminal.text(chunk.replica, text, tag)
 
     def write(self, chunk: LogChunk) -> None:
         if chunk.notice:

@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from .. import arguments
 from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
+from ..frontends.ansi import colour_wanted
 from ..frontends.backend_choice import backend_name
 from ..frontends.logs import job_logs
 from ..job.errors import JobSpecInvalid
@@ -177,20 +178,29 @@ class PtjobMagics(Magics):
         )
         # In a notebook the output area redraws a line on "\r", as a terminal does.
         overwrite = True if self.in_kernel else None
-        follow_chunks(chunks, options.job, prefix=prefix, raw=options.raw, overwrite=overwrite)
+        follow_chunks(
+            chunks,
+            options.job,
+            prefix=prefix,
+            raw=options.raw,
+            overwrite=overwrite,
+            colour=colour_wanted(options.no_color),
+        )
 
     def _do_wait(self, invocation: Invocation) -> str:
-        """Show the state as it changes; return the final state (also on Failed)."""
+        """Show the job as it goes: in a notebook one display updated at every look
+        (bar, percent, ETA, key metric, time so far); elsewhere a plain line whenever
+        the state, a replica or the next ``PLAIN_STEP`` percent changes. Returns the
+        final state (also on Failed)."""
         options = invocation.options
         name = options.job
         backend = self._backend(options)
         deadline = None if options.timeout is None else time.monotonic() + options.timeout
         handle = None
-        seen: object = None
+        shown: object = None
         job = self.runner.run(backend.get_job(name))
         try:
             while True:
-                key = (job.state, [(r.name, r.phase, r.restarts, r.reason) for r in job.replicas])
                 done = job.state.finished
                 timed_out = not done and deadline is not None and time.monotonic() >= deadline
                 note = ""
@@ -198,15 +208,17 @@ class PtjobMagics(Magics):
                     note = f"- see %ptjob logs {name} and %ptjob status {name}"
                 elif timed_out:
                     note = f"- still going after {options.timeout:g} s; stopped waiting"
-                if key != seen or done or timed_out:
-                    seen = key
-                    progress = Progress(job, note)
-                    if not self.in_kernel:
+                progress = Progress(job, note)
+                if not self.in_kernel:
+                    if progress.line.key() != shown:
+                        shown = progress.line.key()
                         print(repr(progress))
-                    elif handle is None:
+                else:
+                    if handle is None:
                         handle = display(progress, display_id=True)
-                    else:
+                    elif repr(progress) != shown:
                         handle.update(progress)
+                    shown = repr(progress)
                 if done or timed_out:
                     return job.state.value
                 time.sleep(WAIT_INTERVAL)

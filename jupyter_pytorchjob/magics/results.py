@@ -22,16 +22,15 @@ from ..frontends.formatting import (
     format_jobs,
     format_runtimes,
     format_status,
-    human_duration,
     jobs_html,
     runtimes_html,
-    state_html,
     status_html,
     waiting_html,
     waiting_lines,
 )
 from ..frontends.logs import job_logs
 from ..frontends.server import ServerError, running_server, server_tensorboard
+from ..frontends.waiting import WaitLine
 from ..function import ResultError, ResultLines, read_result_file, result_key_of
 from ..job.errors import JobSpecInvalid
 from ..job.progress import chief_replica
@@ -87,11 +86,13 @@ def follow_chunks(
     prefix: bool,
     raw: bool = False,
     overwrite: bool | None = None,
+    colour: bool = True,
 ) -> None:
     """Print each log chunk as it comes (``%ptjob logs``, ``Job.logs(follow=True)``), as a
     terminal shows it (``LogWriter``; ``overwrite``: a notebook's output redraws on
-    ``\\r`` too); Ctrl-C stops following, never the job."""
-    writer = LogWriter(prefix=prefix, raw=raw, overwrite=overwrite)
+    ``\\r`` too; it shows the colours, unless not ``colour``); Ctrl-C stops following,
+    never the job."""
+    writer = LogWriter(prefix=prefix, raw=raw, overwrite=overwrite, colour=colour)
     try:
         with contextlib.closing(chunks):
             for chunk in chunks:
@@ -163,22 +164,14 @@ class JobStatus:
 
 
 class Progress:
-    """One line of ``%ptjob wait``, updated in place in a notebook."""
+    """``%ptjob wait``'s display, updated in place in a notebook (``WaitLine``)."""
 
     def __init__(self, job: JobInfo, note: str = "") -> None:
         self.job = job
-        self.note = note
+        self.line = WaitLine(job, note)
 
     def text(self) -> str:
-        job = self.job
-        replicas = ", ".join(
-            f"{r.name} {r.phase}" + (f" ({r.reason})" if r.reason else "") for r in job.replicas
-        )
-        line = f"{job.name}: {job.state.value}"
-        if replicas:
-            line += f" [{replicas}]"
-        line += f" {human_duration(job.duration)}"
-        return f"{line} {self.note}".rstrip()
+        return self.line.text()
 
     def details(self) -> list[str]:
         """Under the line: why it failed, or what it waits for."""
@@ -192,11 +185,7 @@ class Progress:
         return "\n".join([self.text(), *self.details()])
 
     def _repr_html_(self) -> str:
-        rest = self.text().removeprefix(f"{self.job.name}: {self.job.state.value}")
-        line = (
-            f"<code>{html.escape(self.job.name)}</code>: {state_html(self.job.state.value)}"
-            f"{html.escape(rest)}"
-        )
+        line = self.line.html()
         if self.job.failure is not None:
             return f"<div>{line}{failure_html(self.job.failure)}</div>"
         if self.job.waiting is not None:

@@ -2,7 +2,7 @@
  * Tests of the log buffer: merge, per-replica views, resume offsets, search.
  */
 
-import { IndexArray, LogBuffer } from '../logs/buffer';
+import { IndexArray, LogBuffer, PROBLEM, TRACEBACK } from '../logs/buffer';
 
 function chunk(replica: string, text: string, offset: number) {
   return { replica, text, offset, previous: false };
@@ -75,16 +75,123 @@ describe('LogBuffer', () => {
     expect(buffer.text(2)).toBe('next');
   });
 
-  it('drops ANSI codes and keeps the last state of a progress bar', () => {
+  it('keeps ANSI codes, and of an older server’s \\r line the last state', () => {
     const buffer = new LogBuffer();
     buffer.append(
       chunk('master-0', '\x1b[32mgreen\x1b[0m\n10%\r50%\r100%\nwin\r\n', 30)
     );
     expect([0, 1, 2].map(i => buffer.text(i))).toEqual([
-      'green',
+      '\x1b[32mgreen\x1b[0m',
       '100%',
       'win'
     ]);
+    expect(buffer.plainText(0)).toBe('green');
+  });
+
+  it('replaces a replica’s previous line with its redraw, where it stands', () => {
+    const buffer = new LogBuffer();
+    expect(buffer.append(chunk('master-0', 'start\n  0%|\n', 2))).toBe(2);
+    expect(buffer.append(chunk('worker-0', 'w\n', 1))).toBe(1);
+    // the contract's "\r  0%|\r 50%|\r100%|\n", split across chunks too
+    expect(buffer.append(chunk('master-0', '\r 50%|\n\r10', 4))).toBe(0);
+    expect(buffer.append(chunk('master-0', '0%|\n', 5))).toBe(0);
+    expect(buffer.length).toBe(3);
+    expect([0, 1, 2].map(i => buffer.text(i))).toEqual(['start', '100%|', 'w']);
+    expect(buffer.view('master-0').length).toBe(2);
+    expect(buffer.append(chunk('master-0', 'done\n', 6))).toBe(1);
+    expect(buffer.text(3)).toBe('done');
+  });
+
+  it('lists the lines redrawn since it was last asked, up to a limit', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\nb\n', 1));
+    buffer.append(chunk('worker-0', 'w\n\rw2\n', 1));
+    buffer.append(chunk('master-0', '\rb2\n', 2));
+    expect(buffer.takeRedrawn()).toEqual([2, 1]);
+    expect(buffer.takeRedrawn()).toEqual([]);
+    const many = '\rx\n'.repeat(5000);
+    buffer.append(chunk('master-0', many, 3));
+    expect(buffer.takeRedrawn()).toBeNull();
+    expect(buffer.takeRedrawn()).toEqual([]);
+    expect(buffer.view('worker-0').positionOf(2)).toBe(0);
+    expect(buffer.view('worker-0').positionOf(1)).toBe(-1);
+    expect(buffer.view(null).positionOf(9)).toBe(-1);
+  });
+
+  it('shows a redraw with no line before it as a line', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\n', 1));
+    expect(buffer.append(chunk('worker-0', '\r 50%|\n', 1))).toBe(1);
+    expect(buffer.text(1)).toBe(' 50%|');
+    expect(buffer.view('worker-0').length).toBe(1);
+  });
+
+  it('searches without the ANSI codes', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', '\x1b[31mred\x1b[0m text\nplain 31m\n', 9));
+    const all = buffer.view(null);
+    expect(buffer.search(all, 'red text')).toEqual([0]);
+    expect(buffer.search(all, '31m')).toEqual([1]);
+  });
+
+  it('flags tracebacks and lines saying Error or ERROR', () => {
+    const buffer = new LogBuffer();
+    buffer.append(
+      chunk(
+        'master-0',
+        [
+          'Traceback (most recent call last):',
+          '  File "train.py", line 3',
+          'RuntimeError: boom',
+          '\x1b[31mERROR\x1b[0m: rank 1 died',
+          'no errors, 0 error(s)',
+          'ErrorHandler set up; TERRORS',
+          '[rank0]: Traceback (most recent call last):'
+        ].join('\n') + '\n',
+        9
+      )
+    );
+    expect([0, 1, 2, 3, 4, 5, 6].map(i => buffer.flags(i))).toEqual([
+      PROBLEM | TRACEBACK,
+      0,
+      PROBLEM,
+      PROBLEM,
+      0,
+      0,
+      PROBLEM | TRACEBACK
+    ]);
+    expect(buffer.problemCount(null)).toBe(4);
+    expect(buffer.problemCount('master-0')).toBe(4);
+    expect(buffer.problemCount('worker-0')).toBe(0);
+  });
+
+  it('counts a problem a redraw brings or takes away', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'ok\n\rValueError: x\n', 1));
+    expect(buffer.problemCount('master-0')).toBe(1);
+    buffer.append(chunk('master-0', '\rok again\n', 2));
+    expect(buffer.problemCount(null)).toBe(0);
+    expect(buffer.flags(0)).toBe(0);
+  });
+
+  it('finds the next and previous problem in a view, wrapping', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', 'a\nKeyError: 1\n', 1));
+    buffer.append(chunk('worker-0', 'ERROR x\n', 1));
+    buffer.append(
+      chunk('master-0', 'b\nTraceback (most recent call last):\n', 2)
+    );
+    const all = buffer.view(null);
+    expect(buffer.nextProblem(all, -1, 1)).toBe(1);
+    expect(buffer.nextProblem(all, 1, 1)).toBe(2);
+    expect(buffer.nextProblem(all, 4, 1)).toBe(1);
+    expect(buffer.nextProblem(all, 1, -1)).toBe(4);
+    expect(buffer.nextProblem(all, -1, 1, TRACEBACK)).toBe(4);
+    const master = buffer.view('master-0');
+    expect(buffer.nextProblem(master, 1, 1)).toBe(3);
+    expect(buffer.nextProblem(buffer.view('none'), 0, 1)).toBe(-1);
+    buffer.append(chunk('ps-0', 'fine\n', 1));
+    expect(buffer.nextProblem(buffer.view('ps-0'), 0, 1)).toBe(-1);
   });
 
   it('searches a view, case-insensitively unless the query has capitals', () => {
@@ -109,6 +216,25 @@ describe('LogBuffer', () => {
     expect(buffer.toText(buffer.view('none'), false)).toBe('');
   });
 
+  it('downloads as shown without colours, or raw as the program wrote it', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('master-0', '\x1b[1mgo\x1b[0m\n 0%|\n\r50%|\n', 3));
+    buffer.append(chunk('worker-0', 'w\n', 1));
+    buffer.append(chunk('master-0', '\r99%|\n', 4));
+    expect(buffer.toText(buffer.view('master-0'), false)).toBe('go\n99%|\n');
+    expect(buffer.toText(buffer.view('master-0'), false, true)).toBe(
+      '\x1b[1mgo\x1b[0m\n 0%|\r50%|\r99%|\n'
+    );
+    // merged: a redraw after another replica's line starts its own line
+    expect(buffer.toText(buffer.view(null), true, true)).toBe(
+      'master-0 | \x1b[1mgo\x1b[0m\n' +
+        'master-0 |  0%|\rmaster-0 | 50%|\n' +
+        'worker-0 | w\n' +
+        'master-0 | 99%|\n'
+    );
+    expect(buffer.toText(buffer.view('none'), false, true)).toBe('');
+  });
+
   it('holds a million lines', () => {
     const buffer = new LogBuffer();
     const lines: string[] = [];
@@ -122,6 +248,24 @@ describe('LogBuffer', () => {
     expect(buffer.length).toBe(1_000_000);
     expect(buffer.view('worker-0').length).toBe(500_000);
     expect(buffer.search(buffer.view(null), 'line 999').length).toBe(1000);
+  });
+
+  it('holds a million shown lines with a tenth more redraws', () => {
+    const buffer = new LogBuffer();
+    const lines: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      lines.push(`line ${i}`);
+      if (i % 10 === 9) {
+        lines.push(`\r\x1b[32mline ${i} done\x1b[0m`);
+      }
+    }
+    const text = lines.join('\n') + '\n';
+    for (let c = 0; c < 1000; c++) {
+      buffer.append(chunk(c % 2 ? 'worker-0' : 'master-0', text, (c + 1) * 10));
+    }
+    expect(buffer.length).toBe(1_000_000);
+    expect(buffer.plainText(9)).toBe('line 9 done');
+    expect(buffer.search(buffer.view(null), 'line 999 done').length).toBe(1000);
   });
 });
 

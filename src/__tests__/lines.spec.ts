@@ -192,4 +192,108 @@ describe('LogLines', () => {
     lines.refresh();
     expect(lines.matches.length).toBe(2);
   });
+
+  it('redraws a progress bar’s row in place', () => {
+    buffer.append({ replica: 'master-0', text: 'a\n  0%|\n', offset: 1 });
+    attach(lines);
+    lines.render();
+    expect(rowTexts(lines)).toEqual(['master-0 | a', 'master-0 |   0%|']);
+    buffer.append({ replica: 'master-0', text: '\r 50%|\n', offset: 2 });
+    lines.refresh();
+    lines.render();
+    expect(lines.lineCount).toBe(2);
+    expect(rowTexts(lines)).toEqual(['master-0 | a', 'master-0 |  50%|']);
+  });
+
+  it('counts a line as a match once a redraw makes it one, and not after', () => {
+    buffer.append({ replica: 'master-0', text: 'a\n  0%|\nb\n', offset: 1 });
+    buffer.append({ replica: 'worker-0', text: '100%| w\n', offset: 1 });
+    attach(lines);
+    lines.setQuery('100%');
+    expect(lines.matches).toEqual([3]);
+    buffer.append({ replica: 'master-0', text: 'c\n 50%|\n', offset: 2 });
+    buffer.append({ replica: 'master-0', text: '\r100%|\n', offset: 3 });
+    lines.refresh();
+    expect(lines.matches).toEqual([3, 5]);
+    buffer.append({ replica: 'master-0', text: '\rdone\n', offset: 4 });
+    lines.refresh();
+    expect(lines.matches).toEqual([3]);
+    lines.replica = 'master-0';
+    buffer.append({ replica: 'master-0', text: '\r100%|\n', offset: 5 });
+    lines.refresh();
+    expect(lines.matches).toEqual([4]);
+  });
+
+  it('shows colours and marks matches across them', () => {
+    buffer.append({
+      replica: 'master-0',
+      text: 'epoch \x1b[32m1 loss\x1b[0m 0.5\n',
+      offset: 1
+    });
+    attach(lines);
+    lines.setQuery('1 loss 0');
+    lines.render();
+    const row = lines.node.querySelector('.jp-PyTorchJobLogs-row')!;
+    expect(row.textContent).toBe('master-0 | epoch 1 loss 0.5');
+    expect(row.querySelector('.ansi-green-fg')).not.toBeNull();
+    const marks = Array.from(row.querySelectorAll('mark'), m => m.textContent);
+    expect(marks.join('')).toBe('1 loss 0');
+    expect(marks.length).toBe(2);
+  });
+
+  it('marks problem lines and steps through them', () => {
+    const text: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      text.push(
+        i === 20
+          ? 'ERROR: disk'
+          : i === 60
+            ? 'Traceback (most recent call last):'
+            : `line ${i}`
+      );
+    }
+    buffer.append({
+      replica: 'master-0',
+      text: text.join('\n') + '\n',
+      offset: 1
+    });
+    attach(lines);
+    lines.follow = false;
+    lines.render();
+    expect(lines.problemCount).toBe(2);
+    expect(lines.stepProblem(1)).toBe(true);
+    expect(lines.currentProblem).toBe(20);
+    lines.render();
+    const current = lines.node.querySelector('.jp-mod-current')!;
+    expect(current.textContent).toBe('master-0 | ERROR: disk');
+    expect(current.classList.contains('jp-mod-problem')).toBe(true);
+    expect(current.classList.contains('jp-mod-traceback')).toBe(false);
+    lines.stepProblem(1);
+    expect(lines.currentProblem).toBe(60);
+    lines.render();
+    expect(
+      lines.node
+        .querySelector('.jp-mod-current')!
+        .classList.contains('jp-mod-traceback')
+    ).toBe(true);
+    lines.stepProblem(1);
+    expect(lines.currentProblem).toBe(20);
+    lines.stepProblem(-1);
+    expect(lines.currentProblem).toBe(60);
+  });
+
+  it('opens at the first traceback, before an earlier error line', () => {
+    buffer.append({
+      replica: 'master-0',
+      text: 'ERROR early\nok\nTraceback (most recent call last):\nValueError\n',
+      offset: 1
+    });
+    attach(lines);
+    expect(lines.revealFirstProblem()).toBe(true);
+    expect(lines.currentProblem).toBe(2);
+    expect(lines.follow).toBe(false);
+    const empty = new LogLines({ buffer: new LogBuffer() });
+    expect(empty.revealFirstProblem()).toBe(false);
+    empty.dispose();
+  });
 });

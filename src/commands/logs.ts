@@ -70,7 +70,8 @@ export function addLogCommands(
               replicas: job?.replicas.map(r => r.name),
               replica,
               previous: start.previous,
-              why: start.why
+              why: start.why,
+              failed: job?.state === 'Failed'
             }),
             {
               id: `pytorchjob-logs-${name}`,

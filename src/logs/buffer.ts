@@ -2,10 +2,26 @@
  * The log buffer: every replica's lines in arrival order, per-replica views,
  * resume offsets and search, compact enough for millions of lines.
  *
+ * Lines are kept as a terminal shows them: a redraw line (the server's `\r`
+ * + text, see `ILogChunk`) replaces its replica's previous line where that
+ * line stands, so a progress bar is one line in its latest state. Lines that
+ * start a Python traceback or say `Error`/`ERROR` are flagged as problems.
+ *
  * @packageDocumentation
  */
 
 import { ILogChunk } from '../tokens';
+import { stripAnsi } from './ansi';
+
+/**
+ * A line's flags (`LogBuffer.flags`): it says something went wrong.
+ */
+export const PROBLEM = 1;
+
+/**
+ * A line's flags: it starts a Python traceback (also a `PROBLEM`).
+ */
+export const TRACEBACK = 2;
 
 /**
  * A view of a buffer: all its lines, or one replica's.
@@ -20,6 +36,11 @@ export interface ILogView {
    * The buffer index of the view's line `i`.
    */
   lineAt(i: number): number;
+
+  /**
+   * The view position of buffer line `line`, or -1 when it is not in the view.
+   */
+  positionOf(line: number): number;
 }
 
 /**
@@ -55,10 +76,57 @@ export class LogBuffer {
   }
 
   /**
-   * The text of line `i`.
+   * The text of line `i`, its ANSI codes included.
    */
   text(i: number): string {
     return this._lines[i];
+  }
+
+  /**
+   * The text of line `i` as search sees it: without ANSI codes.
+   */
+  plainText(i: number): string {
+    return stripAnsi(this._lines[i]);
+  }
+
+  /**
+   * The flags of line `i`: `PROBLEM`, `TRACEBACK`, or 0.
+   */
+  flags(i: number): number {
+    return this._flags.get(i);
+  }
+
+  /**
+   * The number of problem lines, of one replica or (`null`) of all.
+   */
+  problemCount(replica: string | null): number {
+    if (replica === null) {
+      return this._problems.reduce((sum, count) => sum + count, 0);
+    }
+    const index = this._replicaIndex.get(replica);
+    return index === undefined ? 0 : this._problems[index];
+  }
+
+  /**
+   * The view position of the next problem line after `from` (or, with `-1`,
+   * before it), wrapping around; -1 when the view has none.
+   *
+   * @param only - The flag the line must have (`TRACEBACK`: tracebacks only).
+   */
+  nextProblem(
+    view: ILogView,
+    from: number,
+    direction: 1 | -1,
+    only = PROBLEM
+  ): number {
+    const count = view.length;
+    for (let k = 1; k <= count; k++) {
+      const position = (((from + direction * k) % count) + count) % count;
+      if (this._flags.get(view.lineAt(position)) & only) {
+        return position;
+      }
+    }
+    return -1;
   }
 
   /**
@@ -87,6 +155,8 @@ export class LogBuffer {
       this._replicas.push(name);
       this._replicaIndex.set(name, index);
       this._byReplica.push(new IndexArray());
+      this._last.push(-1);
+      this._problems.push(0);
       this._generation++;
       this._epoch++;
     }
@@ -97,10 +167,10 @@ export class LogBuffer {
    * Append a chunk of the stream.
    *
    * Lines are split on newlines; a trailing piece without a newline waits for
-   * the rest of its line. ANSI colour codes are removed, and of a line
-   * rewritten with carriage returns (progress bars) only the last state is kept.
+   * the rest of its line. A redraw line (`\r` first) replaces its replica's
+   * previous line; with none, it is a line of its own. ANSI codes are kept.
    *
-   * @returns The number of lines added.
+   * @returns The number of lines added (redraws add none).
    */
   append(chunk: ILogChunk): number {
     const index = this.addReplica(chunk.replica);
@@ -117,15 +187,41 @@ export class LogBuffer {
       this._pending.delete(chunk.replica);
     }
     const own = this._byReplica[index];
+    let added = 0;
     for (const part of parts) {
+      const raw = part.endsWith('\r') ? part.slice(0, -1) : part;
+      this._raw.push(raw);
+      this._rawOwner.push(index);
+      const redraw = raw.startsWith('\r');
+      // A server older than the redraw-line contract sends a whole line with
+      // its redraws inside: a terminal shows the part after the last \r.
+      const line = raw.slice(raw.lastIndexOf('\r') + 1);
+      const flags = Private.classify(line);
+      const last = this._last[index];
+      if (redraw && last !== -1) {
+        this._problems[index] +=
+          (flags & PROBLEM) - (this._flags.get(last) & PROBLEM);
+        this._lines[last] = line;
+        this._flags.set(last, flags);
+        if (this._redrawn.length < Private.MAX_REDRAWN) {
+          this._redrawn.push(last);
+        } else {
+          this._redrawnOverflow = true;
+        }
+        continue;
+      }
+      this._last[index] = this._lines.length;
       own.push(this._lines.length);
       this._owner.push(index);
-      this._lines.push(Private.clean(part));
+      this._flags.push(flags);
+      this._problems[index] += flags & PROBLEM;
+      this._lines.push(line);
+      added++;
     }
     if (parts.length > 0) {
       this._generation++;
     }
-    return parts.length;
+    return added;
   }
 
   /**
@@ -134,6 +230,13 @@ export class LogBuffer {
   clear(): void {
     this._lines = [];
     this._owner = new IndexArray();
+    this._flags = new IndexArray();
+    this._raw = [];
+    this._rawOwner = new IndexArray();
+    this._last = [];
+    this._problems = [];
+    this._redrawn = [];
+    this._redrawnOverflow = false;
     this._replicas = [];
     this._replicaIndex.clear();
     this._byReplica = [];
@@ -157,7 +260,9 @@ export class LogBuffer {
         get length() {
           return buffer._lines.length;
         },
-        lineAt: (i: number) => i
+        lineAt: (i: number) => i,
+        positionOf: (line: number) =>
+          line >= 0 && line < buffer._lines.length ? line : -1
       };
     }
     let epoch = -1;
@@ -174,7 +279,8 @@ export class LogBuffer {
       get length() {
         return resolve()?.length ?? 0;
       },
-      lineAt: (i: number) => resolve()!.get(i)
+      lineAt: (i: number) => resolve()!.get(i),
+      positionOf: (line: number) => resolve()?.indexOf(line) ?? -1
     };
   }
 
@@ -190,12 +296,9 @@ export class LogBuffer {
     if (!query) {
       return found;
     }
-    const smart = query !== query.toLowerCase();
-    const needle = smart ? query : query.toLowerCase();
+    const matches = Private.matcher(query);
     for (let i = start; i < view.length; i++) {
-      const line = this._lines[view.lineAt(i)];
-      const hay = smart ? line : line.toLowerCase();
-      if (hay.indexOf(needle) !== -1) {
+      if (matches(this.plainText(view.lineAt(i)))) {
         found.push(i);
       }
     }
@@ -203,19 +306,66 @@ export class LogBuffer {
   }
 
   /**
-   * The text of a view, one line per line, prefixed with the replica when
-   * `prefix` (for downloads).
+   * Whether line `i` contains `query` (as `search` matches).
    */
-  toText(view: ILogView, prefix: boolean): string {
+  lineMatches(i: number, query: string): boolean {
+    return query !== '' && Private.matcher(query)(this.plainText(i));
+  }
+
+  /**
+   * The lines redrawn since the last call (their text changed in place), or
+   * `null` when too many were to list (then every line may have changed).
+   */
+  takeRedrawn(): number[] | null {
+    const redrawn = this._redrawnOverflow ? null : this._redrawn;
+    this._redrawn = [];
+    this._redrawnOverflow = false;
+    return redrawn;
+  }
+
+  /**
+   * The text of a view, one line per line, prefixed with the replica when
+   * `prefix` (for downloads): as shown, without ANSI codes; or, when `raw`,
+   * as the program wrote it: colours kept and each redraw after a `\r` on
+   * the line it redraws (a redraw that follows another replica's line starts
+   * a line of its own).
+   */
+  toText(view: ILogView, prefix: boolean, raw = false): string {
     const width = this.prefixWidth;
-    const out: string[] = new Array(view.length);
-    for (let i = 0; i < view.length; i++) {
-      const line = view.lineAt(i);
-      out[i] = prefix
-        ? `${this.replicaOf(line).padEnd(width)} | ${this._lines[line]}`
-        : this._lines[line];
+    const tag = (index: number): string =>
+      prefix ? `${this._replicas[index].padEnd(width)} | ` : '';
+    if (!raw) {
+      const out: string[] = new Array(view.length);
+      for (let i = 0; i < view.length; i++) {
+        const line = view.lineAt(i);
+        out[i] = tag(this._owner.get(line)) + this.plainText(line);
+      }
+      return out.join('\n') + (view.length > 0 ? '\n' : '');
     }
-    return out.join('\n') + (view.length > 0 ? '\n' : '');
+    const shown = new Set<number>();
+    for (let i = 0; i < view.length; i++) {
+      shown.add(this._owner.get(view.lineAt(i)));
+    }
+    const out: string[] = [];
+    let previous = -1;
+    for (let i = 0; i < this._raw.length; i++) {
+      const owner = this._rawOwner.get(i);
+      if (!shown.has(owner)) {
+        continue;
+      }
+      const text = this._raw[i];
+      if (text.startsWith('\r') && owner === previous) {
+        out.push('\r', tag(owner), text.slice(1));
+      } else {
+        out.push(
+          out.length > 0 ? '\n' : '',
+          tag(owner),
+          text.replace(/^\r/, '')
+        );
+      }
+      previous = owner;
+    }
+    return out.join('') + (out.length > 0 ? '\n' : '');
   }
 
   /**
@@ -231,6 +381,16 @@ export class LogBuffer {
 
   private _lines: string[] = [];
   private _owner = new IndexArray();
+  private _flags = new IndexArray();
+  // Every line as it came (redraws too), for the raw download.
+  private _raw: string[] = [];
+  private _rawOwner = new IndexArray();
+  // Per replica: the buffer index of its last line (what a redraw replaces).
+  private _last: number[] = [];
+  private _problems: number[] = [];
+  // Lines redrawn since `takeRedrawn` (a search re-checks them).
+  private _redrawn: number[] = [];
+  private _redrawnOverflow = false;
   private _replicas: string[] = [];
   private _replicaIndex = new Map<string, number>();
   private _byReplica: IndexArray[] = [];
@@ -259,6 +419,34 @@ export class IndexArray {
   }
 
   /**
+   * The position of `value` in the (ascending) items, or -1.
+   */
+  indexOf(value: number): number {
+    let lo = 0;
+    let hi = this._length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const item = this._data[mid];
+      if (item === value) {
+        return mid;
+      }
+      if (item < value) {
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Replace item `i`.
+   */
+  set(i: number, value: number): void {
+    this._data[i] = value;
+  }
+
+  /**
    * Append an item.
    */
   push(value: number): void {
@@ -278,18 +466,43 @@ export class IndexArray {
  * Module-private helpers.
  */
 namespace Private {
-  // eslint-disable-next-line no-control-regex
-  const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
+  /**
+   * Redrawn lines listed for a search between two refreshes; past this,
+   * the search is done again.
+   */
+  export const MAX_REDRAWN = 4096;
 
   /**
-   * A line without ANSI codes, showing only its last carriage-return rewrite.
+   * A test of a line against a query: case-insensitive unless it has capitals.
    */
-  export function clean(line: string): string {
-    let text = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (text.indexOf('\x1b') !== -1) {
-      text = text.replace(ANSI, '');
+  export function matcher(query: string): (text: string) => boolean {
+    const smart = query !== query.toLowerCase();
+    const needle = smart ? query : query.toLowerCase();
+    return smart
+      ? text => text.indexOf(needle) !== -1
+      : text => text.toLowerCase().indexOf(needle) !== -1;
+  }
+
+  const TRACEBACK_TEXT = /Traceback \(most recent call last\):/;
+  // `RuntimeError: …`, `ERROR: …`; not `errors`, `ErrorHandler` or `TERRORS`.
+  const ERROR_TEXT = /Error\b|\bERROR\b/;
+
+  /**
+   * The flags of a line.
+   */
+  export function classify(line: string): number {
+    const plain = stripAnsi(line);
+    // Most lines say neither word: two fast scans, no regular expression.
+    if (
+      plain.indexOf('rror') === -1 &&
+      plain.indexOf('ERROR') === -1 &&
+      plain.indexOf('Traceback') === -1
+    ) {
+      return 0;
     }
-    const cr = text.lastIndexOf('\r');
-    return cr === -1 ? text : text.slice(cr + 1);
+    if (TRACEBACK_TEXT.test(plain)) {
+      return PROBLEM | TRACEBACK;
+    }
+    return ERROR_TEXT.test(plain) ? PROBLEM : 0;
   }
 }

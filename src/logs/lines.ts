@@ -9,7 +9,8 @@ import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { ILogView, LogBuffer } from './buffer';
+import { hasEscapes, renderColoured } from './ansi';
+import { ILogView, LogBuffer, PROBLEM, TRACEBACK } from './buffer';
 
 /**
  * The height of one row, in pixels (kept in sync with `style/logs.css`).
@@ -70,6 +71,7 @@ export class LogLines extends Widget {
     }
     this._replica = value;
     this._view = this.buffer.view(value);
+    this._problem = -1;
     this._recomputeMatches();
     this._invalidate();
   }
@@ -176,6 +178,54 @@ export class LogLines extends Widget {
   }
 
   /**
+   * The number of problem lines (tracebacks, errors) in the view.
+   */
+  get problemCount(): number {
+    return this.buffer.problemCount(this._replica);
+  }
+
+  /**
+   * The view position of the problem line gone to last, or -1.
+   */
+  get currentProblem(): number {
+    return this._problem;
+  }
+
+  /**
+   * Go to the next (or, with `-1`, the previous) problem line, from the one
+   * gone to last, else from the top of the shown rows.
+   *
+   * @returns Whether there was one.
+   */
+  stepProblem(direction: 1 | -1): boolean {
+    const from =
+      this._problem >= 0
+        ? this._problem
+        : direction > 0
+          ? this._firstShown - 1
+          : this._firstShown;
+    return this._goToProblem(
+      this.buffer.nextProblem(this._view, from, direction)
+    );
+  }
+
+  /**
+   * Go to the first traceback, else the first problem line (a failed job's
+   * log opens there).
+   *
+   * @returns Whether there was one.
+   */
+  revealFirstProblem(): boolean {
+    const view = this._view;
+    const last = view.length - 1;
+    let position = this.buffer.nextProblem(view, last, 1, TRACEBACK);
+    if (position < 0) {
+      position = this.buffer.nextProblem(view, last, 1);
+    }
+    return this._goToProblem(position);
+  }
+
+  /**
    * Scroll so that view line `position` is shown (and stop following).
    */
   scrollToLine(position: number): void {
@@ -187,6 +237,14 @@ export class LogLines extends Widget {
    * Tell the view that the buffer changed; renders on the next frame.
    */
   refresh(): void {
+    const redrawn = this.buffer.takeRedrawn();
+    if (this._query) {
+      if (redrawn === null) {
+        this._recomputeMatches();
+      } else if (redrawn.length > 0) {
+        this._recheckMatches(redrawn);
+      }
+    }
     if (this._query && this._view.length > this._searchedUpTo) {
       const more = this.buffer.search(
         this._view,
@@ -201,6 +259,7 @@ export class LogLines extends Widget {
     }
     if (this._view.length < this._searchedUpTo) {
       // The buffer was cleared.
+      this._problem = -1;
       this._recomputeMatches();
     }
     this.scheduleRender();
@@ -283,16 +342,21 @@ export class LogLines extends Widget {
     const currentLine =
       this._current >= 0 ? this._matches[this._current] : undefined;
     const query = this._query;
-    const stamp = `${this._renderKey}:${width}:${query}:${currentLine}`;
+    const stamp = `${this._renderKey}:${width}:${query}:${currentLine}:${this._problem}`;
+    this._firstShown = first;
+    this._shownTexts.length = rows;
     for (let k = 0; k < rows; k++) {
       const row = this._rows.children[k] as HTMLDivElement;
       const position = first + k;
       const line = view.lineAt(position);
       const key = `${line}:${stamp}`;
-      if (row.dataset.key === key) {
+      // A redraw changes a line's text, not its index.
+      const text = this.buffer.text(line);
+      if (row.dataset.key === key && this._shownTexts[k] === text) {
         continue;
       }
       row.dataset.key = key;
+      this._shownTexts[k] = text;
       Private.fill(
         row,
         this.buffer,
@@ -300,7 +364,7 @@ export class LogLines extends Widget {
         merged,
         width,
         query,
-        position === currentLine
+        position === currentLine || position === this._problem
       );
     }
   }
@@ -367,6 +431,54 @@ export class LogLines extends Widget {
     this.scheduleRender();
   }
 
+  private _goToProblem(position: number): boolean {
+    if (position < 0) {
+      return false;
+    }
+    this._problem = position;
+    this._reveal(position);
+    this._invalidate();
+    this._matchesChanged.emit();
+    return true;
+  }
+
+  /**
+   * Redrawn lines may match now, or no longer: only they are searched again.
+   */
+  private _recheckMatches(lines: readonly number[]): void {
+    let changed = false;
+    for (const line of lines) {
+      const position = this._view.positionOf(line);
+      if (position < 0 || position >= this._searchedUpTo) {
+        continue; // not shown, or searched when it comes
+      }
+      const matches = this.buffer.lineMatches(line, this._query);
+      const at = Private.lowerBound(this._matches, position);
+      const listed = this._matches[at] === position;
+      if (matches === listed) {
+        continue;
+      }
+      changed = true;
+      if (matches) {
+        this._matches.splice(at, 0, position);
+        if (this._current >= at) {
+          this._current++;
+        }
+      } else {
+        this._matches.splice(at, 1);
+        if (this._current > at || this._current >= this._matches.length) {
+          this._current--;
+        }
+      }
+    }
+    if (changed) {
+      if (this._current < 0 && this._matches.length > 0) {
+        this._current = 0;
+      }
+      this._matchesChanged.emit();
+    }
+  }
+
   private _recomputeMatches(): void {
     this._matches = this._query
       ? this.buffer.search(this._view, this._query)
@@ -396,6 +508,9 @@ export class LogLines extends Widget {
   private _searchedUpTo = 0;
   private _current = -1;
   private _renderKey = 0;
+  private _problem = -1;
+  private _firstShown = 0;
+  private _shownTexts: string[] = [];
   private _followChanged = new Signal<this, boolean>(this);
   private _matchesChanged = new Signal<this, void>(this);
 }
@@ -425,8 +540,25 @@ export namespace LogLines {
  */
 namespace Private {
   /**
-   * Fill a row with a line: the replica prefix, then the text with the
-   * query's occurrences marked.
+   * The first index of ascending `items` whose item is not below `value`.
+   */
+  export function lowerBound(items: readonly number[], value: number): number {
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (items[mid] < value) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  /**
+   * Fill a row with a line: the replica prefix, then the text (in its ANSI
+   * colours) with the query's occurrences marked; a problem line is marked.
    */
   export function fill(
     row: HTMLDivElement,
@@ -439,6 +571,9 @@ namespace Private {
   ): void {
     row.textContent = '';
     row.classList.toggle('jp-mod-current', current);
+    const flags = buffer.flags(line);
+    row.classList.toggle('jp-mod-problem', (flags & PROBLEM) !== 0);
+    row.classList.toggle('jp-mod-traceback', (flags & TRACEBACK) !== 0);
     if (merged) {
       const prefix = document.createElement('span');
       const index = buffer.replicaIndex(line);
@@ -447,28 +582,76 @@ namespace Private {
       row.appendChild(prefix);
     }
     const text = buffer.text(line);
-    if (!query) {
-      row.appendChild(document.createTextNode(text));
+    let host: HTMLElement = row;
+    if (hasEscapes(text)) {
+      host = document.createElement('span');
+      host.className = 'jp-PyTorchJobLogs-text jp-RenderedText';
+      row.appendChild(host);
+      renderColoured(host, text);
+    } else {
+      host.appendChild(document.createTextNode(text));
+    }
+    if (query) {
+      markMatches(host, query);
+    }
+  }
+
+  /**
+   * Wrap the occurrences of `query` in the text under `root` in `<mark>`s,
+   * also where colours split an occurrence (a mark per piece).
+   */
+  function markMatches(root: HTMLElement, query: string): void {
+    const texts: Text[] = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.parentElement?.classList.contains('jp-PyTorchJobLogs-prefix')) {
+        texts.push(node as Text);
+      }
+    }
+    const full = texts.map(node => node.data).join('');
+    const smart = query !== query.toLowerCase();
+    const hay = smart ? full : full.toLowerCase();
+    const needle = smart ? query : query.toLowerCase();
+    const ranges: [number, number][] = [];
+    for (
+      let at = hay.indexOf(needle);
+      at !== -1;
+      at = hay.indexOf(needle, at + needle.length)
+    ) {
+      ranges.push([at, at + needle.length]);
+    }
+    if (ranges.length === 0) {
       return;
     }
-    const smart = query !== query.toLowerCase();
-    const hay = smart ? text : text.toLowerCase();
-    const needle = smart ? query : query.toLowerCase();
-    let from = 0;
-    let at = hay.indexOf(needle);
-    while (at !== -1) {
-      if (at > from) {
-        row.appendChild(document.createTextNode(text.slice(from, at)));
+    let offset = 0;
+    for (const node of texts) {
+      const start = offset;
+      const end = start + node.data.length;
+      offset = end;
+      const pieces: Node[] = [];
+      let from = start;
+      for (const [a, b] of ranges) {
+        const lo = Math.max(a, start);
+        const hi = Math.min(b, end);
+        if (lo >= hi) {
+          continue;
+        }
+        if (lo > from) {
+          pieces.push(document.createTextNode(full.slice(from, lo)));
+        }
+        const mark = document.createElement('mark');
+        mark.className = 'jp-PyTorchJobLogs-match';
+        mark.textContent = full.slice(lo, hi);
+        pieces.push(mark);
+        from = hi;
       }
-      const mark = document.createElement('mark');
-      mark.className = 'jp-PyTorchJobLogs-match';
-      mark.textContent = text.slice(at, at + needle.length);
-      row.appendChild(mark);
-      from = at + needle.length;
-      at = hay.indexOf(needle, from);
-    }
-    if (from < text.length) {
-      row.appendChild(document.createTextNode(text.slice(from)));
+      if (pieces.length === 0) {
+        continue;
+      }
+      if (from < end) {
+        pieces.push(document.createTextNode(full.slice(from, end)));
+      }
+      node.replaceWith(...pieces);
     }
   }
 }

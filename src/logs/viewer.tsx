@@ -1,6 +1,8 @@
 /**
  * The log viewer: every replica merged with coloured prefixes, a tab per
- * replica, follow/pause, search, previous container, download.
+ * replica, follow/pause, search, next/previous error, previous container,
+ * download (as shown, or raw); a failed job's log opens at its first
+ * traceback.
  *
  * @packageDocumentation
  */
@@ -10,7 +12,11 @@ import {
   caretDownIcon,
   caretUpIcon,
   downloadIcon,
-  ReactWidget
+  errorIcon,
+  moveDownIcon,
+  moveUpIcon,
+  ReactWidget,
+  ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import * as React from 'react';
@@ -54,6 +60,7 @@ export class LogViewer extends Widget {
     }
     this._previous = options.previous ?? false;
     this._why = options.why ?? '';
+    this._openAtProblem = options.failed ?? false;
     this._connect();
   }
 
@@ -150,19 +157,21 @@ export class LogViewer extends Widget {
   }
 
   /**
-   * Save the shown lines to a file.
+   * Save the shown lines to a file: as shown (no colour codes), or `raw`:
+   * as the program wrote them (colour codes and progress-bar redraws kept).
    */
-  download(): void {
+  download(raw = false): void {
     const replica = this.lines.replica;
     const text = this.buffer.toText(
       this.buffer.view(replica),
-      replica === null
+      replica === null,
+      raw
     );
     const blob = new Blob([text], { type: 'text/plain' });
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;
-    link.download = `${this.jobName}${replica ? '-' + replica : ''}${this._previous ? '-previous' : ''}.log`;
+    link.download = `${this.jobName}${replica ? '-' + replica : ''}${this._previous ? '-previous' : ''}${raw ? '-raw' : ''}.log`;
     document.body.appendChild(link);
     link.click();
     link.remove();
@@ -205,9 +214,20 @@ export class LogViewer extends Widget {
     });
     this._stream = stream;
     stream.received.connect(this._onReceived, this);
-    stream.statusChanged.connect(this._update, this);
+    stream.statusChanged.connect(this._onStatus, this);
     stream.start();
     this.lines.refresh();
+    this._update();
+  }
+
+  private _onStatus(): void {
+    // A failed job's whole log is in once the stream ends: show its first
+    // traceback (else its first error) instead of the end.
+    if (this._openAtProblem && this.status === 'ended') {
+      this._openAtProblem = false;
+      this.lines.refresh();
+      this.lines.revealFirstProblem();
+    }
     this._update();
   }
 
@@ -245,6 +265,7 @@ export class LogViewer extends Widget {
   private _stream: LogStream | null = null;
   private _previous = false;
   private _why = '';
+  private _openAtProblem: boolean;
   private _knownReplicas = 0;
   private _headerTimer: ReturnType<typeof setTimeout> | null = null;
 }
@@ -291,6 +312,11 @@ export namespace LogViewer {
      * Why the viewer starts where it does, shown as one line.
      */
     why?: string;
+
+    /**
+     * Whether the job failed: the log opens at its first traceback.
+     */
+    failed?: boolean;
   }
 }
 
@@ -378,6 +404,7 @@ namespace Private {
       timer.current = setTimeout(() => viewer.search(value), 200);
     };
     const matches = lines.matches.length;
+    const problems = lines.problemCount;
     const replicas = sortReplicas(viewer.buffer.replicas);
     const tab = (replica: string | null, label: string, colour?: number) => (
       <button
@@ -478,15 +505,48 @@ namespace Private {
               <caretDownIcon.react tag="span" />
             </button>
           </span>
-          <button
-            type="button"
-            className="jp-PyTorchJobLogs-button"
-            title={trans.__('Download the log')}
-            aria-label={trans.__('Download the log')}
+          <span className="jp-PyTorchJobLogs-problems">
+            <errorIcon.react
+              tag="span"
+              className="jp-PyTorchJobLogs-problemIcon"
+            />
+            <span>{trans._n('%1 error', '%1 errors', problems)}</span>
+            {([-1, 1] as const).map(direction => (
+              <ToolbarButtonComponent
+                key={direction}
+                className={
+                  direction < 0
+                    ? 'jp-PyTorchJobLogs-previousError'
+                    : 'jp-PyTorchJobLogs-nextError'
+                }
+                icon={direction < 0 ? moveUpIcon : moveDownIcon}
+                tooltip={
+                  direction < 0
+                    ? trans.__(
+                        'Previous error: a traceback or a line saying Error'
+                      )
+                    : trans.__('Next error: a traceback or a line saying Error')
+                }
+                enabled={problems > 0}
+                onClick={() => lines.stepProblem(direction)}
+              />
+            ))}
+          </span>
+          <ToolbarButtonComponent
+            className="jp-PyTorchJobLogs-download"
+            icon={downloadIcon}
+            tooltip={trans.__('Download the log as shown')}
             onClick={() => viewer.download()}
-          >
-            <downloadIcon.react tag="span" />
-          </button>
+          />
+          <ToolbarButtonComponent
+            className="jp-PyTorchJobLogs-downloadRaw"
+            icon={downloadIcon}
+            label={trans.__('raw')}
+            tooltip={trans.__(
+              'Download the log as the program wrote it: colour codes and progress-bar redraws kept'
+            )}
+            onClick={() => viewer.download(true)}
+          />
           <span
             className={`jp-PyTorchJobLogs-status jp-mod-${viewer.status}`}
             role="status"

@@ -1,0 +1,190 @@
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { APIRequestContext } from '@playwright/test';
+
+import { CHINESE } from './lab';
+
+/**
+ * The log viewer as a terminal, on a real failed local job: a tqdm-like bar
+ * redrawn with \r is one line, ANSI colours show, problem lines are marked and
+ * reached with the next/previous error buttons, and a failed job's log opens
+ * at its first traceback. Compared with reference screenshots in the light
+ * and dark themes and in Chinese.
+ */
+const JOB = 'ui-terminal-log';
+
+// Fixed text (no times, no paths that vary) so that screenshots compare.
+const SCRIPT = String.raw`import sys
+w = sys.stdout.write
+print("\x1b[1;32mstarting\x1b[0m training: \x1b[31mred\x1b[0m \x1b[38;5;208morange\x1b[0m \x1b[38;2;30;144;255mtrue colour\x1b[0m", flush=True)
+for i in range(0, 101, 10):
+    w("\rtrain: %3d%%|%-10s| %d/10" % (i, "#" * (i // 10), i // 10))
+    sys.stdout.flush()
+w("\n")
+# A traceback a program logged and went on (fixed text: no temporary paths).
+print("Traceback (most recent call last):")
+print('  File "train.py", line 9, in <module>')
+print("ValueError: invalid literal for int() with base 10: 'x'", flush=True)
+for i in range(80):
+    print("step %2d loss %.2f" % (i, 1 / (i + 1)))
+print("ERROR: data loader worker 1 died")
+sys.stdout.flush()
+raise RuntimeError("boom")
+`;
+
+async function submitFailingJob(request: APIRequestContext): Promise<void> {
+  await request.delete(`pytorchjob/api/jobs/${JOB}`);
+  const response = await request.post('pytorchjob/api/jobs', {
+    data: { name: JOB, shm: 'off', restartPolicy: 'Never', script: SCRIPT }
+  });
+  expect(response.status(), await response.text()).toBe(201);
+  await expect
+    .poll(
+      async () =>
+        (await (await request.get(`pytorchjob/api/jobs/${JOB}`)).json()).state,
+      { timeout: 90 * 1000 }
+    )
+    .toBe('Failed');
+}
+
+async function openLogs(page: IJupyterLabPageFixture) {
+  // The panel knows the job failed: the viewer opens at its first traceback.
+  await page.getByRole('tab', { name: /PyTorch/ }).click();
+  await expect(page.locator(`[data-job="${JOB}"]`)).toHaveAttribute(
+    'data-state',
+    'Failed'
+  );
+  await page.evaluate(async name => {
+    await window.jupyterapp.commands.execute('pytorchjob:open-logs', { name });
+  }, JOB);
+  const logs = page.locator('.jp-PyTorchJobLogs');
+  await expect(logs.getByRole('status')).toContainText(/End of log|日志结束/);
+  return logs;
+}
+
+test.describe.serial('the log viewer as a terminal', () => {
+  test.beforeAll(async ({ request }) => {
+    await submitFailingJob(request);
+  });
+
+  test('redraws, colours, problem lines and the first traceback', async ({
+    page
+  }) => {
+    const logs = await openLogs(page);
+    const lines = logs.getByRole('log');
+    const current = lines.locator('.jp-PyTorchJobLogs-row.jp-mod-current');
+    // Opened at the first traceback, not at the end.
+    await expect(current).toHaveText(
+      'master-0 | Traceback (most recent call last):'
+    );
+    await expect(current).toHaveClass(/jp-mod-traceback/);
+    await expect(lines).not.toContainText('RuntimeError: boom');
+
+    // The bar is one line in its last state.
+    const bar = lines.locator('.jp-PyTorchJobLogs-row', { hasText: 'train:' });
+    await expect(bar).toHaveCount(1);
+    await expect(bar).toHaveText('master-0 | train: 100%|##########| 10/10');
+
+    // Colours: rendermime's classes and inline true colour; no codes shown.
+    const first = lines.locator('.jp-PyTorchJobLogs-row', {
+      hasText: 'starting'
+    });
+    await expect(first).toHaveText(
+      'master-0 | starting training: red orange true colour'
+    );
+    await expect(first.locator('.ansi-green-intense-fg.ansi-bold')).toHaveText(
+      'starting'
+    );
+    await expect(first.locator('.ansi-red-fg')).toHaveCSS(
+      'color',
+      'rgb(231, 92, 88)'
+    );
+    await expect(first.locator('span', { hasText: /^true colour$/ })).toHaveCSS(
+      'color',
+      'rgb(30, 144, 255)'
+    );
+
+    // Search ignores the codes and counts the collapsed bar once.
+    const search = logs.getByRole('searchbox', { name: 'Search the log' });
+    await search.fill('train: 1');
+    await search.press('Enter');
+    await expect(logs.locator('.jp-PyTorchJobLogs-matches')).toHaveText(
+      '1 of 1'
+    );
+    await search.fill('');
+    await search.press('Enter');
+
+    // Next/previous error walk the problem lines, wrapping.
+    await expect(logs.getByText('6 errors')).toBeVisible();
+    const next = logs.getByRole('button', { name: /^Next error/ });
+    const previous = logs.getByRole('button', { name: /^Previous error/ });
+    await next.click();
+    await expect(current).toHaveText(
+      "master-0 | ValueError: invalid literal for int() with base 10: 'x'"
+    );
+    await next.click();
+    await expect(current).toHaveText(
+      'master-0 | ERROR: data loader worker 1 died'
+    );
+    await expect(current).toHaveClass(/jp-mod-problem/);
+    await next.click();
+    await expect(current).toHaveText(
+      'master-0 | Traceback (most recent call last):'
+    );
+    await next.click();
+    await expect(current).toContainText('raise RuntimeError("boom")');
+    await next.click();
+    await expect(current).toHaveText('master-0 | RuntimeError: boom');
+    await next.click();
+    await expect(current).toHaveText(
+      'master-0 | Traceback (most recent call last):'
+    );
+    await previous.click();
+    await previous.click();
+    await previous.click();
+    await previous.click();
+    await expect(current).toHaveText(
+      'master-0 | ERROR: data loader worker 1 died'
+    );
+  });
+
+  for (const theme of ['JupyterLab Light', 'JupyterLab Dark']) {
+    test(`looks as it should in ${theme}`, async ({ page }) => {
+      await page.evaluate(async name => {
+        await window.jupyterapp.commands.execute('apputils:change-theme', {
+          theme: name
+        });
+      }, theme);
+      await expect(page.locator('body')).toHaveAttribute(
+        'data-jp-theme-name',
+        theme
+      );
+      const logs = await openLogs(page);
+      await expect(logs.locator('.jp-mod-current')).toContainText('Traceback');
+      await expect(logs).toHaveScreenshot(
+        `logs-${theme.split(' ')[1].toLowerCase()}.png`
+      );
+    });
+  }
+});
+
+test.describe('the log viewer in Chinese', () => {
+  test.use(CHINESE);
+
+  test('says next/previous error in Chinese', async ({ page, request }) => {
+    const answer = await request.get('/lab/api/translations/zh_CN');
+    const catalogue = answer.ok() ? await answer.json() : {};
+    test.skip(
+      !catalogue?.data?.jupyter_pytorchjob,
+      'no zh_CN language pack on this server'
+    );
+    if (!(await request.get(`pytorchjob/api/jobs/${JOB}`)).ok()) {
+      await submitFailingJob(request);
+    }
+    const logs = await openLogs(page);
+    await expect(
+      logs.getByRole('button', { name: /^下一个错误/ })
+    ).toBeVisible();
+    await expect(logs.getByText('6 个错误')).toBeVisible();
+    await expect(logs).toHaveScreenshot('logs-zh_CN.png');
+  });
+});
