@@ -4,6 +4,7 @@
 * ``local``      - each node a local process with its controller's environment.
 * ``kubernetes`` - the PyTorchJobs and TrainJobs a cluster serves (kubernetes_asyncio).
 * ``archive``    - a job's log archive read as log chunks (both backends).
+* ``logmerge``   - ``TimeMerge``: replicas' lines merged in time order (both backends).
 * ``progress``   - ``ProgressSources``: log lines and event files -> progress (both).
 * ``tfevents``   - TensorBoard scalars read incrementally from event files.
 
