@@ -25,7 +25,7 @@ from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
 from ...processes import ProcessIdentity, free_port
-from ..archive import ArchiveLocation, read_archive, read_at, tail_offset
+from ..archive import ArchiveLocation, file_size, read_archive, read_at, tail_offset
 from ..base import (
     Backend,
     BackendError,
@@ -508,16 +508,15 @@ async def read_lines(
     path: Path, replica: str, offset: int, *, previous: bool = False
 ) -> AsyncIterator[LogChunk]:
     """Whole lines of ``path`` from ``offset``, timestamps removed, in bounded chunks."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    size = await asyncio.to_thread(file_size, path)
+    if size is None:  # not there (yet), or no regular file: nothing to read
         return
     if offset > size:  # the file was rotated (a restart): start over on the new one
         offset = 0
     while offset < size:
         try:
             data = await asyncio.to_thread(read_at, path, offset, CHUNK)
-        except FileNotFoundError:
+        except OSError:
             return  # deleted meanwhile (cleanPodPolicy All, a deadline): as a pod's log goes
         cut = data.rfind(b"\n") + 1
         if not cut:
@@ -537,14 +536,16 @@ def resume_problem(path: Path, offset: int) -> str | None:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         return f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}"
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    size = file_size(path)
+    if size is None:
         return None  # nothing written yet: read_lines starts at the beginning
     if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
         return None
     start = max(0, offset - CHUNK)
-    window = read_at(path, start, offset - start)
+    try:
+        window = read_at(path, start, offset - start)
+    except OSError:
+        return None  # gone meanwhile: read_lines starts over
     if window.endswith(b"\n") or (start > 0 and b"\n" not in window):
         return None
     return (
