@@ -195,7 +195,8 @@ def become_subreaper() -> bool:
 
 
 def die_with_parent(parent: int, sig: signal.Signals = signal.SIGKILL) -> None:
-    """For a child between fork and exec: receive ``sig`` when ``parent`` dies; exit at
+    """For a child (between fork and exec, or as it starts): receive ``sig`` when ``parent``
+    dies (the thread that started it, in fact: start children from a long-lived one); exit at
     once if it died already."""
     _prctl(_PR_SET_PDEATHSIG, int(sig))
     if os.getppid() != parent:

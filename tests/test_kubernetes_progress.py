@@ -5,6 +5,7 @@ kubernetes_asyncio client against the HTTP-level fake API server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import os
@@ -367,3 +368,50 @@ async def test_a_killed_parser_process_is_replaced(fake_kube: Any) -> None:
     finally:
         await backend.close()
     assert backend.progress_watcher.parser._pool is None  # its process stopped
+
+
+# A server's parser, as in a Jupyter server: its worker process started, then waiting.
+PARSER_HOLDER = """
+import asyncio, multiprocessing.resource_tracker as tracker, sys
+from jupyter_pytorchjob.backends.kubernetes.progress import ProgressParser
+
+async def main():
+    parser = ProgressParser(in_process=True)
+    await parser.start("job", None)
+    (worker,) = parser._pool._processes.values()
+    print(worker.pid, tracker._resource_tracker._pid, flush=True)
+    await asyncio.to_thread(sys.stdin.read)
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_server_leaves_no_parser_process_or_resource_tracker() -> None:
+    """SIGKILL runs no shutdown: the worker dies with the server (PR_SET_PDEATHSIG),
+    and with it the multiprocessing resource tracker (its pipe closes)."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", PARSER_HOLDER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    left: list[psutil.Process] = []
+    try:
+        assert holder.stdout is not None
+        worker, tracker = (psutil.Process(int(pid)) for pid in holder.stdout.readline().split())
+        left = [worker, tracker]
+        assert {worker.ppid(), tracker.ppid()} == {holder.pid}
+        holder.kill()
+        holder.wait()
+        _, left = psutil.wait_procs([worker, tracker], timeout=20)
+        assert left == [], f"left running after the server was killed: {left}"
+    finally:
+        for process in [holder, *left]:
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                process.kill()
+        holder.wait()
