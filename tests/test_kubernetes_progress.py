@@ -262,6 +262,30 @@ async def test_a_hostile_log_changes_only_its_own_jobs_progress(
     assert (await progress_of(backend, "calm")).step == 20
 
 
+async def test_fresh_metric_names_are_bounded_and_said(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """A job printing a dict with fresh names on every line keeps MAX_METRICS of them,
+    says how many it left out, and another job's progress still comes."""
+    from jupyter_pytorchjob.job.progress import MAX_METRICS
+
+    await backend.submit(spec("calm"))
+    await backend.submit(spec("names"))
+    for name in ("calm", "names"):
+        fake_kube.operator.run(NS, name)
+    fresh = "".join(f"{{'loss': 0.5, 'm{i}': {i}}}\n" for i in range(5000))
+    fake_kube.append_log(NS, "names-master-0", "pytorch", fresh)
+    fake_kube.append_log(NS, "calm-master-0", "pytorch", " 20%|██        | 20/100 [00:02<00:08]\n")
+    await wait_progress(backend, "calm", lambda p: p.step == 20, "the calm job")
+    progress = await wait_progress(
+        backend, "names", lambda p: p.dropped_metrics > 0, "the dropped names counted"
+    )
+    assert len(progress.metrics) == MAX_METRICS
+    assert progress.dropped_metrics == 200 - (MAX_METRICS - 1)  # the tail: its last 200 lines
+    _, history = await backend.progress("names")
+    assert history is not None and len(history.series) == MAX_METRICS
+
+
 async def test_a_command_reads_for_each_look_and_leaves_nothing_running(
     fake_kube: Any,
 ) -> None:
