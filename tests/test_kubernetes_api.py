@@ -96,6 +96,34 @@ async def test_errors_are_actionable(fake_kube: Any, jp_fetch: Any) -> None:
     assert fake_kube.get("pytorchjobs", NS, "other") is None
 
 
+@pytest.mark.parametrize("kind", ["PyTorchJob", "TrainJob"])
+async def test_an_impossible_node_count_is_a_field_error(
+    fake_kube: Any, jp_fetch: Any, kind: str
+) -> None:
+    """As locally: a job of a million pods is refused naming the field, nothing made."""
+    for field in ("nodes", "maxNodes"):
+        body = {**JOB, "kind": kind, field: 1_000_000}
+        code, refused = await error(jp_fetch, "jobs", method="POST", body=body)
+        assert (code, refused["field"]) == (400, field), refused
+        assert "at most 5000" in refused["message"]
+        code, refused = await error(jp_fetch, "render", method="POST", body=body)
+        assert (code, refused["field"]) == (400, field), refused
+    assert fake_kube.get("pytorchjobs", NS, "demo") is None
+    assert fake_kube.get("trainjobs", NS, "demo") is None
+
+
+async def test_logs_of_an_unknown_replica_are_404(fake_kube: Any, jp_fetch: Any) -> None:
+    """As locally and in openapi.yaml: not an empty 200."""
+    await call(jp_fetch, "jobs", method="POST", body=JOB)
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-worker-1", "pytorch", "w1\n")
+    ok = await call(jp_fetch, "jobs", "demo", "logs", params={"replica": "worker-1"})
+    assert ok.body.decode() == "w1\n"
+    code, body = await error(jp_fetch, "jobs", "demo", "logs", params={"replica": "worker-7"})
+    assert code == 404
+    assert "no replica 'worker-7'" in body["message"] and "master-0" in body["message"]
+
+
 async def test_namespaces(fake_kube: Any, jp_fetch: Any) -> None:
     code, body = await error(jp_fetch, "jobs", params={"namespace": "kube-system"})
     assert code == 403 and "kube-system" in body["message"]

@@ -39,6 +39,7 @@ from ..base import (
     Volume,
     dropped_warning,
     finished_error,
+    unknown_replica,
 )
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -724,6 +725,16 @@ class KubernetesBackend(Backend):
             except BackendError as err:
                 return err.status == 404  # deleted (or TTL): nothing more will come
 
+        replicas = [r.name for r in kind.job_info(job, []).replicas]
+        if replica is not None and replica not in replicas:
+            # Not in the spec: maybe an elastic job's pod beyond it, else no replica (404,
+            # as locally and in openapi.yaml - not an empty log).
+            try:
+                pods = await self._pods(kind.pod_selector(name))
+            except (ApiException, OSError, TimeoutError, aiohttp.ClientError) as err:
+                raise self._translate(err, what="list the job's pods") from err
+            if replica not in {kind.replica_of_pod(pod) for pod in pods}:
+                raise unknown_replica(name, replica, replicas)
         api = await self.api()
         merger = LogMerger(
             api,
@@ -739,7 +750,7 @@ class KubernetesBackend(Backend):
             since=since,
             timeout=api.stream_timeout,
             archive=archived,
-            replicas=[r.name for r in kind.job_info(job, []).replicas],
+            replicas=replicas,
         )
         try:
             async for chunk in merger.chunks():

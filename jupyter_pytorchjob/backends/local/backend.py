@@ -39,6 +39,7 @@ from ..base import (
     ReplicaInfo,
     Volume,
     finished_error,
+    unknown_replica,
 )
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
@@ -427,10 +428,7 @@ class LocalBackend(Backend):
         jobdir = self._jobdir(name)
         replicas = list(read_json(jobdir.replicas, {}))
         if replica is not None and replica not in replicas:
-            raise BackendError(
-                f"job {name!r} has no replica {replica!r}; it has {', '.join(replicas)}",
-                status=404,
-            )
+            raise unknown_replica(name, replica, replicas)
         wanted = [replica] if replica else replicas
         # A log the supervisor removed (cleanPodPolicy All, a deadline, suspended) is read
         # from the job's log archive, as a pod's that is gone.
