@@ -167,9 +167,10 @@ class LocalBackend(Backend):
             script_path=jobdir.script,
             manifest=manifest,
         )
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        # Owner only: a job's logs, script and state are nobody else's to read.
+        self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            jobdir.path.mkdir()
+            jobdir.path.mkdir(mode=0o700)
         except FileExistsError:
             raise JobExists(spec.name) from None
         try:
