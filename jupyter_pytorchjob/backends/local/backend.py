@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from ...kinds.manifests import merge
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
-from ...processes import ProcessIdentity, free_port
+from ...processes import ProcessIdentity, free_port, kill_marked
 from ..archive import ArchiveLocation, file_size, read_archive, read_at, tail_offset
 from ..base import (
     Backend,
@@ -41,7 +43,7 @@ from ..base import (
     finished_error,
     unknown_replica,
 )
-from .plan import Mounts, plan_nodes, plans_to_wire
+from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
 from .supervisor import CRASH_BACK_OFF, SUPERVISORS
@@ -183,6 +185,10 @@ class LocalBackend(Backend):
             now = time.time()
             created = SUPERVISORS[kind.controller].created_conditions(spec.name, now)
             write_json(jobdir.manifest, manifest)
+            # Every process of the job inherits this mark, wherever it goes: DELETE finds
+            # what outlived its supervisor and watchdog (killed together) by it.
+            mark = secrets.token_hex(16)
+            plans = [replace(p, env={**p.env, MARK_ENV: mark}) for p in plans]
             write_json(jobdir.plan, plans_to_wire(plans))
             write_json(
                 jobdir.replicas,
@@ -200,6 +206,7 @@ class LocalBackend(Backend):
                     "logdir": spec.logdir,
                     "port": str(port),
                     "crash_back_off": self.crash_back_off,
+                    "mark": mark,
                 },
             )
             if created:
@@ -348,6 +355,11 @@ class LocalBackend(Backend):
         if watchdog is not None:
             wait_gone(watchdog, STOP_TIMEOUT)
         stop_nodes(read_json(jobdir.replicas, {}))  # left by a supervisor killed earlier
+        mark = job.get("mark")
+        if isinstance(mark, str) and len(mark) >= 32:
+            # What left the nodes' groups (a new session), orphaned when the supervisor
+            # and its watchdog died together: found by the job's mark.
+            kill_marked(MARK_ENV, mark, timeout=STOP_TIMEOUT)
 
     async def suspend(self, name: str) -> JobInfo:
         return await asyncio.to_thread(self._set_suspend, name, True)
