@@ -3,6 +3,7 @@ its output pump linear; real processes throughout (issue 13)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -333,3 +334,23 @@ async def test_a_log_deleted_while_it_is_read_ends_the_read(tmp_path: Path) -> N
     assert first.text.startswith("step")
     log.unlink()
     assert [chunk async for chunk in reader] == []
+
+
+async def test_a_jobs_events_are_read_boundedly(backend: LocalBackend) -> None:
+    """A job restarting for days appends events for days: GET events answers with the
+    newest MAX_EVENTS, read from the file's end; an events file that is no regular file
+    answers none instead of hanging."""
+    from jupyter_pytorchjob.backends.local.backend import MAX_EVENTS
+
+    await backend.submit(make_spec(name="chatty", command=["python", "-c", "pass"]))
+    assert (await backend.wait("chatty", timeout=60)).state is JobState.SUCCEEDED
+    jobdir = JobDir(backend.jobs_dir / "chatty")
+    for i in range(3 * MAX_EVENTS):
+        jobdir.add_event("Warning", "BackOff", f"restart {i}", "master-0")
+    events = await backend.events("chatty")
+    assert len(events) == MAX_EVENTS
+    assert events[-1].message == f"restart {3 * MAX_EVENTS - 1}"
+    assert events[0].message == f"restart {2 * MAX_EVENTS}"
+    jobdir.events.unlink()
+    os.mkfifo(jobdir.events)
+    assert await asyncio.wait_for(backend.events("chatty"), 10) == []

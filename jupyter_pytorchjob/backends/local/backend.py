@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ... import untrusted_files
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
@@ -54,6 +55,8 @@ FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
 STOP_TIMEOUT = 10.0
+MAX_EVENTS = 1000  # the newest events GET events answers with
+MAX_EVENT_BYTES = 1 << 20  # read from the end of the events file
 # Each node is a process (torchrun: several); more than this per CPU only thrashes.
 NODES_PER_CPU = 4
 
@@ -382,13 +385,23 @@ class LocalBackend(Backend):
         return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
-        jobdir = self._jobdir(name)
+        return await asyncio.to_thread(self._events, self._jobdir(name))
+
+    def _events(self, jobdir: JobDir) -> list[Event]:
+        """The newest ``MAX_EVENTS`` events: a job restarting for days appends events
+        for days, and the answer (and the read) stays bounded."""
+        try:
+            data = untrusted_files.read_tail(jobdir.events, MAX_EVENT_BYTES)
+        except OSError:
+            return []
+        lines = data.decode("utf-8", "replace").split("\n")
+        if len(data) == MAX_EVENT_BYTES:
+            lines = lines[1:]  # the first may be cut
         events = []
-        with contextlib.suppress(FileNotFoundError):
-            for line in jobdir.events.read_text().splitlines():
-                with contextlib.suppress(json.JSONDecodeError, TypeError):
-                    events.append(Event(**json.loads(line)))
-        return events
+        for line in lines[-MAX_EVENTS - 1 :]:
+            with contextlib.suppress(json.JSONDecodeError, TypeError):
+                events.append(Event(**json.loads(line)))
+        return events[-MAX_EVENTS:]
 
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
