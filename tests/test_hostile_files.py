@@ -21,10 +21,12 @@ import pytest
 
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 
+from .local_jobs import backend, make_spec
 from .test_kubernetes_backend import NOTEBOOK_POD
 from .test_kubernetes_progress import archive_line, spec, wait_progress
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+__all__ = ["backend"]  # fixture: deletes its jobs in teardown
 
 NS = "team-a"
 API = ("pytorchjob", "api")
@@ -199,3 +201,42 @@ async def test_hostile_event_files_freeze_no_job_and_show_nothing_foreign(
     finally:
         release(fifos)  # else a worker stuck opening one (the bug) is never shut down
         await backend.close()
+
+
+# -- local: the supervisor's progress tracker ------------------------------------------
+
+EPOCHS = "import time\nfor i in range(1, 4):\n    print(f'Epoch {i}/3', flush=True)\n"
+
+
+async def test_a_local_jobs_hostile_log_directory_stalls_neither_progress_nor_the_end(
+    backend: Any, fifos: list[Path]
+) -> None:
+    """The job's supervisor reads its log directory's event files in a thread: a FIFO
+    named like one, a link to /dev/zero and a directory linked to / are passed over;
+    the log's progress comes, and the job ends (the final read drains every source)."""
+    logdir = backend.volume_root / "data" / "tb"
+    logdir.mkdir(parents=True)
+    os.mkfifo(logdir / "events.out.tfevents.0.fifo")
+    fifos.append(logdir / "events.out.tfevents.0.fifo")
+    (logdir / "zero.tfevents").symlink_to("/dev/zero")
+    (logdir / "everything").symlink_to("/", target_is_directory=True)
+    spec = make_spec(
+        name="hostile",
+        script=EPOCHS,
+        pvc=[{"claim": "data", "mountPath": "/data"}],
+        logdir="/data/tb",
+        logArchive="off",
+    )
+    await backend.submit(spec)
+    try:
+        done = await backend.wait("hostile", timeout=60, interval=0.1)
+        assert done.state.value == "Succeeded"
+        deadline = time.monotonic() + 30
+        while (progress := (await backend.get_job("hostile")).progress) is None or (
+            progress.epoch != 3
+        ):
+            assert time.monotonic() < deadline, progress
+            await asyncio.sleep(0.05)
+        assert progress.metrics == {}  # nothing read from the planted files
+    finally:
+        release(fifos)
