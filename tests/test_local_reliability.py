@@ -161,12 +161,17 @@ async def test_more_nodes_than_the_machine_runs_are_refused(
     backend: LocalBackend, tmp_path: Path
 ) -> None:
     cpus = os.cpu_count() or 1
+    too_many = 4 * cpus + 1
     with pytest.raises(JobSpecInvalid) as info:
-        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+        await backend.submit(make_spec(name="huge", nodes=too_many, command=python("pass")))
     assert info.value.field == "nodes"
     message = str(info.value)
     assert f"at most {4 * cpus}" in message and f"{cpus} CPUs" in message
-    assert "local_max_nodes" in message and "1000000" in message
+    assert "local_max_nodes" in message and str(too_many) in message
+    # Beyond any cluster, the job body itself is refused (as on the kubernetes backend).
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+    assert info.value.field == "nodes" and "at most 5000" in str(info.value)
     assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
 
     configured = LocalBackend(root=backend.root, default_workdir=EXAMPLES, max_nodes=3)
