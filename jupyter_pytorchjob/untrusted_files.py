@@ -158,16 +158,21 @@ def read_tail(path: StrPath, max_bytes: int, *, dir_fd: int | None = None) -> by
         os.close(fd)
 
 
-def regular_files(directory: StrPath) -> list[str]:
+def regular_files(directory: StrPath, *, max_entries: int = 10_000) -> list[str]:
     """The names of the regular files in ``directory`` (itself no link), links and
-    everything else left out; ``[]`` when it cannot be read."""
+    everything else left out, among its first ``max_entries`` entries; ``[]`` when it
+    cannot be read."""
     try:
         fd = open_directory(directory)
     except OSError:
         return []
     try:
         with os.scandir(fd) as entries:
-            return [e.name for e in entries if e.is_file(follow_symlinks=False)]
+            return [
+                entry.name
+                for _, entry in zip(range(max_entries), entries, strict=False)
+                if entry.is_file(follow_symlinks=False)
+            ]
     except OSError:
         return []
     finally:

@@ -215,8 +215,10 @@ def test_walk_of_a_symlinked_root_yields_nothing(tmp_path: Path) -> None:
     assert list(walk(root, max_depth=3)) == []
 
 
-def test_walk_looks_at_a_bounded_number_of_entries(tmp_path: Path) -> None:
+def test_walk_and_listing_look_at_a_bounded_number_of_entries(tmp_path: Path) -> None:
     for i in range(50):
         (tmp_path / f"{i:02}.tfevents").write_text("")
     (found,) = walk(tmp_path, max_depth=0, max_entries=10)
     assert len(found[1]) == 10
+    assert len(regular_files(tmp_path, max_entries=10)) == 10
+    assert len(regular_files(tmp_path)) == 50
