@@ -17,6 +17,7 @@ from traitlets import Bool, CaselessStrEnum, Dict, Float, Integer, List, Unicode
 from .backends import Backend, BackendError, create_backend
 from .job.fields import DEFAULT_GPU_RESOURCE, DEFAULT_IMAGE, DEFAULT_SHM, config_fields
 from .package_version import __version__
+from .rest import DEFAULT_MAX_LOG_STREAMS
 
 
 class PyTorchJobApp(ExtensionApp):
@@ -110,6 +111,16 @@ class PyTorchJobApp(ExtensionApp):
         help=(
             "Seconds to wait for the Kubernetes API server's answer to one request. Followed "
             "logs are exempt: a quiet training job may print nothing for a long time."
+        ),
+    )
+
+    max_log_streams = Integer(
+        DEFAULT_MAX_LOG_STREAMS,
+        config=True,
+        help=(
+            "Log streams (log views, `ptjob logs`, websockets or plain) this server serves "
+            "at once; one more is refused with 503 saying so. Each holds a connection to "
+            "the Kubernetes API server per replica, or a poll of the local log files."
         ),
     )
 
@@ -242,7 +253,7 @@ class PyTorchJobApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         """Expose the effective configuration and the backend to the handlers."""
-        from .rest import MAX_BODY_SETTING
+        from .rest import LOG_STREAMS_SETTING, MAX_BODY_SETTING, LogStreamSlots
 
         if self.freeze_gc:
             from tornado.ioloop import IOLoop
@@ -252,6 +263,7 @@ class PyTorchJobApp(ExtensionApp):
 
         self.settings["pytorchjob_config"] = self.config_model()
         self.settings[MAX_BODY_SETTING] = self.api_max_body_size
+        self.settings[LOG_STREAMS_SETTING] = LogStreamSlots(self.max_log_streams)
         backend = self.settings["pytorchjob_backend"] = self.create_backend()
         self.settings["pytorchjob_logdir_resolver"] = functools.partial(job_logdir, backend)
         self._init_tensorboards()

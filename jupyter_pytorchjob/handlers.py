@@ -33,7 +33,13 @@ from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import KINDS, JobKind, kind_for, kind_of
-from .rest import AUTH_RESOURCE, job_name_problem, json_object_body
+from .rest import (
+    AUTH_RESOURCE,
+    LOG_STREAMS_SETTING,
+    LogStreamSlots,
+    job_name_problem,
+    json_object_body,
+)
 
 API = "pytorchjob/api"
 # Any path segment: a name no job can have is answered 400 naming the field (below),
@@ -405,6 +411,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     auth_resource = AUTH_RESOURCE
     _task: asyncio.Task[None] | None = None
+    _slot: LogStreamSlots | None = None  # the slot this stream holds, given back once
 
     async def pre_get(self) -> None:
         """Refuse users the authorizer does not let read jobs."""
@@ -419,7 +426,14 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         """Authenticate and authorize, then upgrade to a websocket (or answer text)."""
         await self.pre_get()
         if self.request.headers.get("Upgrade", "").lower() != "websocket":
-            await self._plain(kwargs["name"])
+            refusal = self._take_slot()
+            try:
+                if refusal is not None:
+                    self._plain_error(503, {"message": refusal})
+                else:
+                    await self._plain(kwargs["name"])
+            finally:
+                self._give_slot()
             return
         result = super().get(*args, **kwargs)
         if result is not None:
@@ -428,7 +442,29 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     def open(self, name: str) -> None:
         """Start the keep-alive pings and the stream."""
         super().open(name)
+        refusal = self._take_slot()
+        if refusal is not None:
+            self._task = asyncio.ensure_future(self._refuse(refusal))
+            return
         self._task = asyncio.ensure_future(self._stream(name))
+
+    async def _refuse(self, message: str) -> None:
+        with contextlib.suppress(WebSocketClosedError):
+            await self.write_message(json.dumps({"error": message, "status": 503}))
+        self.close()
+
+    def _take_slot(self) -> str | None:
+        """A slot for this stream (given back when it ends), else why there is none."""
+        slots: LogStreamSlots = self.settings[LOG_STREAMS_SETTING]
+        if not slots.take():
+            return slots.full_message()
+        self._slot = slots
+        return None
+
+    def _give_slot(self) -> None:
+        if self._slot is not None:
+            self._slot.give()
+            self._slot = None
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen."""
@@ -438,6 +474,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         or a plain request's connection)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        self._give_slot()
 
     def _chunks(self, name: str) -> AsyncIterator[LogChunk]:
         """The backend's stream for this request; ``JobSpecInvalid`` for a bad query."""

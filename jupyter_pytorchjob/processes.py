@@ -159,6 +159,26 @@ class ProcessIdentity:
         return False
 
 
+def kill_marked(variable: str, value: str, *, timeout: float = 10.0) -> int:
+    """SIGKILL every process of this user whose environment holds ``variable=value``
+    (a job's random mark: every process the job starts inherits it, whatever group,
+    session or parent it has now), and wait until they are gone; how many there were.
+    Only the value's randomness ties a process to the job: make it unguessable."""
+    me = os.getuid()
+    marked = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.pid == os.getpid() or process.uids().real != me:
+                continue
+            if process.environ().get(variable) == value:
+                marked.append(process)
+    for process in marked:
+        with contextlib.suppress(psutil.Error):
+            process.kill()  # psutil checks first that the pid is still this process
+    psutil.wait_procs(marked, timeout=timeout)
+    return len(marked)
+
+
 def child_pids() -> list[int]:
     """This process's children (alive or zombie), cheaply from
     ``/proc/self/task/*/children`` where the kernel has it, else through psutil."""
@@ -195,7 +215,8 @@ def become_subreaper() -> bool:
 
 
 def die_with_parent(parent: int, sig: signal.Signals = signal.SIGKILL) -> None:
-    """For a child between fork and exec: receive ``sig`` when ``parent`` dies; exit at
+    """For a child (between fork and exec, or as it starts): receive ``sig`` when ``parent``
+    dies (the thread that started it, in fact: start children from a long-lived one); exit at
     once if it died already."""
     _prctl(_PR_SET_PDEATHSIG, int(sig))
     if os.getppid() != parent:

@@ -17,6 +17,34 @@ AUTH_RESOURCE = "pytorchjob"
 #: settings key of the largest JSON body the API reads (``PyTorchJobApp.api_max_body_size``)
 MAX_BODY_SETTING = "pytorchjob_max_body_size"
 DEFAULT_MAX_BODY = 1024 * 1024
+#: settings key of the server's ``LogStreamSlots`` (``PyTorchJobApp.max_log_streams``)
+LOG_STREAMS_SETTING = "pytorchjob_log_streams"
+DEFAULT_MAX_LOG_STREAMS = 100
+
+
+class LogStreamSlots:
+    """At most ``limit`` log streams served at once: each holds upstream connections
+    (a cluster's log follow per replica) or a poll loop (local), so a thousand open
+    views would starve every other request. Taken on the event loop only."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+
+    def take(self) -> bool:
+        if self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def give(self) -> None:
+        self.open = max(0, self.open - 1)
+
+    def full_message(self) -> str:
+        return (
+            f"this server already streams {self.limit} logs (PyTorchJobApp.max_log_streams); "
+            "close some log views or log commands and try again"
+        )
 
 
 def job_name_problem(name: str) -> JobSpecInvalid | None:

@@ -734,6 +734,12 @@ export interface IJobProgress {
   metrics: Record<string, number>;
 
   /**
+   * Distinct metric names left out (beyond the first 50, or not a valid name),
+   * counted up to 1000.
+   */
+  droppedMetrics?: number;
+
+  /**
    * The metric to show first: loss, eval_loss, accuracy, else the first reported.
    */
   keyMetric: string | null;

@@ -1,9 +1,11 @@
 """Mutation check of the authorization tests: remove a check, the tests must fail.
 
-For each ``@authorized`` decorator of our handlers, and for the log websocket's own
-authorizer call, this copies the package and the tests into a temporary directory,
-removes that one check, and runs ``tests/test_authorization.py`` there. A mutant
-whose tests still pass is a check no test would miss: the script lists it and exits 1.
+For each ``@authorized`` decorator of our handlers, for the log websocket's own
+authorizer call, and for the defences against foreign requests (``DEFENCES``: the
+TensorBoard proxy stripping ``Cookie``/``Authorization``, the log websocket's origin
+check), this copies the package and the tests into a temporary directory, removes that
+one check, and runs ``TESTS`` there. A mutant whose tests still pass is a check no test
+would miss: the script lists it and exits 1.
 
     python tests/mutation_auth.py            # every check on its own (about 20 runs)
     python tests/mutation_auth.py --all      # all checks removed at once (one run)
@@ -25,9 +27,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDLER_FILES = ("jupyter_pytorchjob/handlers.py", "jupyter_pytorchjob/tensorboard/handlers.py")
-TEST = "tests/test_authorization.py"
+TESTS = ("tests/test_authorization.py", "tests/test_foreign_requests.py")
+TEST = " ".join(TESTS)  # as the messages name them
 # The websocket's check: the authorizer's answer must refuse the upgrade.
 WS_CHECK = re.compile(r"^(\s*)if not allowed:\n\s*raise web\.HTTPError\(403\)$", re.MULTILINE)
+
+
+# Defences against foreign requests: name -> (file, the code, the code without it).
+_PROXY = "jupyter_pytorchjob/tensorboard/handlers.py"
+_STRIPPED = 'for name in ("Authorization", "Cookie"):'
+DEFENCES = {
+    "proxy passes Cookie on": (_PROXY, _STRIPPED, 'for name in ("Authorization",):'),
+    "proxy passes Authorization on": (_PROXY, _STRIPPED, 'for name in ("Cookie",):'),
+    "log websocket takes any Origin": (
+        "jupyter_pytorchjob/handlers.py",
+        "    auth_resource = AUTH_RESOURCE\n    _task: asyncio.Task[None] | None = None\n",
+        "    auth_resource = AUTH_RESOURCE\n    _task: asyncio.Task[None] | None = None\n\n"
+        "    def check_origin(self, origin: str | None = None) -> bool:\n        return True\n",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +58,10 @@ class Mutant:
 
     def apply(self, text: str) -> str:
         lines = text.split("\n")
+        if self.what in DEFENCES:
+            old, new = DEFENCES[self.what][1:]
+            assert text.count(old) == 1, f"{self.what}: {old!r} not found once"
+            return text.replace(old, new)
         if self.what == "decorator":
             assert lines[self.line - 1].strip() == "@authorized", lines[self.line - 1]
             del lines[self.line - 1]
@@ -59,6 +81,13 @@ def mutants() -> list[Mutant]:
         match = WS_CHECK.search(text)
         if match:
             found.append(Mutant(name, text[: match.start()].count("\n") + 2, "websocket check"))
+    for what, (name, old, _) in DEFENCES.items():
+        text = (ROOT / name).read_text()
+        if old in text:
+            found.append(Mutant(name, text[: text.index(old)].count("\n") + 1, what))
+        else:
+            print(f"{what}: not found in {name}: the script is out of date", file=sys.stderr)
+            found.append(Mutant(name, 0, what))  # fails in apply: the run says so
     return found
 
 
@@ -78,7 +107,7 @@ def survives(applied: list[Mutant]) -> bool:
             path.write_text(text)
         env = {**os.environ, "PYTHONPATH": str(copy)}
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", TEST, "-q", "-x", "-p", "no:cacheprovider"],
+            [sys.executable, "-m", "pytest", *TESTS, "-q", "-x", "-p", "no:cacheprovider"],
             cwd=copy,
             env=env,
             capture_output=True,

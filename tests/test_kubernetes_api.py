@@ -27,6 +27,7 @@ def jp_server_config(jp_server_config: dict[str, Any], tmp_path: Path) -> dict[s
             "backend": "kubernetes",
             "allowed_namespaces": ["team-b"],
             "notebook_pod": "nb-0",
+            "max_log_streams": 2,
         },
     }
 
@@ -94,6 +95,69 @@ async def test_errors_are_actionable(fake_kube: Any, jp_fetch: Any) -> None:
     code, body = await error(jp_fetch, "jobs", method="POST", body={**JOB, "nodes": 0})
     assert code == 400 and body["field"] == "nodes"
     assert fake_kube.get("pytorchjobs", NS, "other") is None
+
+
+@pytest.mark.parametrize("kind", ["PyTorchJob", "TrainJob"])
+async def test_an_impossible_node_count_is_a_field_error(
+    fake_kube: Any, jp_fetch: Any, kind: str
+) -> None:
+    """As locally: a job of a million pods is refused naming the field, nothing made."""
+    for field in ("nodes", "maxNodes"):
+        body = {**JOB, "kind": kind, field: 1_000_000}
+        code, refused = await error(jp_fetch, "jobs", method="POST", body=body)
+        assert (code, refused["field"]) == (400, field), refused
+        assert "at most 5000" in refused["message"]
+        code, refused = await error(jp_fetch, "render", method="POST", body=body)
+        assert (code, refused["field"]) == (400, field), refused
+    assert fake_kube.get("pytorchjobs", NS, "demo") is None
+    assert fake_kube.get("trainjobs", NS, "demo") is None
+
+
+async def test_logs_of_an_unknown_replica_are_404(fake_kube: Any, jp_fetch: Any) -> None:
+    """As locally and in openapi.yaml: not an empty 200."""
+    await call(jp_fetch, "jobs", method="POST", body=JOB)
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-worker-1", "pytorch", "w1\n")
+    ok = await call(jp_fetch, "jobs", "demo", "logs", params={"replica": "worker-1"})
+    assert ok.body.decode() == "w1\n"
+    code, body = await error(jp_fetch, "jobs", "demo", "logs", params={"replica": "worker-7"})
+    assert code == 404
+    assert "no replica 'worker-7'" in body["message"] and "master-0" in body["message"]
+
+
+async def test_log_streams_beyond_the_cap_are_refused_saying_so(
+    fake_kube: Any, jp_fetch: Any, jp_ws_fetch: Any
+) -> None:
+    """max_log_streams (2 here) followers at once; one more is a 503 naming the setting,
+    the other requests still answer, and a closed stream frees its slot."""
+    await call(jp_fetch, "jobs", method="POST", body=JOB)
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.append_log(NS, "demo-master-0", "pytorch", "hello\n")
+    follow = {"follow": "1", "replica": "master-0"}
+
+    async def follower() -> Any:
+        socket = await jp_ws_fetch(*API, "jobs", "demo", "logs", params=follow)
+        return socket, json.loads(await socket.read_message())
+
+    held = [await follower() for _ in range(2)]
+    assert [message.get("text") for _, message in held] == ["hello\n", "hello\n"]
+    socket, refused = await follower()
+    assert refused["status"] == 503 and "max_log_streams" in refused["error"], refused
+    assert await socket.read_message() is None  # closed
+    code, body = await error(jp_fetch, "jobs", "demo", "logs", params=follow)
+    assert code == 503 and "max_log_streams" in body["message"]
+    assert json.loads((await call(jp_fetch, "jobs")).body)["jobs"][0]["name"] == "demo"
+    held[0][0].close()
+    deadline = asyncio.get_running_loop().time() + 15
+    while True:  # the server sees the close a moment later
+        socket, message = await follower()
+        if message.get("status") != 503:
+            break
+        assert asyncio.get_running_loop().time() < deadline, "the slot never came back"
+        await asyncio.sleep(0.05)
+    assert message.get("text") == "hello\n"
+    for open_socket in (socket, held[1][0]):
+        open_socket.close()
 
 
 async def test_namespaces(fake_kube: Any, jp_fetch: Any) -> None:

@@ -10,6 +10,7 @@ bounded queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
 from pathlib import Path
@@ -157,5 +158,45 @@ async def test_a_pod_created_later_is_picked_up(fake_kube: Any, jp_asyncio_loop:
         assert ("worker-0", "first pod") in received
         assert ("worker-0", "second pod") in received
         assert ("master-0", "master") in received
+    finally:
+        await backend.close()
+
+
+async def test_followed_logs_leave_the_api_pool_to_other_requests(
+    fake_kube: Any, jp_asyncio_loop: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Followers hold a connection per replica for as long as a job runs: with a pool
+    of 3 (100 in production) three followed replicas took every connection and the job
+    list waited for one until it timed out. Log streams have their own pool."""
+    from jupyter_pytorchjob.backends.kubernetes import backend as backend_module
+
+    load = backend_module.load_configuration
+
+    async def small_pool() -> Any:
+        configuration, namespace = await load()
+        configuration.connection_pool_maxsize = 3
+        return configuration, namespace
+
+    monkeypatch.setattr(backend_module, "load_configuration", small_pool)
+    backend = KubernetesBackend(connect_timeout=3, request_timeout=3)
+    received: set[str] = set()
+
+    async def follow() -> None:
+        async for chunk in backend.logs("busy", follow=True):
+            received.add(chunk.replica)
+
+    try:
+        await backend.submit(JobSpec.from_wire({"name": "busy", "nodes": 3, "command": ["x"]}))
+        fake_kube.operator.run(NS, "busy")
+        for replica in ("master-0", "worker-0", "worker-1"):
+            fake_kube.append_log(NS, f"busy-{replica}", "pytorch", "started\n")
+        task = asyncio.create_task(follow())
+        await until(lambda: len(received) == 3, "a line of every replica: 3 held connections")
+        for _ in range(3):  # each answers, instead of waiting for a free connection
+            jobs = await asyncio.wait_for(backend.list_jobs(), 10)
+            assert [job.name for job in jobs] == ["busy"]
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     finally:
         await backend.close()

@@ -5,6 +5,7 @@ kubernetes_asyncio client against the HTTP-level fake API server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import os
@@ -261,6 +262,30 @@ async def test_a_hostile_log_changes_only_its_own_jobs_progress(
     assert (await progress_of(backend, "calm")).step == 20
 
 
+async def test_fresh_metric_names_are_bounded_and_said(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """A job printing a dict with fresh names on every line keeps MAX_METRICS of them,
+    says how many it left out, and another job's progress still comes."""
+    from jupyter_pytorchjob.job.progress import MAX_METRICS
+
+    await backend.submit(spec("calm"))
+    await backend.submit(spec("names"))
+    for name in ("calm", "names"):
+        fake_kube.operator.run(NS, name)
+    fresh = "".join(f"{{'loss': 0.5, 'm{i}': {i}}}\n" for i in range(5000))
+    fake_kube.append_log(NS, "names-master-0", "pytorch", fresh)
+    fake_kube.append_log(NS, "calm-master-0", "pytorch", " 20%|██        | 20/100 [00:02<00:08]\n")
+    await wait_progress(backend, "calm", lambda p: p.step == 20, "the calm job")
+    progress = await wait_progress(
+        backend, "names", lambda p: p.dropped_metrics > 0, "the dropped names counted"
+    )
+    assert len(progress.metrics) == MAX_METRICS
+    assert progress.dropped_metrics == 200 - (MAX_METRICS - 1)  # the tail: its last 200 lines
+    _, history = await backend.progress("names")
+    assert history is not None and len(history.series) == MAX_METRICS
+
+
 async def test_a_command_reads_for_each_look_and_leaves_nothing_running(
     fake_kube: Any,
 ) -> None:
@@ -367,3 +392,50 @@ async def test_a_killed_parser_process_is_replaced(fake_kube: Any) -> None:
     finally:
         await backend.close()
     assert backend.progress_watcher.parser._pool is None  # its process stopped
+
+
+# A server's parser, as in a Jupyter server: its worker process started, then waiting.
+PARSER_HOLDER = """
+import asyncio, multiprocessing.resource_tracker as tracker, sys
+from jupyter_pytorchjob.backends.kubernetes.progress import ProgressParser
+
+async def main():
+    parser = ProgressParser(in_process=True)
+    await parser.start("job", None)
+    (worker,) = parser._pool._processes.values()
+    print(worker.pid, tracker._resource_tracker._pid, flush=True)
+    await asyncio.to_thread(sys.stdin.read)
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_server_leaves_no_parser_process_or_resource_tracker() -> None:
+    """SIGKILL runs no shutdown: the worker dies with the server (PR_SET_PDEATHSIG),
+    and with it the multiprocessing resource tracker (its pipe closes)."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", PARSER_HOLDER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    left: list[psutil.Process] = []
+    try:
+        assert holder.stdout is not None
+        worker, tracker = (psutil.Process(int(pid)) for pid in holder.stdout.readline().split())
+        left = [worker, tracker]
+        assert {worker.ppid(), tracker.ppid()} == {holder.pid}
+        holder.kill()
+        holder.wait()
+        _, left = psutil.wait_procs([worker, tracker], timeout=20)
+        assert left == [], f"left running after the server was killed: {left}"
+    finally:
+        for process in [holder, *left]:
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                process.kill()
+        holder.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -17,17 +18,14 @@ from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, Jo
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.processes import free_port, pid_alive
 
-from .local_jobs import EXAMPLES, collect_logs
+from .local_jobs import EXAMPLES, backend, collect_logs
 from .local_jobs import make_spec as spec
 
+# ``backend`` deletes every job left in teardown, also when a test fails: no supervisor
+# or node outlives its test.
+__all__ = ["backend"]
+
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def backend(tmp_path: Path) -> LocalBackend:
-    return LocalBackend(
-        root=tmp_path / "home", volume_root=tmp_path / "volumes", default_workdir=EXAMPLES
-    )
 
 
 async def test_two_node_ddp_with_tensorboard_on_the_pvc(
@@ -116,6 +114,13 @@ async def test_script_shipped_in_the_job(backend: LocalBackend) -> None:
     assert done.state is JobState.SUCCEEDED, logs
     assert "script rank 0 args ['--x', '1']" in logs["master-0"]
     assert "script rank 1 args ['--x', '1']" in logs["worker-0"]
+    # The job's directory and its logs are its owner's alone.
+    jobdir = backend.jobs_dir / "scr"
+    assert stat.S_IMODE(jobdir.stat().st_mode) == 0o700
+    logs_written = [*(jobdir / "logs").glob("*.log"), jobdir / "supervisor.log"]
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in logs_written} == {
+        p.name: 0o600 for p in logs_written
+    }
 
 
 LINGERING_WORKER = "import os, time\nif os.environ['RANK'] != '0':\n    time.sleep(120)\n"

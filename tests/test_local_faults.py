@@ -97,6 +97,37 @@ async def test_supervisor_killed_mid_run(backend: LocalBackend, marker: str) -> 
     assert seen == list(range(len(seen))) and len(seen) >= 20
 
 
+# Each node starts a child in a session of its own: outside the node's process group,
+# where only its ancestors' subreapers would find it.
+LEAVES_THE_GROUP = TICKER.replace(
+    'subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])',
+    'subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],'
+    " start_new_session=True)",
+)
+
+
+async def test_delete_reaches_what_outlived_supervisor_and_watchdog(
+    backend: LocalBackend, marker: str
+) -> None:
+    """Supervisor and watchdog killed together: no subreaper is left to adopt the
+    nodes' children. DELETE still finds every process of the job (by the job's mark)."""
+    assert LEAVES_THE_GROUP != TICKER
+    await backend.submit(
+        make_spec(name="headless", nodes=2, script=LEAVES_THE_GROUP, env={"MARK": marker})
+    )
+    await running_with_ticks(backend, "headless", marker)
+    job = json.loads((backend.jobs_dir / "headless" / "job.json").read_text())
+    for role in ("watchdog", "supervisor"):
+        os.kill(job[role]["pid"], signal.SIGKILL)
+    assert await eventually(lambda: not running(job["supervisor"]["pid"]))
+    # The nodes die with their supervisor (PR_SET_PDEATHSIG); their children do not.
+    assert await eventually(lambda: len(processes_with_environ(marker)) == 2)
+    await backend.delete_job("headless")
+    assert processes_with_environ(marker) == []
+    with pytest.raises(JobNotFound):
+        await backend.get_job("headless")
+
+
 IGNORES_SIGTERM = """
 import os, pathlib, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)

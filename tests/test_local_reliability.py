@@ -3,6 +3,7 @@ its output pump linear; real processes throughout (issue 13)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -161,12 +162,17 @@ async def test_more_nodes_than_the_machine_runs_are_refused(
     backend: LocalBackend, tmp_path: Path
 ) -> None:
     cpus = os.cpu_count() or 1
+    too_many = 4 * cpus + 1
     with pytest.raises(JobSpecInvalid) as info:
-        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+        await backend.submit(make_spec(name="huge", nodes=too_many, command=python("pass")))
     assert info.value.field == "nodes"
     message = str(info.value)
     assert f"at most {4 * cpus}" in message and f"{cpus} CPUs" in message
-    assert "local_max_nodes" in message and "1000000" in message
+    assert "local_max_nodes" in message and str(too_many) in message
+    # Beyond any cluster, the job body itself is refused (as on the kubernetes backend).
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(make_spec(name="huge", nodes=1_000_000, command=python("pass")))
+    assert info.value.field == "nodes" and "at most 5000" in str(info.value)
     assert not backend.jobs_dir.exists() or list(backend.jobs_dir.iterdir()) == []
 
     configured = LocalBackend(root=backend.root, default_workdir=EXAMPLES, max_nodes=3)
@@ -333,3 +339,23 @@ async def test_a_log_deleted_while_it_is_read_ends_the_read(tmp_path: Path) -> N
     assert block.startswith(line) and block.endswith(b"\n") and more
     log.unlink()
     assert read_block(log, offset) == (b"", offset, False)
+
+
+async def test_a_jobs_events_are_read_boundedly(backend: LocalBackend) -> None:
+    """A job restarting for days appends events for days: GET events answers with the
+    newest MAX_EVENTS, read from the file's end; an events file that is no regular file
+    answers none instead of hanging."""
+    from jupyter_pytorchjob.backends.local.backend import MAX_EVENTS
+
+    await backend.submit(make_spec(name="chatty", command=["python", "-c", "pass"]))
+    assert (await backend.wait("chatty", timeout=60)).state is JobState.SUCCEEDED
+    jobdir = JobDir(backend.jobs_dir / "chatty")
+    for i in range(3 * MAX_EVENTS):
+        jobdir.add_event("Warning", "BackOff", f"restart {i}", "master-0")
+    events = await backend.events("chatty")
+    assert len(events) == MAX_EVENTS
+    assert events[-1].message == f"restart {3 * MAX_EVENTS - 1}"
+    assert events[0].message == f"restart {2 * MAX_EVENTS}"
+    jobdir.events.unlink()
+    os.mkfifo(jobdir.events)
+    assert await asyncio.wait_for(backend.events("chatty"), 10) == []

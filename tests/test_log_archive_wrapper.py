@@ -9,6 +9,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -167,6 +168,15 @@ def test_each_run_takes_the_next_free_file(tmp_path: Path) -> None:
     assert archived(tmp_path / "master-0.log") == ["run 0"]
     assert archived(tmp_path / "master-0.1.log") == ["run 1"]
     assert archived(tmp_path / "master-0.2.log") == ["run 2"]
+
+
+def test_the_archive_is_its_owners_alone(tmp_path: Path) -> None:
+    """Others sharing the PVC read no job's output: 0700 directory, 0600 files (not the
+    0755 an os.open without a mode made)."""
+    archive = tmp_path / ".ptjob-logs" / "job"
+    subprocess.run(wrapped(["echo", "hi"]), env=wrapper_env(archive), check=True)
+    assert stat.S_IMODE(archive.stat().st_mode) == 0o700
+    assert stat.S_IMODE((archive / "master-0.log").stat().st_mode) == 0o600
 
 
 def test_an_archive_that_cannot_be_created_leaves_the_job_alone(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from jupyter_pytorchjob import report
-from jupyter_pytorchjob.backends.progress import BARS_PER_READ, candidate_lines
+from jupyter_pytorchjob.backends.progress import BARS_PER_READ, ProgressSources, candidate_lines
 from jupyter_pytorchjob.backends.tfevents import EventFileReader, LogdirScalars, masked_crc32c
 from jupyter_pytorchjob.job.progress import (
+    MAX_DROPPED,
     MAX_METRICS,
     JobProgress,
     MetricHistory,
@@ -291,3 +292,52 @@ def test_the_first_event_file_is_found_by_the_next_read(tmp_path: Path) -> None:
     assert scalars.read() == []
     write_events(tmp_path / "events.out.tfevents.late", [("loss", 1, 0.5)])
     assert [(s.tag, s.value) for s in scalars.read()] == [("loss", 0.5)]
+
+
+# -- bounded per job (#25 item 5) -------------------------------------------------------
+
+
+def test_a_log_printing_fresh_metric_names_keeps_the_first_and_counts_the_rest() -> None:
+    """A job printing a dict with fresh names on every line: its progress keeps the first
+    MAX_METRICS names (their latest values), its history no more, and it says how many
+    distinct names it left out - each counted once, up to MAX_DROPPED."""
+    sources = ProgressSources(None)
+    lines = [f"{{'loss': {1 / (i + 1)}, 'name_{i}': {i}}}" for i in range(3 * MAX_METRICS)]
+    lines += lines[-10:]  # the same dropped names again: not counted twice
+    data = "".join(f"2026-11-26T09:00:00.000000001Z {line}\n" for line in lines).encode()
+    sources.feed_log(data)
+    progress = sources.merged()
+    assert progress is not None
+    assert len(progress.metrics) == MAX_METRICS
+    assert progress.metrics["loss"] == pytest.approx(1 / (3 * MAX_METRICS))
+    assert "name_0" in progress.metrics and f"name_{MAX_METRICS}" not in progress.metrics
+    assert progress.dropped_metrics == 3 * MAX_METRICS - (MAX_METRICS - 1)
+    assert len(sources.history.series) == MAX_METRICS
+    wire = progress.to_wire()
+    assert wire["droppedMetrics"] == progress.dropped_metrics
+    assert valid(PROGRESS_SCHEMA, wire) == []
+    assert JobProgress.from_wire(wire) == progress
+    # Past MAX_DROPPED the count stays there ("at least"), and so does the memory.
+    many = "".join(
+        f"2026-11-26T09:00:01.000000001Z {{'fresh_{i}': 1.0}}\n" for i in range(2 * MAX_DROPPED)
+    )
+    sources.feed_log(many.encode())
+    progress = sources.merged()
+    assert progress is not None and progress.dropped_metrics == MAX_DROPPED
+    assert len(sources.logs.dropped) == MAX_DROPPED
+
+
+def test_event_file_tags_are_bounded_in_number_and_length(tmp_path: Path) -> None:
+    long_tag = "x" * 1000
+    tags = [("loss", 1, 0.5), (long_tag, 1, 1.0)]
+    tags += [(f"tag_{i}", 1, float(i)) for i in range(2 * MAX_METRICS)]
+    write_events(tmp_path / "events.out.tfevents.many", tags)
+    sources = ProgressSources(tmp_path)
+    assert sources.read_board()
+    progress = sources.merged()
+    assert progress is not None
+    assert len(progress.metrics) == MAX_METRICS and long_tag not in progress.metrics
+    assert progress.dropped_metrics == 2 * MAX_METRICS + 2 - MAX_METRICS
+    assert long_tag not in sources.history.series
+    assert len(sources.history.series) == MAX_METRICS
+    assert all(len(name) <= 64 for name in sources.history.series)

@@ -129,6 +129,8 @@ def test_shm_can_be_turned_off(off: str | None) -> None:
         ("deadline", 0),
         ("ttl", -5),
         ("nodes", 2**31),
+        ("nodes", 1_000_000),  # beyond any cluster: MAX_NODES
+        ("maxNodes", 5001),
     ],
 )
 def test_integers(field: str, value: Any) -> None:

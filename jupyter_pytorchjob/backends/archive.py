@@ -6,17 +6,24 @@ the timestamps (ns) of the chunks' last lines, as the Kubernetes backend's: resu
 ``since`` one of them, or since the last line read from a pod, skips every line stamped
 at or before it. The kubelet stamps a line when it reads it from the container, after
 the wrapper stamped it, so no line seen in the pod's log comes again from the archive.
+
+Everything here is on a volume pods write: read through ``untrusted_files`` (no links
+followed - neither the archive's directories nor its files -, regular files only, never
+blocking, bounded). A run file that is anything else is left out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from .. import untrusted_files
 from ..job.progress import chief_replica
-from ..kinds.log_archive import parse_run_file
+from ..kinds.log_archive import ARCHIVE_DIR, parse_run_file
 from .base import LogChunk
 from .logmerge import TimeMerge
 
@@ -52,25 +59,25 @@ def stamp_ns(line: bytes) -> int | None:
 
 
 def runs(directory: Path) -> dict[str, list[Path]]:
-    """Each replica's run files, oldest run first."""
+    """Each replica's run files (regular files only), oldest run first. Empty when the
+    directory or its ``.ptjob-logs`` parent is a link (to another job's archive)."""
     found: dict[str, list[tuple[int, Path]]] = {}
-    try:
-        entries = list(directory.iterdir())
-    except OSError:  # not there (yet), or not readable: no archive
-        return {}
-    for path in entries:
-        parsed = parse_run_file(path.name)
+    linked = directory.parent.name == ARCHIVE_DIR and directory.parent.is_symlink()
+    # Not there (yet), not readable, or a link: no archive.
+    names = [] if linked else untrusted_files.regular_files(directory)
+    for name in names:
+        parsed = parse_run_file(name)
         if parsed is not None:
-            found.setdefault(parsed[0], []).append((parsed[1], path))
+            found.setdefault(parsed[0], []).append((parsed[1], directory / name))
     return {replica: [p for _, p in sorted(files)] for replica, files in sorted(found.items())}
 
 
 def _first_ns(path: Path) -> int | None:
     try:
-        with path.open("rb") as f:
-            return stamp_ns(f.readline())
+        first = untrusted_files.read_range(path, 0, 64)
     except OSError:
         return None
+    return stamp_ns(first.partition(b"\n")[0])
 
 
 def pick_run(files: list[Path], *, previous: bool, not_before_ns: int = 0) -> Path | None:
@@ -82,33 +89,48 @@ def pick_run(files: list[Path], *, previous: bool, not_before_ns: int = 0) -> Pa
 
 
 def read_at(path: Path, offset: int, size: int) -> bytes:
-    """``size`` bytes of ``path`` from ``offset`` (fewer at its end)."""
-    with path.open("rb") as f:
-        f.seek(offset)
-        return f.read(size)
+    """``size`` bytes of ``path`` from ``offset`` (fewer at its end); ``OSError`` for
+    what is no regular file (``untrusted_files``)."""
+    return untrusted_files.read_range(path, offset, size)
+
+
+def file_size(path: Path) -> int | None:
+    """The size of the regular file ``path``; None when it is not there or not one."""
+    try:
+        fd = untrusted_files.open_regular(path)
+    except OSError:
+        return None
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def tail_offset(path: Path, lines: int) -> int:
-    """The byte offset where the last ``lines`` lines of ``path`` begin."""
+    """The byte offset where the last ``lines`` lines of ``path`` begin (0 when it is
+    not there, or no regular file)."""
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+        with untrusted_files.opened(path) as f:
+            return _tail_offset(f, os.fstat(f.fileno()).st_size, lines)
+    except OSError:
         return 0
+
+
+def _tail_offset(f: BinaryIO, size: int, lines: int) -> int:
     if lines <= 0:
         return size
-    with path.open("rb") as f:
-        end = size
-        found = 0
-        while end > 0:
-            start = max(0, end - CHUNK)
-            f.seek(start)
-            block = f.read(end - start)
-            for i in range(len(block) - 1, -1, -1):
-                if block[i] == 0x0A and start + i != size - 1:
-                    found += 1
-                    if found == lines:
-                        return start + i + 1
-            end = start
+    end = size
+    found = 0
+    while end > 0:
+        start = max(0, end - CHUNK)
+        f.seek(start)
+        block = f.read(end - start)
+        for i in range(len(block) - 1, -1, -1):
+            if block[i] == 0x0A and start + i != size - 1:
+                found += 1
+                if found == lines:
+                    return start + i + 1
+        end = start
     return 0
 
 
@@ -123,9 +145,11 @@ def chief_tail(location: ArchiveLocation, lines: int, budget: int) -> bytes:
     )
     if path is None:
         return b""
+    size = file_size(path)
+    if size is None:
+        return b""
+    offset = tail_offset(path, lines)
     try:
-        size = path.stat().st_size
-        offset = tail_offset(path, lines)
         data = read_at(path, max(offset, size - budget), budget)
     except OSError:
         return b""
@@ -139,7 +163,7 @@ def read_run(path: Path, offset: int) -> tuple[bytes, int, bool]:
     end, and whether more may follow at once."""
     try:
         data = read_at(path, offset, CHUNK)
-    except FileNotFoundError:
+    except OSError:  # gone, or replaced by what is no regular file
         return b"", offset, False
     cut = data.rfind(b"\n") + 1
     if not cut and len(data) == CHUNK:

@@ -151,6 +151,13 @@ def finished_error(name: str, state: JobState, action: str) -> BackendError:
     )
 
 
+def unknown_replica(name: str, replica: str, replicas: list[str]) -> BackendError:
+    """404 for a log request naming a replica the job does not have (both backends)."""
+    return BackendError(
+        f"job {name!r} has no replica {replica!r}; it has {', '.join(replicas)}", status=404
+    )
+
+
 def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
     return (
         f"the API server dropped {len(paths)} field(s) its {kind} schema does not declare, so "

@@ -15,7 +15,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from ..job.progress import JobProgress, MetricHistory, ProgressReading, ProgressSource, merge
+from ..job.progress import (
+    DroppedNames,
+    JobProgress,
+    MetricHistory,
+    ProgressReading,
+    ProgressSource,
+    merge,
+)
 from ..job.progress_logs import LogProgress
 from .tfevents import READ_BUDGET, LogdirScalars
 
@@ -66,6 +73,7 @@ def as_reading(progress: JobProgress | None) -> ProgressReading | None:
         epoch=progress.epoch,
         total_epochs=progress.total_epochs,
         metrics=dict(progress.metrics),
+        dropped_metrics=progress.dropped_metrics,
     )
 
 
@@ -79,6 +87,7 @@ class ProgressSources:
         self.logs = LogProgress()
         self.board = LogdirScalars(logdir) if logdir is not None else None
         self.board_reading: ProgressReading | None = None
+        self.board_dropped = DroppedNames()  # tags beyond MAX_METRICS, or not a name
         self.history = MetricHistory()
         self.history_changed = False
 
@@ -111,6 +120,8 @@ class ProgressSources:
             step=max(newest.step, before.step or 0) if before else newest.step,
             metrics={**(before.metrics if before else {}), **latest},
         )
+        self.board_dropped.add(self.board_reading.dropped_names)
+        self.board_reading.dropped_metrics = len(self.board_dropped)
         for scalar in scalars:
             self.history.add(scalar.wall_time, scalar.step, {scalar.tag: scalar.value})
         self.history_changed = True

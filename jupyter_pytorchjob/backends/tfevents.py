@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import DecodeError
+
+from .. import untrusted_files
 
 # One read of one file per poll: a 100 MB file is caught up over some polls, never in
 # one long stall.
@@ -34,6 +35,7 @@ MAX_RECORD = 64 << 20
 # Where event files are looked for: the log directory and this many levels below.
 MAX_DEPTH = 3
 MAX_FILES = 200
+MAX_ENTRIES = 20_000  # directory entries looked at per scan
 
 
 def _crc32c_table() -> list[int]:
@@ -128,9 +130,9 @@ class EventFileReader:
         if self.broken is not None:
             return []
         try:
-            with self.path.open("rb") as f:
-                f.seek(self.offset)
-                data = f.read(budget)
+            # On a volume pods write: a FIFO, a link to /dev/zero or to another job's
+            # file is no event file of this job (``untrusted_files``).
+            data = untrusted_files.read_range(self.path, self.offset, budget)
         except OSError:
             return []
         scalars: list[Scalar] = []
@@ -169,16 +171,15 @@ class LogdirScalars:
         self._calls = 0
 
     def _scan(self) -> None:
-        root_depth = len(self.logdir.parts)
-        for directory, subdirs, files in os.walk(self.logdir):
-            depth = len(Path(directory).parts) - root_depth
-            if depth >= MAX_DEPTH:
-                subdirs[:] = []
-            subdirs.sort()
-            for name in sorted(files):
+        # Regular files only, no linked directory entered (a log directory linked to
+        # ``/`` is not walked), as TensorBoard's own walk; a bounded look per scan.
+        for directory, files in untrusted_files.walk(
+            self.logdir, max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES
+        ):
+            for name in files:
                 if "tfevents" not in name:
                     continue
-                path = Path(directory, name)
+                path = directory / name
                 if path not in self.readers and len(self.readers) < MAX_FILES:
                     self.readers[path] = EventFileReader(path)
 

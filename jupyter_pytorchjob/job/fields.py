@@ -45,6 +45,12 @@ KINDS = ("PyTorchJob", "TrainJob")
 SECTIONS = ("basics", "resources", "storage", "elastic", "advanced")
 
 
+# The most nodes (pods) a job may have: Kubernetes supports clusters of at most 5,000
+# nodes (kubernetes.io/docs/setup/best-practices/cluster-large), and a job's pods beyond
+# that cannot all run; the local backend's own limit (per CPU) is lower still.
+MAX_NODES = 5000
+
+
 @dataclass(frozen=True)
 class JobField:
     """One field of the job body.
@@ -64,6 +70,7 @@ class JobField:
     default: Any = None
     choices: tuple[str, ...] = ()
     minimum: int = 0
+    maximum: int | None = None  # None: any int32
     nullable: bool = False
     flag: str = ""
     metavar: str | None = None
@@ -157,6 +164,7 @@ FIELDS: tuple[JobField, ...] = (
         "pods: node 0 is the Master, the rest Workers",
         default=1,
         minimum=1,
+        maximum=MAX_NODES,
         flag="--nodes",
         metavar="N",
     ),
@@ -373,6 +381,7 @@ FIELDS: tuple[JobField, ...] = (
         "elastic",
         "elastic: fewest Worker nodes the job runs with (elasticPolicy.minReplicas)",
         minimum=1,
+        maximum=MAX_NODES,
         nullable=True,
         flag="--min-nodes",
         metavar="N",
@@ -383,6 +392,7 @@ FIELDS: tuple[JobField, ...] = (
         "elastic",
         "elastic: most Worker nodes (elasticPolicy.maxReplicas)",
         minimum=1,
+        maximum=MAX_NODES,
         nullable=True,
         flag="--max-nodes",
         metavar="N",

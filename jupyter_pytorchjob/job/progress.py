@@ -21,6 +21,8 @@ KEY_METRICS = ("loss", "eval_loss", "accuracy")
 MAX_METRICS = 50
 MAX_POINTS = 500
 MAX_METRIC_NAME = 64
+# Distinct metric names not kept that a job's progress counts (beyond: "at least").
+MAX_DROPPED = 1000
 
 
 class ProgressSource(str, enum.Enum):
@@ -76,6 +78,9 @@ class ProgressFields:
     epoch: float | None = None
     total_epochs: float | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+    # Distinct metric names left out (more than MAX_METRICS, or no valid name), counted
+    # up to MAX_DROPPED: the progress says what it does not show.
+    dropped_metrics: int = 0
 
 
 @dataclass
@@ -101,11 +106,18 @@ class ProgressReading(ProgressFields):
         ):
             self.total_epochs = None
         metrics: dict[str, float] = {}
+        # The names this reading left out (not a field: the sources count them, each
+        # name once, in a ``DroppedNames``).
+        self.dropped_names: list[str] = []
         for name, value in self.metrics.items():
             number, key = finite(value), metric_name(name)
-            if number is not None and key is not None and len(metrics) < MAX_METRICS:
+            if key is None or (key not in metrics and len(metrics) >= MAX_METRICS):
+                self.dropped_names.append(name if isinstance(name, str) else repr(name))
+            elif number is not None:
                 metrics[key] = number
         self.metrics = metrics
+        dropped = count(self.dropped_metrics) or 0
+        self.dropped_metrics = min(MAX_DROPPED, max(dropped, len(set(self.dropped_names))))
         if self.percent is None:
             if self.step is not None and self.total_steps:
                 self.percent = 100.0 * self.step / self.total_steps
@@ -153,6 +165,7 @@ class JobProgress(ProgressFields):
             epoch=wire["epoch"],
             total_epochs=wire["totalEpochs"],
             metrics=dict(wire["metrics"]),
+            dropped_metrics=int(wire.get("droppedMetrics", 0)),
         )
 
 
@@ -182,7 +195,26 @@ def merge(readings: Iterable[ProgressReading | None]) -> JobProgress | None:
         for name, value in reading.metrics.items():
             if name in progress.metrics or len(progress.metrics) < MAX_METRICS:
                 progress.metrics[name] = value
+    # Each source counts its own distinct names: the most any left out, at least.
+    progress.dropped_metrics = max(r.dropped_metrics for r in present)
     return progress
+
+
+class DroppedNames:
+    """The distinct metric names a source left out, counted up to ``MAX_DROPPED`` (their
+    hashes kept: a hostile log's fresh names cost a bounded set, never their text)."""
+
+    def __init__(self) -> None:
+        self._hashes: set[int] = set()
+
+    def add(self, names: Iterable[str]) -> None:
+        for name in names:
+            if len(self._hashes) >= MAX_DROPPED:
+                return
+            self._hashes.add(hash(name))
+
+    def __len__(self) -> int:
+        return len(self._hashes)
 
 
 @dataclass
@@ -226,7 +258,7 @@ class MetricHistory:
         for name, value in metrics.items():
             series = self._series.get(name)
             if series is None:
-                if len(self._series) >= self.max_metrics:
+                if len(self._series) >= self.max_metrics or metric_name(name) is None:
                     continue
                 series = self._series[name] = _Series()
             elif series.last == (step, value):

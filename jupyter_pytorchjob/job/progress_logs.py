@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .progress import ProgressReading, ProgressSource, count
+from .progress import MAX_METRICS, DroppedNames, ProgressReading, ProgressSource, count
 
 MAX_LINE = 16 * 1024
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -139,6 +139,9 @@ class LogProgress:
         # (time, step, metrics) of each line with metrics since the last
         # ``take_metrics`` (for the history).
         self.metric_lines: list[tuple[float, int | None, dict[str, float]]] = []
+        # A log printing fresh names line after line keeps its first MAX_METRICS and
+        # counts the others.
+        self.dropped = DroppedNames()
 
     def feed(self, text: str, when: float) -> bool:
         """Read one line; whether it said anything."""
@@ -158,7 +161,15 @@ class LogProgress:
             for name in ("epoch", "total_epochs"):
                 if getattr(reading, name) is None:
                     setattr(reading, name, getattr(previous, name))
-            reading.metrics = {**previous.metrics, **reading.metrics}
+            metrics = dict(previous.metrics)
+            for name, value in reading.metrics.items():
+                if name in metrics or len(metrics) < MAX_METRICS:
+                    metrics[name] = value
+                else:
+                    reading.dropped_names.append(name)
+            reading.metrics = metrics
+        self.dropped.add(reading.dropped_names)
+        reading.dropped_metrics = len(self.dropped)
         if own:
             self.metric_lines.append((when, reading.step, own))
             del self.metric_lines[:-1000]  # bounded between two takes

@@ -376,14 +376,16 @@ class _WireReader:
         return self.path(f.wire)
 
     def read_count(self, f: JobField) -> int:
-        return self.integer(f.wire, default=f.default, minimum=f.minimum)
+        return self.integer(f.wire, default=f.default, minimum=f.minimum, maximum=f.maximum)
 
     def read_nproc(self, f: JobField) -> int | None:
         """None when absent: then the GPU count (or 1), resolved in ``read``."""
-        return self.optional_integer(f.wire, default=None, minimum=f.minimum)
+        return self.optional_integer(f.wire, default=None, minimum=f.minimum, maximum=f.maximum)
 
     def read_optional_count(self, f: JobField) -> int | None:
-        return self.optional_integer(f.wire, default=f.default, minimum=f.minimum)
+        return self.optional_integer(
+            f.wire, default=f.default, minimum=f.minimum, maximum=f.maximum
+        )
 
     def read_flag(self, f: JobField) -> bool:
         return self.boolean(f.wire, default=f.default)
@@ -447,11 +449,13 @@ class _WireReader:
             return default
         return value.strip()
 
-    def integer(self, name: str, *, default: int, minimum: int) -> int:
-        value = self.optional_integer(name, default=default, minimum=minimum)
+    def integer(self, name: str, *, default: int, minimum: int, maximum: int | None = None) -> int:
+        value = self.optional_integer(name, default=default, minimum=minimum, maximum=maximum)
         return default if value is None else value
 
-    def optional_integer(self, name: str, *, default: int | None, minimum: int) -> int | None:
+    def optional_integer(
+        self, name: str, *, default: int | None, minimum: int, maximum: int | None = None
+    ) -> int | None:
         """Absent or ``""``: the default; an explicit ``null``: unset."""
         if name not in self.body or self.body[name] == "":
             return default
@@ -473,8 +477,8 @@ class _WireReader:
         if number < minimum:
             self.fail(name, f"must be a whole number >= {minimum}, got {number}")
             return default
-        if number > rules.INT32_MAX:
-            self.fail(name, f"must be at most {rules.INT32_MAX}, got {number}")
+        if number > (rules.INT32_MAX if maximum is None else maximum):
+            self.fail(name, f"must be at most {maximum or rules.INT32_MAX}, got {number}")
             return default
         return number
 

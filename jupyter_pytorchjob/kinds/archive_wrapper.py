@@ -43,13 +43,15 @@ def stamp() -> bytes:
 
 
 def claim(directory: str, replica: str) -> int:
-    """Open the first free <replica>[.<run>].log, exclusively."""
-    os.makedirs(directory, exist_ok=True)  # noqa: PTH103
+    """Open the first free <replica>[.<run>].log, exclusively. Owner only (0700/0600):
+    others sharing the PVC read no job's output."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)  # noqa: PTH103
     run = 0
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     while True:
         name = f"{replica}.{run}.log" if run else f"{replica}.log"
         try:
-            return os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # noqa: PTH118
+            return os.open(os.path.join(directory, name), flags, 0o600)  # noqa: PTH118
         except FileExistsError:
             run += 1
 

@@ -51,6 +51,7 @@ from ..base import (
     Volume,
     dropped_warning,
     finished_error,
+    unknown_replica,
 )
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -140,6 +141,9 @@ class KubernetesBackend(Backend):
         self.self_pod = self_pod or (os.environ.get("HOSTNAME") if in_cluster() else None)
         self._notebook: NotebookPod | None = None
         self._api: TimedApiClient | None = None
+        # Followed logs get their own connections: held for as long as a job runs,
+        # they would otherwise take the whole pool (100) and starve every GET jobs.
+        self._log_api: TimedApiClient | None = None
         self._server: str | None = None
         self._lock = asyncio.Lock()
         # The kinds the cluster serves (None: not looked yet), and when they were found
@@ -173,6 +177,18 @@ class KubernetesBackend(Backend):
                     request_timeout=self.request_timeout,
                 )
             return self._api
+
+    async def log_api(self) -> TimedApiClient:
+        """The client log streams use: the same configuration, its own connection pool."""
+        api = await self.api()
+        async with self._lock:
+            if self._log_api is None:
+                self._log_api = TimedApiClient(
+                    api.configuration,
+                    connect_timeout=self.connect_timeout,
+                    request_timeout=self.request_timeout,
+                )
+            return self._log_api
 
     @property
     def namespace(self) -> str:
@@ -988,7 +1004,17 @@ class KubernetesBackend(Backend):
             except BackendError as err:
                 return err.status == 404  # deleted (or TTL): nothing more will come
 
-        api = await self.api()
+        replicas = [r.name for r in kind.job_info(job, []).replicas]
+        if replica is not None and replica not in replicas:
+            # Not in the spec: maybe an elastic job's pod beyond it, else no replica (404,
+            # as locally and in openapi.yaml - not an empty log).
+            try:
+                pods = await self._pods(kind.pod_selector(name))
+            except (ApiException, OSError, TimeoutError, aiohttp.ClientError) as err:
+                raise self._translate(err, what="list the job's pods") from err
+            if replica not in {kind.replica_of_pod(pod) for pod in pods}:
+                raise unknown_replica(name, replica, replicas)
+        api = await self.log_api()
         merger = LogMerger(
             api,
             self.namespace,
@@ -1003,7 +1029,7 @@ class KubernetesBackend(Backend):
             since=since,
             timeout=api.stream_timeout,
             archive=archived,
-            replicas=[r.name for r in kind.job_info(job, []).replicas],
+            replicas=replicas,
         )
         try:
             async for chunk in merger.chunks():
@@ -1018,6 +1044,12 @@ class KubernetesBackend(Backend):
             if other._api is not None and other._api is not self._api:
                 await other._api.close()  # made before this one's connection was
             other._api = None
+            if other._log_api is not None:
+                await other._log_api.close()
+                other._log_api = None
         if self._api is not None:
             await self._api.close()
             self._api = None
+        if self._log_api is not None:
+            await self._log_api.close()
+            self._log_api = None

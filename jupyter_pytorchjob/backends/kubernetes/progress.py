@@ -33,6 +33,7 @@ import bisect
 import concurrent.futures
 import contextlib
 import multiprocessing
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -50,6 +51,7 @@ from ...job.progress import (
 )
 from ...job.status import JobInfo, JobState
 from ...kinds import JobKind
+from ...processes import die_with_parent
 from ..progress import ProgressSources, as_reading
 from .logs import parse_timestamp_ns, since_time
 
@@ -366,6 +368,13 @@ def _history(store: dict[str, ProgressSources], key: str) -> MetricHistory | Non
     return sources.history if sources else None
 
 
+def _die_with(server: int) -> None:
+    """The worker process ends with the server, even one killed with SIGKILL (which
+    runs no shutdown): nothing is left reading for nobody. Its multiprocessing resource
+    tracker then sees its pipe close and ends too."""
+    die_with_parent(server)
+
+
 def _in_worker(function: Callable[..., Any], *args: Any) -> Any:
     """``function`` on the worker process's own sources."""
     return function(_SOURCES, *args)
@@ -391,7 +400,9 @@ class ProgressParser:
         if self._pool is None:
             # spawn: a fork of a server running threads could inherit a held lock.
             context = multiprocessing.get_context("spawn")
-            self._pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context)
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+            )
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._pool, _in_worker, function, *args)

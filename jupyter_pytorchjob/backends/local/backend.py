@@ -6,15 +6,18 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ... import untrusted_files
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
 from ...job.k8s_rules import check_dns1035_label
@@ -25,8 +28,8 @@ from ...kinds.manifests import merge
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
-from ...processes import ProcessIdentity, free_port
-from ..archive import ArchiveLocation, read_archive, read_at, tail_offset
+from ...processes import ProcessIdentity, free_port, kill_marked
+from ..archive import ArchiveLocation, file_size, read_archive, read_at, tail_offset
 from ..base import (
     Backend,
     BackendError,
@@ -40,9 +43,10 @@ from ..base import (
     ReplicaInfo,
     Volume,
     finished_error,
+    unknown_replica,
 )
 from ..logmerge import TimeMerge
-from .plan import Mounts, plan_nodes, plans_to_wire
+from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
 from .supervisor import CRASH_BACK_OFF, FAILURE_KEY, SUPERVISORS
@@ -55,6 +59,8 @@ FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
 STOP_TIMEOUT = 10.0
+MAX_EVENTS = 1000  # the newest events GET events answers with
+MAX_EVENT_BYTES = 1 << 20  # read from the end of the events file
 # Each node is a process (torchrun: several); more than this per CPU only thrashes.
 NODES_PER_CPU = 4
 
@@ -170,9 +176,10 @@ class LocalBackend(Backend):
             script_path=jobdir.script,
             manifest=manifest,
         )
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        # Owner only: a job's logs, script and state are nobody else's to read.
+        self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            jobdir.path.mkdir()
+            jobdir.path.mkdir(mode=0o700)
         except FileExistsError:
             raise JobExists(spec.name) from None
         try:
@@ -185,6 +192,10 @@ class LocalBackend(Backend):
             now = time.time()
             created = SUPERVISORS[kind.controller].created_conditions(spec.name, now)
             write_json(jobdir.manifest, manifest)
+            # Every process of the job inherits this mark, wherever it goes: DELETE finds
+            # what outlived its supervisor and watchdog (killed together) by it.
+            mark = secrets.token_hex(16)
+            plans = [replace(p, env={**p.env, MARK_ENV: mark}) for p in plans]
             write_json(jobdir.plan, plans_to_wire(plans))
             write_json(
                 jobdir.replicas,
@@ -202,6 +213,7 @@ class LocalBackend(Backend):
                     "logdir": spec.logdir,
                     "port": str(port),
                     "crash_back_off": self.crash_back_off,
+                    "mark": mark,
                 },
             )
             if created:
@@ -352,6 +364,11 @@ class LocalBackend(Backend):
         if watchdog is not None:
             wait_gone(watchdog, STOP_TIMEOUT)
         stop_nodes(read_json(jobdir.replicas, {}))  # left by a supervisor killed earlier
+        mark = job.get("mark")
+        if isinstance(mark, str) and len(mark) >= 32:
+            # What left the nodes' groups (a new session), orphaned when the supervisor
+            # and its watchdog died together: found by the job's mark.
+            kill_marked(MARK_ENV, mark, timeout=STOP_TIMEOUT)
 
     async def suspend(self, name: str) -> JobInfo:
         return await asyncio.to_thread(self._set_suspend, name, True)
@@ -374,13 +391,23 @@ class LocalBackend(Backend):
         return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
-        jobdir = self._jobdir(name)
+        return await asyncio.to_thread(self._events, self._jobdir(name))
+
+    def _events(self, jobdir: JobDir) -> list[Event]:
+        """The newest ``MAX_EVENTS`` events: a job restarting for days appends events
+        for days, and the answer (and the read) stays bounded."""
+        try:
+            data = untrusted_files.read_tail(jobdir.events, MAX_EVENT_BYTES)
+        except OSError:
+            return []
+        lines = data.decode("utf-8", "replace").split("\n")
+        if len(data) == MAX_EVENT_BYTES:
+            lines = lines[1:]  # the first may be cut
         events = []
-        with contextlib.suppress(FileNotFoundError):
-            for line in jobdir.events.read_text().splitlines():
-                with contextlib.suppress(json.JSONDecodeError, TypeError):
-                    events.append(Event(**json.loads(line)))
-        return events
+        for line in lines[-MAX_EVENTS - 1 :]:
+            with contextlib.suppress(json.JSONDecodeError, TypeError):
+                events.append(Event(**json.loads(line)))
+        return events[-MAX_EVENTS:]
 
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
@@ -433,10 +460,7 @@ class LocalBackend(Backend):
         jobdir = self._jobdir(name)
         replicas = list(read_json(jobdir.replicas, {}))
         if replica is not None and replica not in replicas:
-            raise BackendError(
-                f"job {name!r} has no replica {replica!r}; it has {', '.join(replicas)}",
-                status=404,
-            )
+            raise unknown_replica(name, replica, replicas)
         wanted = [replica] if replica else replicas
         # A log the supervisor removed (cleanPodPolicy All, a deadline, suspended) is read
         # from the job's log archive, as a pod's that is gone.
@@ -530,11 +554,14 @@ def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
     """Whole lines of ``path`` from ``offset`` (at most ``BLOCK`` bytes), where they end,
     and whether more may follow at once (a full read). From the start again when the
     file is shorter than ``offset`` (a restart rotated it); nothing when it is gone."""
+    size = file_size(path)
+    if size is None:  # not yet written, deleted (cleanPodPolicy All), or no regular file
+        return b"", offset, False
+    if offset > size:
+        offset = 0
     try:
-        if offset > path.stat().st_size:
-            offset = 0
         data = read_at(path, offset, BLOCK)
-    except FileNotFoundError:  # not yet written, or deleted (cleanPodPolicy All, a deadline)
+    except OSError:  # deleted meanwhile, or replaced by what is no regular file
         return b"", offset, False
     cut = data.rfind(b"\n") + 1
     if not cut and len(data) == BLOCK:
@@ -550,14 +577,16 @@ def resume_problem(path: Path, offset: int) -> str | None:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         return f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}"
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    size = file_size(path)
+    if size is None:
         return None  # nothing written yet: reading starts at the beginning
     if offset == 0 or offset > size:  # offset > size: a restart rotated the log, start over
         return None
     start = max(0, offset - CHUNK)
-    window = read_at(path, start, offset - start)
+    try:
+        window = read_at(path, start, offset - start)
+    except OSError:
+        return None  # gone meanwhile: read_lines starts over
     if window.endswith(b"\n") or (start > 0 and b"\n" not in window):
         return None
     return (

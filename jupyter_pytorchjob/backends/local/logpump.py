@@ -34,7 +34,7 @@ class LogFile:
     """Appends whole lines to a log without ever filling its disk."""
 
     def __init__(self, path: Path) -> None:
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.size = os.fstat(self.fd).st_size
         self.dropped = 0  # lines not written since the disk filled up
 

@@ -28,6 +28,9 @@ from ..base import BackendError
 # started inside another job, or a torchrun child).
 _DROP_FROM_PARENT = (*OPERATOR_ENV, "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
 _DROP_PREFIXES = ("PET_", "PTJOB_", "TORCHELASTIC_")
+# Set on every node to the job's random mark (job.json's "mark"): what the job starts
+# inherits it, so DELETE finds even processes that left its nodes' process groups.
+MARK_ENV = "PTJOB_JOB_MARK"
 MASTER_ADDR = "127.0.0.1"
 # How the bootstrap starts a script (``kinds.manifests.BOOTSTRAP``), here without it.
 LAUNCHERS = {"python": ["-u"], "torchrun": ["-m", "torch.distributed.run"]}

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ... import untrusted_files
 from ...job.progress import JobProgress, MetricHistory, ProgressReading
 from ..progress import ProgressSources
 from .store import JobDir, read_json, write_json
@@ -68,7 +69,7 @@ class LogFollower:
     def read(self, budget: int = LOG_BUDGET) -> bytes:
         """The new whole lines (``b""`` when there are none)."""
         try:
-            with self.path.open("rb") as f:
+            with untrusted_files.opened(self.path) as f:
                 stat = os.fstat(f.fileno())
                 if stat.st_ino != self.inode or stat.st_size < self.offset:
                     self.inode, self.offset = stat.st_ino, 0  # a new log: a restarted node

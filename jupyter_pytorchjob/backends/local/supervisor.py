@@ -1024,7 +1024,7 @@ def daemonize(log: Path) -> None:
     os.setsid()
     if os.fork() > 0:
         os._exit(0)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(fd, 1)

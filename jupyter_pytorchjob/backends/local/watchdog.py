@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ... import untrusted_files
 from ...processes import ProcessIdentity
 from ..base import JobState
 from .reaping import kill_all_children
@@ -82,9 +83,7 @@ def how_it_ended(jobdir: JobDir, status: int) -> str:
 def last_line(path: Path, size: int = 4096) -> str:
     """The last non-empty line of ``path`` (at most ``size`` bytes read)."""
     try:
-        with path.open("rb") as f:
-            f.seek(max(0, path.stat().st_size - size))
-            lines = f.read().decode("utf-8", errors="replace").splitlines()
+        lines = untrusted_files.read_tail(path, size).decode("utf-8", "replace").splitlines()
     except OSError:
         return ""
     return next((line.strip() for line in reversed(lines) if line.strip()), "")
