@@ -451,3 +451,32 @@ async def test_a_trainjobs_logs_add_to_its_trainer_status(
         assert progress.epoch == 1.0  # only the log says it
     finally:
         await backend.close()
+
+
+# Every shape of resources a TrainJob of ours can have (the SDK reads each pod's limits:
+# a GPU, TPU, MIG or NPU key it knows, else cpu, else it raises - kubeflow 0.5.0
+# trainer/backends/kubernetes/utils.py get_container_devices).
+SDK_SHAPES: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "cpu": {"cpu": "2"},
+    "memory": {"memory": "1Gi"},
+    "gpus": {"gpus": 2},
+    "gpus-memory": {"gpus": 1, "memory": "1Gi"},
+    "amd": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4"},
+    "amd-memory": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4", "memory": "1Gi"},
+    "all": {"nodes": 2, "cpu": "500m", "memory": "1Gi", "gpus": 1, "nprocPerNode": 1},
+    "script": {"command": [], "script": "print(1)", "shm": "1Gi"},
+}
+
+
+async def test_the_kubeflow_sdk_lists_the_namespace_after_every_job_we_submit(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The real TrainerClient's list_jobs reads every job's pods: one job of ours whose
+    pod limits it cannot read would make it raise for the whole namespace."""
+    sdk = await asyncio.to_thread(sdk_client)
+    for name, body in SDK_SHAPES.items():
+        await backend.submit(trainjob(name, **body))
+        fake_kube.trainer.run(NS, name)
+        listed = await asyncio.to_thread(sdk.list_jobs)
+        assert name in {job.name for job in listed}

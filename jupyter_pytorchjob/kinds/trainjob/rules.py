@@ -29,6 +29,11 @@ RESERVED_ENV = (
 # The replicated jobs a runtime may run besides ``node`` (torch_distributed.yaml has none;
 # runtimes with initializers add them): the longest one bounds the name.
 INITIALIZERS = ("dataset-initializer", "model-initializer")
+# The limits keys the Kubeflow SDK (kubeflow 0.5.0, trainer/backends/kubernetes/utils.py
+# get_container_devices) reads a pod's device from: a pod whose limits have none of them
+# makes TrainerClient().list_jobs() raise for every job in the namespace.
+SDK_DEVICE_KEYS = ("nvidia.com/gpu", "google.com/tpu", "huawei.com/Ascend910", "cpu")
+SDK_DEVICE_PREFIX = "nvidia.com/mig-"
 POD_SUFFIX = 6  # "-" and the five random characters of a Job's pod
 _DOMAIN_PATH = re.compile(r"^(?P<domain>[^/]+)/(?P<path>.+)$")
 
@@ -41,6 +46,24 @@ def max_name_length(nodes: int, replicated_jobs: tuple[str, ...] = ("node",)) ->
         index = nodes - 1 if rjob == "node" else 0
         longest = max(longest, len(f"-{rjob}-0-{index}") + POD_SUFFIX)
     return rules.LABEL_MAX - longest
+
+
+def sdk_reads_limits(limits: Mapping[str, Any]) -> bool:
+    """Whether the Kubeflow SDK can read a device from pod ``limits`` (none at all: yes)."""
+    return not limits or any(
+        key in SDK_DEVICE_KEYS or str(key).startswith(SDK_DEVICE_PREFIX) for key in limits
+    )
+
+
+def sdk_limits_problem(limits: Mapping[str, Any]) -> str | None:
+    """Why ``limits`` would break the Kubeflow SDK for the namespace (None: they don't)."""
+    if sdk_reads_limits(limits):
+        return None
+    return (
+        f"limits {sorted(limits)} need a cpu limit (--cpu): the Kubeflow SDK reads a pod's "
+        f"device from cpu or one of {', '.join(SDK_DEVICE_KEYS[:-1])}, {SDK_DEVICE_PREFIX}* "
+        "and fails to list every job in the namespace otherwise"
+    )
 
 
 def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
@@ -69,6 +92,11 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
                     "in 63 characters (a longer name is admitted but never gets pods)",
                 )
             )
+    needs = trainer.get("resourcesPerNode")
+    limits = needs.get("limits") if isinstance(needs, Mapping) else None
+    problem = sdk_limits_problem(limits) if isinstance(limits, Mapping) else None
+    if problem:
+        errors.append(FieldError("spec.trainer.resourcesPerNode.limits", problem))
     for i, entry in enumerate(trainer.get("env") or []):
         if isinstance(entry, Mapping) and entry.get("name") in RESERVED_ENV:
             errors.append(
