@@ -22,8 +22,9 @@ from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.kinds import PYTORCHJOB, TRAINJOB
 
-from .crd import require_crds
+from .crd import CRDS_DIR, require_crds
 from .fake_kube import FakeKube
+from .fake_kube.trainer import read_yaml
 
 NS = "team-a"
 
@@ -480,3 +481,20 @@ async def test_the_kubeflow_sdk_lists_the_namespace_after_every_job_we_submit(
         fake_kube.trainer.run(NS, name)
         listed = await asyncio.to_thread(sdk.list_jobs)
         assert name in {job.name for job in listed}
+
+
+async def test_a_name_too_long_for_the_runtimes_initializers_is_refused(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """On a torchtune runtime (dataset and model initializer jobs) JobSet's limit is 33
+    characters: a 34-character name would stay Submitted forever, so it is refused."""
+    runtime = read_yaml(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    fake_kube.add(runtime)
+    tune = runtime["metadata"]["name"]
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob("t" * 34, runtime=tune))
+    assert [e.field for e in info.value.errors] == ["name"]
+    assert "33" in info.value.errors[0].message
+    assert await backend.list_jobs() == []  # nothing half-created
+    await backend.submit(trainjob("t" * 33, runtime=tune))
+    assert fake_kube.get("jobsets", NS, "t" * 33) is not None  # JobSet admitted it

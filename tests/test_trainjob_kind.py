@@ -41,6 +41,9 @@ def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
     body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
     body["kind"] = "TrainJob"
     body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
+    sdk_gpu = body.get("gpuResource", "nvidia.com/gpu") == "nvidia.com/gpu"
+    if body.get("gpus") not in (None, 0, "0", "") and not sdk_gpu and not body.get("cpu"):
+        body["cpu"] = "1"  # the Kubeflow SDK reads no other GPU without a CPU
     return body
 
 
@@ -454,3 +457,22 @@ def test_limits_the_kubeflow_sdk_cannot_read_are_never_written() -> None:
     edited = copy.deepcopy(FOREIGN)  # Apply YAML: the same rule on the manifest
     edited["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"memory": "8Gi"}}
     assert [p.field for p in TRAINJOB.check(edited)] == ["spec.trainer.resourcesPerNode.limits"]
+
+
+def test_the_name_limit_counts_the_runtimes_initializer_jobs() -> None:
+    """JobSet's webhook checks the pod name of every replicated job of the runtime (jobset
+    v0.12.0 pkg/webhooks/jobset_webhook.go ValidateCreate): on the torchtune runtimes that
+    is dataset-initializer's, even when the TrainJob sets no initializer."""
+    tune = runtime_of(shipped_runtime("more/llama3_2_1B.yaml"))
+    manifest = copy.deepcopy(FOREIGN)
+    del manifest["spec"]["initializer"]
+    manifest["metadata"]["name"] = "t" * 34
+    assert TRAINJOB.check(manifest) == []  # 34 fits the node job of 2 nodes
+    (problem,) = TRAINJOB.runtime_problems(manifest, tune)
+    assert problem.field == "name" and "at most 33" in problem.message
+    assert "-dataset-initializer-0-0-xxxxx" in problem.message
+    manifest["metadata"]["name"] = "t" * 33
+    assert TRAINJOB.runtime_problems(manifest, tune) == []
+    torch = runtime_of(shipped_runtime("torch_distributed.yaml"))
+    manifest["metadata"]["name"] = "t" * 48
+    assert TRAINJOB.runtime_problems(manifest, torch) == []
