@@ -498,3 +498,28 @@ async def test_a_name_too_long_for_the_runtimes_initializers_is_refused(
     assert await backend.list_jobs() == []  # nothing half-created
     await backend.submit(trainjob("t" * 33, runtime=tune))
     assert fake_kube.get("jobsets", NS, "t" * 33) is not None  # JobSet admitted it
+
+
+async def test_the_fake_stores_whole_numbers_as_an_api_server_does(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The SDK sends resources as floats (``2.0``); an API server decodes them to float64
+    and writes them back as ``2`` (Go's encoding/json), so the job reads back with its GPUs
+    and its clone builds."""
+    from kubeflow.trainer import CustomTrainer
+
+    sdk = await asyncio.to_thread(sdk_client)
+    theirs = await asyncio.to_thread(
+        sdk.train,
+        trainer=CustomTrainer(func=sdk_train, resources_per_node={"cpu": 2, "gpu": 1}),
+    )
+    stored = fake_kube.get("trainjobs", NS, theirs)
+    assert stored is not None
+    limits = stored["spec"]["trainer"]["resourcesPerNode"]["limits"]
+    assert limits == {"cpu": 2, "nvidia.com/gpu": 1}
+    assert all(type(v) is int for v in limits.values())
+    job = await backend.get_job(theirs)
+    assert job.manifest is not None
+    clone = TRAINJOB.parse(job.manifest)
+    assert (clone.gpus, clone.cpu) == (1, "2")
+    assert TRAINJOB.build(clone.with_changes(name="clone"))["spec"]["trainer"]["numNodes"] == 1
