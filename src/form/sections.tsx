@@ -23,6 +23,7 @@ import {
   choicesOf,
   errorsUnder,
   FormSection,
+  TRAINJOB,
   usesDataLoaderWorkers
 } from './state';
 
@@ -98,7 +99,15 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
         />
       )}
       <RuntimeField form={form} />
-      <TextField form={form} name="image" />
+      <TextField
+        form={form}
+        name="image"
+        placeholder={
+          form.state.kind === TRAINJOB
+            ? form.trans.__('the runtime’s image')
+            : undefined
+        }
+      />
       <RadioField form={form} name="mode" />
       {form.state.mode === 'command' ? (
         <TextField form={form} name="command" />
