@@ -191,7 +191,15 @@ function ResourcesFields(props: { form: IFormContext }): JSX.Element {
       <TextField form={form} name="gpuResource" />
       <TextField form={form} name="cpu" />
       <TextField form={form} name="memory" />
-      <TextField form={form} name="nprocPerNode" />
+      <TextField
+        form={form}
+        name="nprocPerNode"
+        placeholder={
+          form.state.kind === TRAINJOB
+            ? form.trans.__('the runtime’s: GPUs, else CPUs')
+            : undefined
+        }
+      />
     </>
   );
 }
