@@ -84,6 +84,25 @@ export const SECTION_FIELDS: Record<
 };
 
 /**
+ * A field a TrainJob's runtime decides when it is left empty: the placeholder
+ * says so (`decided`), not our default.
+ */
+function RuntimeDecidedField(props: {
+  form: IFormContext;
+  name: 'image' | 'nprocPerNode';
+  decided: string;
+}): JSX.Element {
+  const { form, name, decided } = props;
+  return (
+    <TextField
+      form={form}
+      name={name}
+      placeholder={form.state.kind === TRAINJOB ? decided : undefined}
+    />
+  );
+}
+
+/**
  * Basics: name, image, what the job runs, where.
  */
 function BasicsFields(props: { form: IFormContext }): JSX.Element {
@@ -99,14 +118,10 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
         />
       )}
       <RuntimeField form={form} />
-      <TextField
+      <RuntimeDecidedField
         form={form}
         name="image"
-        placeholder={
-          form.state.kind === TRAINJOB
-            ? form.trans.__('the runtime’s image')
-            : undefined
-        }
+        decided={form.trans.__('the runtime’s image')}
       />
       <RadioField form={form} name="mode" />
       {form.state.mode === 'command' ? (
@@ -191,14 +206,10 @@ function ResourcesFields(props: { form: IFormContext }): JSX.Element {
       <TextField form={form} name="gpuResource" />
       <TextField form={form} name="cpu" />
       <TextField form={form} name="memory" />
-      <TextField
+      <RuntimeDecidedField
         form={form}
         name="nprocPerNode"
-        placeholder={
-          form.state.kind === TRAINJOB
-            ? form.trans.__('the runtime’s: GPUs, else CPUs')
-            : undefined
-        }
+        decided={form.trans.__('the runtime’s: GPUs, else CPUs')}
       />
     </>
   );
