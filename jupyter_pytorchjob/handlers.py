@@ -28,7 +28,7 @@ from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
-from .job.manifest_yaml import manifest_from_yaml, manifest_to_yaml
+from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
 from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
@@ -137,7 +137,8 @@ class RenderHandler(PyTorchJobHandler):
     Creates nothing. With ``{"yaml": TEXT}`` the YAML (the preview editor's text)
     is read back into a job body, keeping unknown fields in ``extras``; ``warnings``
     then names the fields the cluster would drop (not in its CRD schema), found by a
-    server-side dry run on the kubernetes backend.
+    server-side dry run on the kubernetes backend, and the file's other documents (left
+    alone: only the one job document is read).
     """
 
     @web.authenticated
@@ -147,15 +148,17 @@ class RenderHandler(PyTorchJobHandler):
         """Answer ``{job, manifest, yaml, warnings}`` or 400 ``{field, message, errors}``."""
         body = self.json_body()
         edited = set(body) == {"yaml"} and isinstance(body["yaml"], str)
+        others: list[str] = []
         if edited:
-            edited_manifest = manifest_from_yaml(body["yaml"])
-            kind = kind_of(edited_manifest)
-            spec = kind.parse(edited_manifest, gpu_resource=self.defaults["gpuResource"])
+            read = read_job_yaml(body["yaml"])
+            kind = kind_of(read.manifest)
+            spec = kind.parse(read.manifest, gpu_resource=self.defaults["gpuResource"])
+            others = read.others
         else:
             spec = JobSpec.from_wire(body, defaults=await self.job_defaults())
             kind = kind_for(spec)
         manifest = kind.build(spec)
-        warnings = list(spec.warnings)
+        warnings = [*spec.warnings, *others]
         if edited:
             try:
                 dropped = await self.backend.dropped_fields(manifest)

@@ -237,9 +237,10 @@ export interface IJobBody {
   name?: string;
 
   /**
-   * Container image of every replica.
+   * Container image of every replica; unset (null, or empty for a TrainJob):
+   * a TrainJob runs its runtime's image.
    */
-  image?: string;
+  image?: string | null;
 
   /**
    * The object the job becomes: `PyTorchJob` (default) or `TrainJob`.
@@ -307,9 +308,9 @@ export interface IJobBody {
   shm?: string | null;
 
   /**
-   * Processes per node (torchrun).
+   * Processes per node (torchrun); unset: a TrainJob's runtime decides.
    */
-  nprocPerNode?: number | string;
+  nprocPerNode?: number | string | null;
 
   /**
    * PVC mounts.

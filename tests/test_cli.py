@@ -100,6 +100,8 @@ def test_render_a_trainjob() -> None:
     manifest = yaml.safe_load(result.stdout)
     assert (manifest["kind"], manifest["spec"]["trainer"]["numNodes"]) == ("TrainJob", 2)
     assert manifest["spec"]["runtimeRef"]["name"] == "my-torch"
+    # --runtime without --image: the runtime's image and process rule, not ours.
+    assert not {"image", "numProcPerNode"} & set(manifest["spec"]["trainer"])
     assert crd_trainjob.model_errors(manifest) == []
     if crds_available():
         assert crd_trainjob.schema_errors(manifest) == []

@@ -234,3 +234,23 @@ async def test_closing_the_websocket_stops_the_upstream_stream(
         await asyncio.sleep(0.05)
     assert log_tasks() == []
     await call(jp_fetch, "jobs", "slow", method="DELETE")
+
+
+async def test_apply_yaml_of_several_documents_reads_the_job_and_names_the_rest(
+    jp_fetch: Any,
+) -> None:
+    """Upstream examples put a job beside its Kueue queues and end with ``---``."""
+    rendered = json.loads(
+        (
+            await call(jp_fetch, "render", method="POST", body={"name": "m", "command": ["python"]})
+        ).body
+    )
+    queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: q\n"
+    text = f"{queue}---\n{rendered['yaml']}---\n"
+    back = json.loads((await call(jp_fetch, "render", method="POST", body={"yaml": text})).body)
+    assert back["job"]["name"] == "m"
+    assert any("LocalQueue 'q' (document 1)" in w for w in back["warnings"])
+    code, body = await error(
+        jp_fetch, "render", method="POST", body={"yaml": f"{rendered['yaml']}---\n{text}"}
+    )
+    assert code == 400 and body["field"] == "yaml" and "document 3" in body["message"]

@@ -118,3 +118,18 @@ def test_a_suspended_job_has_no_pods_and_says_why() -> None:
     )
     (replica,) = job_info(suspended, []).replicas
     assert (replica.phase, replica.reason) == ("Pending", "Suspended")
+
+
+def test_a_failed_job_without_completion_time_stops_its_duration() -> None:
+    """The v1.9.4 operator sets no completionTime when it fails a job for an ExitCode
+    restart policy's permanent exit code (Training Operator v1.9.4
+    pkg/controller.v1/common/pod.go:367-372 sets only the Failed condition): the Failed
+    condition's time ends it, not now."""
+    failed = job({"Master": replica_spec(1)}, FAILED)
+    failed["status"]["startTime"] = "2026-11-23T10:00:00Z"
+    for condition in failed["status"]["conditions"]:
+        condition["lastTransitionTime"] = "2026-11-23T10:05:00Z"
+    info = job_info(failed, [])
+    assert info.finished is not None and info.duration == 300.0
+    failed["status"]["completionTime"] = "2026-11-23T10:06:00Z"  # when there is one, it wins
+    assert job_info(failed, []).duration == 360.0

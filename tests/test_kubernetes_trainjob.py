@@ -22,8 +22,9 @@ from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.kinds import PYTORCHJOB, TRAINJOB
 
-from .crd import require_crds
+from .crd import CRDS_DIR, require_crds
 from .fake_kube import FakeKube
+from .fake_kube.trainer import read_yaml
 
 NS = "team-a"
 
@@ -453,3 +454,74 @@ async def test_a_trainjobs_logs_add_to_its_trainer_status(
         assert progress.epoch == 1.0  # only the log says it
     finally:
         await backend.close()
+
+
+# Every shape of resources a TrainJob of ours can have (the SDK reads each pod's limits:
+# a GPU, TPU, MIG or NPU key it knows, else cpu, else it raises - kubeflow 0.5.0
+# trainer/backends/kubernetes/utils.py get_container_devices).
+SDK_SHAPES: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "cpu": {"cpu": "2"},
+    "memory": {"memory": "1Gi"},
+    "gpus": {"gpus": 2},
+    "gpus-memory": {"gpus": 1, "memory": "1Gi"},
+    "amd": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4"},
+    "amd-memory": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4", "memory": "1Gi"},
+    "all": {"nodes": 2, "cpu": "500m", "memory": "1Gi", "gpus": 1, "nprocPerNode": 1},
+    "script": {"command": [], "script": "print(1)", "shm": "1Gi"},
+}
+
+
+async def test_the_kubeflow_sdk_lists_the_namespace_after_every_job_we_submit(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The real TrainerClient's list_jobs reads every job's pods: one job of ours whose
+    pod limits it cannot read would make it raise for the whole namespace."""
+    sdk = await asyncio.to_thread(sdk_client)
+    for name, body in SDK_SHAPES.items():
+        await backend.submit(trainjob(name, **body))
+        fake_kube.trainer.run(NS, name)
+        listed = await asyncio.to_thread(sdk.list_jobs)
+        assert name in {job.name for job in listed}
+
+
+async def test_a_name_too_long_for_the_runtimes_initializers_is_refused(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """On a torchtune runtime (dataset and model initializer jobs) JobSet's limit is 33
+    characters: a 34-character name would stay Submitted forever, so it is refused."""
+    runtime = read_yaml(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    fake_kube.add(runtime)
+    tune = runtime["metadata"]["name"]
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob("t" * 34, runtime=tune))
+    assert [e.field for e in info.value.errors] == ["name"]
+    assert "33" in info.value.errors[0].message
+    assert await backend.list_jobs() == []  # nothing half-created
+    await backend.submit(trainjob("t" * 33, runtime=tune))
+    assert fake_kube.get("jobsets", NS, "t" * 33) is not None  # JobSet admitted it
+
+
+async def test_the_fake_stores_whole_numbers_as_an_api_server_does(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The SDK sends resources as floats (``2.0``); an API server decodes them to float64
+    and writes them back as ``2`` (Go's encoding/json), so the job reads back with its GPUs
+    and its clone builds."""
+    from kubeflow.trainer import CustomTrainer
+
+    sdk = await asyncio.to_thread(sdk_client)
+    theirs = await asyncio.to_thread(
+        sdk.train,
+        trainer=CustomTrainer(func=sdk_train, resources_per_node={"cpu": 2, "gpu": 1}),
+    )
+    stored = fake_kube.get("trainjobs", NS, theirs)
+    assert stored is not None
+    limits = stored["spec"]["trainer"]["resourcesPerNode"]["limits"]
+    assert limits == {"cpu": 2, "nvidia.com/gpu": 1}
+    assert all(type(v) is int for v in limits.values())
+    job = await backend.get_job(theirs)
+    assert job.manifest is not None
+    clone = TRAINJOB.parse(job.manifest)
+    assert (clone.gpus, clone.cpu) == (1, "2")
+    assert TRAINJOB.build(clone.with_changes(name="clone"))["spec"]["trainer"]["numNodes"] == 1

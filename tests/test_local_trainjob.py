@@ -132,12 +132,34 @@ def test_the_plan_comes_from_the_trainjob_manifest(tmp_path: Path) -> None:
         ({"resourcesPerNode": {"requests": {"cpu": "3"}, "limits": {"cpu": "4"}}}, "3"),
         ({"resourcesPerNode": {"limits": {"cpu": "2500m"}}}, "3"),
         ({}, "1"),
+        ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": 0, "cpu": "4"}}}, "4"),
+        ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": "0"}}}, "1"),
+        (
+            {"resourcesPerNode": {"requests": {"amd.com/gpu": "0"}, "limits": {"amd.com/gpu": 2}}},
+            "auto",
+        ),
+        ({"resourcesPerNode": {"requests": {"cpu": "0"}, "limits": {"cpu": "4"}}}, "4"),
     ],
-    ids=["set", "gpu", "half-cpu", "requests-first", "rounded-up", "nothing"],
+    ids=[
+        "set",
+        "gpu",
+        "half-cpu",
+        "requests-first",
+        "rounded-up",
+        "nothing",
+        "zero-gpus-cpu",
+        "zero-gpus",
+        "zero-requested-gpus",
+        "zero-requested-cpu",
+    ],
 )
 def test_nproc_per_node_follows_the_torch_plugin(trainer: dict[str, Any], expected: str) -> None:
-    """numProcPerNode, else auto with a GPU, else the CPU rounded up: the same answer as
-    the fake Trainer, written from the plugin's Go code."""
+    """numProcPerNode, else auto with a GPU count above 0, else the CPU rounded up: the
+    same answer as the fake Trainer, written from the plugin's Go code (Trainer v2.3.0
+    pkg/runtime/framework/plugins/torch/torch.go:121-134: ``auto`` only when
+    ``GetNumGPUPerNode`` > 0, which reads the requests' GPU count and the limits' when
+    that is 0, pkg/runtime/runtime.go:280-289; CPU: the request unless zero, else the
+    limit, torch.go:228-240)."""
     resources = trainer.get("resourcesPerNode") or {}
     assert nproc_per_node(trainer, resources) == expected
     manifest = {"metadata": {"name": "tj"}, "spec": {"trainer": trainer}}

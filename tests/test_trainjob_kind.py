@@ -14,8 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
+from jupyter_pytorchjob.job.fields import DEFAULT_IMAGE
 from jupyter_pytorchjob.job.status import JobState
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
+from jupyter_pytorchjob.kinds.trainjob.environment import nproc_per_node
 from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length
 from jupyter_pytorchjob.kinds.trainjob.runtimes import available_runtimes, runtime_of
 
@@ -39,6 +41,9 @@ def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
     body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
     body["kind"] = "TrainJob"
     body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
+    sdk_gpu = body.get("gpuResource", "nvidia.com/gpu") == "nvidia.com/gpu"
+    if body.get("gpus") not in (None, 0, "0", "") and not sdk_gpu and not body.get("cpu"):
+        body["cpu"] = "1"  # the Kubeflow SDK reads no other GPU without a CPU
     return body
 
 
@@ -76,7 +81,7 @@ def test_the_manifest_against_the_real_crd() -> None:
     manifest = TRAINJOB.build(spec)
     assert crd_trainjob.schema_errors(manifest) == []
     trainer = manifest["spec"]["trainer"]
-    assert trainer["numNodes"] == 2 and trainer["numProcPerNode"] == 1
+    assert trainer["numNodes"] == 2 and "numProcPerNode" not in trainer  # the runtime's rule
     assert trainer["args"][0] == "torchrun"  # the runtime only injects PET_* for torchrun
     assert {"name": "PYTHONUNBUFFERED", "value": "1"} in trainer["env"]
     (patch,) = manifest["spec"]["runtimePatches"]
@@ -327,3 +332,147 @@ def test_a_namespaced_runtime_hides_the_cluster_one_of_its_name() -> None:
     (only,) = available_runtimes([cluster], [mine])
     assert (only.kind, only.nodes, only.deprecated) == ("TrainingRuntime", 4, True)
     assert only.to_wire()["replicatedJobs"] == ["node"]
+
+
+# -- what the user did not set, the runtime decides -------------------------------------
+
+RUNTIME_FILES = (
+    "torch_distributed.yaml",
+    "deepspeed_distributed.yaml",
+    "more/torch_distributed_with_cache.yaml",
+    "more/llama3_2_1B.yaml",
+    "more/llama3_2_3B.yaml",
+    "more/qwen2_5_1.5B.yaml",
+    "more/jax_distributed.yaml",
+    "more/mlx_distributed.yaml",
+    "more/xgboost_distributed.yaml",
+)
+
+
+def test_an_unset_image_and_process_count_stay_unset() -> None:
+    # CLI, magic and submit() send no image; the handlers pass the notebook's as a default.
+    body = {"kind": "TrainJob", "name": "tune", "runtime": "my-runtime", "command": ["python"]}
+    for defaults in ({}, {"image": "notebook:1"}):
+        spec = JobSpec.from_wire({**body, "gpus": 4}, defaults=defaults)
+        assert (spec.image, spec.nproc_per_node) == (None, None)
+        trainer = TRAINJOB.build(spec)["spec"]["trainer"]
+        assert "image" not in trainer and "numProcPerNode" not in trainer
+    assert JobSpec.from_wire({**body, "image": ""}).image is None  # the form's empty field
+    # A PyTorchJob still writes every value out.
+    v1 = JobSpec.from_wire({"name": "v1", "command": ["python"], "gpus": 4})
+    assert (v1.image, v1.nproc_per_node) == (DEFAULT_IMAGE, 4)
+
+
+def test_an_sdk_job_on_four_gpus_clones_without_pinning_anything() -> None:
+    manifest = copy.deepcopy(FOREIGN)
+    manifest["spec"]["trainer"]["resourcesPerNode"]["limits"]["nvidia.com/gpu"] = "4"
+    manifest["spec"]["trainer"]["resourcesPerNode"]["requests"]["nvidia.com/gpu"] = "4"
+    del manifest["spec"]["trainer"]["image"]
+    spec = TRAINJOB.parse(manifest)
+    assert (spec.image, spec.nproc_per_node) == (None, None)
+    # Clone & edit: the job body back through from_wire, as the form sends it.
+    rebuilt = TRAINJOB.build(JobSpec.from_wire(spec.to_wire()))
+    assert "image" not in rebuilt["spec"]["trainer"]
+    assert "numProcPerNode" not in rebuilt["spec"]["trainer"]
+    assert nproc_per_node(rebuilt["spec"]["trainer"], {}) == "auto"
+
+
+def node_template(runtime: dict[str, Any]) -> dict[str, Any]:
+    """The runtime's ``node`` container and ``mlPolicy.numNodes``."""
+    nodes = runtime["spec"].get("mlPolicy", {}).get("numNodes")
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        for container in job["template"]["spec"]["template"]["spec"]["containers"]:
+            if container["name"] == "node":
+                return {"container": container, "nodes": nodes}
+    return {"container": {}, "nodes": nodes}
+
+
+def what_runs(manifest: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    """What the ``node`` container runs, resolved as Trainer v2.3.0 does: the trainer's
+    image/command/args over the runtime's (``plugins/jobset/builder.go`` Trainer), the
+    node count (``torch.go`` EnforceMLPolicy) and ``PET_NPROC_PER_NODE`` by the torch
+    plugin's rule; the env without PYTHONUNBUFFERED (our builder's output buffering)."""
+    trainer = manifest["spec"].get("trainer") or {}
+    node = node_template(runtime)
+    container = node["container"]
+    resources = copy.deepcopy(container.get("resources") or {})
+    for part, values in (trainer.get("resourcesPerNode") or {}).items():
+        resources.setdefault(part, {}).update(values)
+    env = [e for e in trainer.get("env") or [] if e["name"] != "PYTHONUNBUFFERED"]
+    return {
+        "runtime": manifest["spec"]["runtimeRef"],
+        "image": trainer.get("image", container.get("image")),
+        "command": trainer.get("command", container.get("command")),
+        "args": trainer.get("args", container.get("args")),
+        "nodes": trainer.get("numNodes", node["nodes"]),
+        "nproc": nproc_per_node(trainer, resources),
+        "resources": trainer.get("resourcesPerNode"),
+        "env": env,
+        "patches": manifest["spec"].get("runtimePatches"),
+        "initializer": manifest["spec"].get("initializer"),
+    }
+
+
+@st.composite
+def runtime_trainjobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A TrainJob on one of the shipped runtimes, its image and process count each set or
+    left to the runtime, as another tool (the SDK, kubectl) may write it."""
+    runtime = shipped_runtime(draw(st.sampled_from(RUNTIME_FILES)))
+    manifest = TRAINJOB.build(JobSpec.from_wire(draw(trainjob_bodies())))
+    manifest["spec"]["runtimeRef"]["name"] = runtime["metadata"]["name"]
+    trainer = manifest["spec"]["trainer"]
+    for key in ("image", "numProcPerNode", "numNodes"):
+        if draw(st.booleans()):
+            trainer.pop(key, None)
+    return manifest, runtime
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runtime_trainjobs())
+def test_parse_then_build_changes_nothing_that_runs(
+    job: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    manifest, runtime = job
+    spec = TRAINJOB.parse(manifest)
+    rebuilt = TRAINJOB.build(spec)
+    assert what_runs(rebuilt, runtime) == what_runs(manifest, runtime)
+    # ... and through the job body, as the form's Clone & edit and Apply YAML send it.
+    again = TRAINJOB.build(JobSpec.from_wire(spec.to_wire(), defaults={"image": "nb:1"}))
+    assert what_runs(again, runtime) == what_runs(manifest, runtime)
+
+
+def test_limits_the_kubeflow_sdk_cannot_read_are_never_written() -> None:
+    """kubeflow 0.5.0 get_container_devices raises on pod limits without cpu or a device key
+    it knows (trainer/backends/kubernetes/utils.py), for every job list_jobs reads."""
+    body = {"kind": "TrainJob", "name": "r", "command": ["python"]}
+    memory = TRAINJOB.build(JobSpec.from_wire({**body, "memory": "8Gi"}))
+    assert memory["spec"]["trainer"]["resourcesPerNode"] == {"requests": {"memory": "8Gi"}}
+    amd = {**body, "gpus": 1, "gpuResource": "amd.com/gpu"}
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire(amd))
+    assert [e.field for e in info.value.errors] == ["cpu"]
+    assert "amd.com/gpu" in info.value.errors[0].message
+    limits = TRAINJOB.build(JobSpec.from_wire({**amd, "cpu": "4"}))["spec"]["trainer"]
+    assert limits["resourcesPerNode"]["limits"] == {"cpu": "4", "amd.com/gpu": 1}
+    edited = copy.deepcopy(FOREIGN)  # Apply YAML: the same rule on the manifest
+    edited["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"memory": "8Gi"}}
+    assert [p.field for p in TRAINJOB.check(edited)] == ["spec.trainer.resourcesPerNode.limits"]
+
+
+def test_the_name_limit_counts_the_runtimes_initializer_jobs() -> None:
+    """JobSet's webhook checks the pod name of every replicated job of the runtime (jobset
+    v0.12.0 pkg/webhooks/jobset_webhook.go ValidateCreate): on the torchtune runtimes that
+    is dataset-initializer's, even when the TrainJob sets no initializer."""
+    tune = runtime_of(shipped_runtime("more/llama3_2_1B.yaml"))
+    manifest = copy.deepcopy(FOREIGN)
+    del manifest["spec"]["initializer"]
+    manifest["metadata"]["name"] = "t" * 34
+    assert TRAINJOB.check(manifest) == []  # 34 fits the node job of 2 nodes
+    (problem,) = TRAINJOB.runtime_problems(manifest, tune)
+    assert problem.field == "name" and "at most 33" in problem.message
+    assert "-dataset-initializer-0-0-xxxxx" in problem.message
+    manifest["metadata"]["name"] = "t" * 33
+    assert TRAINJOB.runtime_problems(manifest, tune) == []
+    torch = runtime_of(shipped_runtime("torch_distributed.yaml"))
+    manifest["metadata"]["name"] = "t" * 48
+    assert TRAINJOB.runtime_problems(manifest, torch) == []

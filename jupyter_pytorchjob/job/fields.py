@@ -39,7 +39,8 @@ LOG_ARCHIVE_OFF = "off"
 
 # The job kinds (jupyter_pytorchjob.kinds registers one for each; tests/test_kinds.py
 # holds the two lists together).
-KINDS = ("PyTorchJob", "TrainJob")
+TRAINJOB_KIND = "TrainJob"
+KINDS = ("PyTorchJob", TRAINJOB_KIND)
 
 #: The form's sections, in order.
 SECTIONS = ("basics", "resources", "storage", "elastic", "advanced")
@@ -98,8 +99,9 @@ FIELDS: tuple[JobField, ...] = (
         "image",
         "image",
         "basics",
-        "container image of every replica",
+        "container image of every replica (a TrainJob's default: its runtime's)",
         default=DEFAULT_IMAGE,
+        nullable=True,
         flag="--image",
     ),
     JobField(
@@ -228,8 +230,10 @@ FIELDS: tuple[JobField, ...] = (
         "nprocPerNode",
         "nproc",
         "resources",
-        "processes per node (torchrun); default GPUs or 1",
+        "processes per node (torchrun); default GPUs or 1 (a TrainJob's: its runtime's "
+        "rule, GPUs else CPUs)",
         minimum=1,
+        nullable=True,
         flag="--nproc-per-node",
         metavar="N",
     ),

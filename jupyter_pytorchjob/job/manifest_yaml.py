@@ -1,15 +1,20 @@
 """Manifests as YAML text, whatever their kind: the builder's key order, scripts in
-block style, and one plain JSON-like document read back (``shape.plain_problem``)."""
+block style, and the job document of a file read back as plain JSON-like data
+(``shape.plain_problem``). A file may hold other documents beside the job (a Kueue
+LocalQueue, comments, a trailing ``---``, as upstream examples do): they are named and
+left alone."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from .errors import FieldError, JobSpecInvalid
+from .fields import KINDS
 from .shape import plain_problem
 
 
@@ -37,20 +42,73 @@ def manifest_to_yaml(manifest: Mapping[str, Any]) -> str:
     )
 
 
+@dataclass
+class JobYaml:
+    """The job document of a YAML file, and a note on each other document in it."""
+
+    manifest: dict[str, Any]
+    others: list[str] = field(default_factory=list)
+
+
 def manifest_from_yaml(text: str) -> dict[str, Any]:
-    """Parse one YAML document into a manifest dict; ``JobSpecInvalid`` if it is not one."""
+    """The job document of ``text`` as a manifest dict; ``JobSpecInvalid`` if none."""
+    return read_job_yaml(text).manifest
+
+
+def read_job_yaml(text: str) -> JobYaml:
+    """Parse ``text``: its one job document (a kind of ours), or its only document; the
+    other documents named (comments and empty ones are none). ``JobSpecInvalid`` naming
+    ``yaml`` for invalid YAML, no job, or several jobs (naming each)."""
     try:
-        data = yaml.safe_load(text)
+        loaded = list(yaml.safe_load_all(text))
     except yaml.YAMLError as err:
-        raise JobSpecInvalid([FieldError("yaml", f"is not valid YAML: {err}")]) from err
+        raise _invalid(f"is not valid YAML: {err}") from err
     except RecursionError as err:
-        raise JobSpecInvalid([FieldError("yaml", "is nested too deeply")]) from err
+        raise _invalid("is nested too deeply") from err
     except ValueError as err:  # an integer past Python's digit limit
-        message = f"holds a number with more than {sys.get_int_max_str_digits()} digits"
-        raise JobSpecInvalid([FieldError("yaml", message)]) from err
+        digits = sys.get_int_max_str_digits()
+        raise _invalid(f"holds a number with more than {digits} digits") from err
+    documents = [(n, doc) for n, doc in enumerate(loaded, 1) if doc is not None]
+    if len(documents) == 1:
+        return JobYaml(_plain_object(documents[0][1]))
+    jobs = [(n, doc) for n, doc in documents if _is_job(doc)]
+    if not jobs:
+        found = "; ".join(_describe(n, doc) for n, doc in documents) or "no document"
+        raise _invalid(f"holds no {' or '.join(KINDS)} ({found})")
+    if len(jobs) > 1:
+        named = " and ".join(_describe(n, doc) for n, doc in jobs)
+        raise _invalid(f"holds {len(jobs)} jobs ({named}): apply one at a time")
+    others = [
+        f"{_describe(n, doc)} left alone: Apply YAML applies only the job"
+        for n, doc in documents
+        if doc is not jobs[0][1]
+    ]
+    return JobYaml(_plain_object(jobs[0][1]), others)
+
+
+def _is_job(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") in KINDS
+
+
+def _describe(number: int, doc: Any) -> str:
+    """``LocalQueue 'user-queue' (document 1)``, as far as the document says."""
+    if not isinstance(doc, dict):
+        return f"a {type(doc).__name__} (document {number})"
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "an object"
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    named = f" {name!r}" if isinstance(name, str) else ""
+    return f"{kind}{named} (document {number})"
+
+
+def _plain_object(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise JobSpecInvalid([FieldError("yaml", "must be a single PyTorchJob object")])
+        raise _invalid(f"must be a single {' or '.join(KINDS)} object")
     problem = plain_problem(data)
     if problem:
-        raise JobSpecInvalid([FieldError("yaml", problem)])
+        raise _invalid(problem)
     return data
+
+
+def _invalid(message: str) -> JobSpecInvalid:
+    return JobSpecInvalid([FieldError("yaml", message)])

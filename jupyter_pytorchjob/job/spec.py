@@ -4,8 +4,9 @@ The wire form (``from_wire``/``to_wire``) is the JSON body of the ``render`` and
 ``jobs`` endpoints; its keys are the CLI's long flags in camelCase. ``from_wire``
 checks everything and raises ``JobSpecInvalid`` naming each bad field, so that an
 invalid job never reaches a manifest. Defaults are resolved there (e.g.
-``nprocPerNode`` becomes the GPU count, or 1), so a ``JobSpec`` is always concrete
-and a round trip through a manifest gives back the same object.
+``nprocPerNode`` becomes the GPU count, or 1), so a PyTorchJob's ``JobSpec`` is always
+concrete and a round trip through a manifest gives back the same object. A TrainJob's
+image and process count stay None when not given: its training runtime decides them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .fields import (
     RESTART_POLICIES,
     TOLERATION_EFFECTS,
     TOLERATION_OPERATORS,
+    TRAINJOB_KIND,
     WIRE_FIELDS,
     JobField,
 )
@@ -143,7 +145,7 @@ class JobSpec:
     """
 
     name: str
-    image: str
+    image: str | None  # None: the runtime's (a TrainJob only)
     kind: str = "PyTorchJob"
     runtime: str | None = None
     command: tuple[str, ...] = ()
@@ -157,7 +159,7 @@ class JobSpec:
     cpu: str | None = None
     memory: str | None = None
     shm: str | None = DEFAULT_SHM
-    nproc_per_node: int = 1
+    nproc_per_node: int | None = 1  # None: the runtime's rule (a TrainJob only)
     pvc: tuple[PvcMount, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     restart_policy: str = DEFAULT_RESTART_POLICY
@@ -299,8 +301,7 @@ class _WireReader:
                 self.fail(str(key), f"unknown field; known fields are {', '.join(WIRE_FIELDS)}")
         values = {f.attr: getattr(self, f"read_{f.read}")(f) for f in FIELDS}
         # What one field means depends on another:
-        if values["nproc_per_node"] is None:
-            values["nproc_per_node"] = max(values["gpus"], 1)
+        self.resolve_runtime_defaults(values)
         if values["name"] is not None:
             self.check_name_length(values["name"], values["nodes"], master=values["master"])
         self.check_entrypoint(values["command"], values["args"], values["script"])
@@ -312,6 +313,19 @@ class _WireReader:
         if self.errors:
             raise JobSpecInvalid(self.errors)
         return JobSpec(**values)
+
+    def resolve_runtime_defaults(self, values: dict[str, Any]) -> None:
+        """A TrainJob leaves an image and a process count not given to its runtime (its
+        node container's image; the torch plugin's rule: GPUs, else CPUs); a PyTorchJob
+        gets ours (the configured image; the GPU count, or 1)."""
+        trainjob = values["kind"] == TRAINJOB_KIND
+        if values["image"] is None or (trainjob and values["image"] == ""):
+            values["image"] = None if trainjob else self.defaults.get("image", DEFAULT_IMAGE)
+        image = values["image"]
+        if image is not None and (not image or any(c.isspace() for c in image)):
+            self.fail("image", "must be a container image reference without spaces")
+        if values["nproc_per_node"] is None and not trainjob:
+            values["nproc_per_node"] = max(values["gpus"], 1)
 
     # -- the readers of the field table (fields.py: JobField.read) ----------------------
 
@@ -326,11 +340,9 @@ class _WireReader:
             return None
         return value
 
-    def read_image(self, f: JobField) -> str:
-        image = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
-        if image is not None and (not image or any(c.isspace() for c in image)):
-            self.fail(f.wire, "must be a container image reference without spaces")
-        return image or ""
+    def read_image(self, f: JobField) -> str | None:
+        """As given (None when absent): ``resolve_runtime_defaults`` checks it."""
+        return self.text(f.wire, default=None)
 
     def read_kind(self, f: JobField) -> str:
         """One of the kinds, in any case (``--kind trainjob``), as the kind spells it."""
@@ -379,7 +391,7 @@ class _WireReader:
         return self.integer(f.wire, default=f.default, minimum=f.minimum, maximum=f.maximum)
 
     def read_nproc(self, f: JobField) -> int | None:
-        """None when absent: then the GPU count (or 1), resolved in ``read``."""
+        """None when absent: resolved in ``resolve_runtime_defaults``."""
         return self.optional_integer(f.wire, default=None, minimum=f.minimum, maximum=f.maximum)
 
     def read_optional_count(self, f: JobField) -> int | None:

@@ -313,10 +313,15 @@ describe('JobForm kinds', () => {
     expect(form.model.state).toMatchObject({
       kind: 'TrainJob',
       runtime: 'torch-distributed',
-      image: 'torch:2',
+      image: '',
       nodes: '2'
     });
-    expect(q('#form-f-image').value).toBe('torch:2');
+    // The runtime's image runs: shown as the placeholder, not pinned as a value.
+    expect(q('#form-f-image').value).toBe('');
+    expect(q('#form-f-image').placeholder).toBe('the runtime’s image');
+    expect(q('#form-f-nprocPerNode').placeholder).toBe(
+      'the runtime’s: GPUs, else CPUs'
+    );
     expect(q('#form-f-runtime-hint').textContent).toBe(
       'ClusterTrainingRuntime · 2 nodes · torch:2'
     );

@@ -321,7 +321,7 @@ describe('JobFormModel with job kinds', () => {
     model.dispose();
   });
 
-  it("takes a picked runtime's image and node count, and sends it", async () => {
+  it("takes a picked runtime's node count, leaving the image to it", async () => {
     const client = fakeClient();
     client.runtimes.mockResolvedValue([
       runtime({ name: 'torch-big', nodes: 4, image: 'big:1' }),
@@ -333,19 +333,26 @@ describe('JobFormModel with job kinds', () => {
       debounce: 3600 * 1000
     });
     await model.loadRuntimes();
+    expect(model.state.image).toBe('img');
+    // Our default image would pin it over the runtime's: a TrainJob sends none.
     model.set({ kind: 'TrainJob', ttl: '30' });
+    expect(model.state.image).toBe('');
     model.pickRuntime('torch-big');
     expect(model.state).toMatchObject({
       runtime: 'torch-big',
-      image: 'big:1',
+      image: '',
       nodes: '4'
     });
+    expect(model.body).not.toHaveProperty('image');
+    // An image the user gives stays through another pick.
+    model.set({ image: 'mine:2' });
     model.pickRuntime('no-image');
-    expect(model.state).toMatchObject({ image: 'big:1', nodes: '2' });
+    expect(model.state).toMatchObject({ image: 'mine:2', nodes: '2' });
     // The TrainJob's body: kind and runtime, no field it cannot express.
     expect(model.body).toMatchObject({
       kind: 'TrainJob',
       runtime: 'no-image',
+      image: 'mine:2',
       nodes: 2
     });
     expect(model.body).not.toHaveProperty('ttl');

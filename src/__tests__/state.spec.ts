@@ -208,6 +208,17 @@ describe('bodyToState', () => {
     expect(state.extras).toEqual({ spec: { runPolicy: { suspend: true } } });
   });
 
+  it("keeps a TrainJob's unset image unset: its runtime decides", () => {
+    const trainjob = { ...server, kind: 'TrainJob', image: null };
+    const state = bodyToState(trainjob, form({ image: 'ours:1' }));
+    expect(state.image).toBe('');
+    expect(stateToBody(state)).not.toHaveProperty('image');
+    // A PyTorchJob's is filled from the base, as before.
+    expect(bodyToState({ ...server, image: null }, form()).image).toBe(
+      form().image
+    );
+  });
+
   it('round-trips through stateToBody', () => {
     const body = stateToBody(bodyToState(server, form()));
     expect(body.command).toEqual(['python', 'train.py']);

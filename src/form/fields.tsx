@@ -150,7 +150,10 @@ export function Field(props: {
  * A one-line text field.
  */
 export function TextField(
-  props: IFieldProps<TextSetting> & { hint?: React.ReactNode }
+  props: IFieldProps<TextSetting> & {
+    hint?: React.ReactNode;
+    placeholder?: string;
+  }
 ): JSX.Element | null {
   const { form, name } = props;
   return (
@@ -166,6 +169,7 @@ export function TextField(
           spellCheck={false}
           value={form.state[name]}
           placeholder={
+            props.placeholder ??
             form.texts.fields[name].placeholder ??
             (defaultText(form.fields, name) || undefined)
           }

@@ -30,7 +30,8 @@ import {
   sectionOf,
   splitWords,
   stateToBody,
-  suggestName
+  suggestName,
+  TRAINJOB
 } from './state';
 
 /**
@@ -64,6 +65,7 @@ export class JobFormModel implements IDisposable {
       };
     }
     this._state = state;
+    this._defaultImage = options.defaults.image;
     this.fields = options.defaults.fields;
     this.kinds = options.defaults.kinds ?? [];
   }
@@ -243,6 +245,14 @@ export class JobFormModel implements IDisposable {
    * Change fields; validation follows after a pause in typing.
    */
   set(patch: Partial<IFormState>): void {
+    if (
+      patch.kind === TRAINJOB &&
+      patch.image === undefined &&
+      this._state.image === this._defaultImage
+    ) {
+      // Our default image would pin it over the runtime's: leave it to the runtime.
+      patch = { ...patch, image: '' };
+    }
     this._state = { ...this._state, ...patch };
     for (const key of Object.keys(patch)) {
       this._touched.add(key);
@@ -414,17 +424,22 @@ export class JobFormModel implements IDisposable {
   }
 
   /**
-   * Choose a runtime (empty: the server's default) and take its image and
-   * node count as the job's.
+   * Choose a runtime (empty: the server's default) and take its node count as
+   * the job's; its image runs unless the user typed another (an image that is
+   * ours or a runtime's is cleared, so the runtime decides).
    */
   pickRuntime(name: string): void {
     const runtime = this._runtimes.find(r => r.name === name);
     const patch: Partial<IFormState> = { runtime: name };
     if (runtime) {
       patch.nodes = String(runtime.nodes);
-      if (runtime.image) {
-        patch.image = runtime.image;
-      }
+    }
+    const image = this._state.image;
+    if (
+      image === this._defaultImage ||
+      this._runtimes.some(r => r.image === image)
+    ) {
+      patch.image = '';
     }
     this.set(patch);
   }
@@ -486,6 +501,7 @@ export class JobFormModel implements IDisposable {
   private _touched = new Set<string>();
   private _attempted = false;
   private _changed = new Signal<this, void>(this);
+  private _defaultImage: string;
 }
 
 /**

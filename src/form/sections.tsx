@@ -23,6 +23,7 @@ import {
   choicesOf,
   errorsUnder,
   FormSection,
+  TRAINJOB,
   usesDataLoaderWorkers
 } from './state';
 
@@ -83,6 +84,25 @@ export const SECTION_FIELDS: Record<
 };
 
 /**
+ * A field a TrainJob's runtime decides when it is left empty: the placeholder
+ * says so (`decided`), not our default.
+ */
+function RuntimeDecidedField(props: {
+  form: IFormContext;
+  name: 'image' | 'nprocPerNode';
+  decided: string;
+}): JSX.Element {
+  const { form, name, decided } = props;
+  return (
+    <TextField
+      form={form}
+      name={name}
+      placeholder={form.state.kind === TRAINJOB ? decided : undefined}
+    />
+  );
+}
+
+/**
  * Basics: name, image, what the job runs, where.
  */
 function BasicsFields(props: { form: IFormContext }): JSX.Element {
@@ -98,7 +118,11 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
         />
       )}
       <RuntimeField form={form} />
-      <TextField form={form} name="image" />
+      <RuntimeDecidedField
+        form={form}
+        name="image"
+        decided={form.trans.__('the runtime’s image')}
+      />
       <RadioField form={form} name="mode" />
       {form.state.mode === 'command' ? (
         <TextField form={form} name="command" />
@@ -182,7 +206,11 @@ function ResourcesFields(props: { form: IFormContext }): JSX.Element {
       <TextField form={form} name="gpuResource" />
       <TextField form={form} name="cpu" />
       <TextField form={form} name="memory" />
-      <TextField form={form} name="nprocPerNode" />
+      <RuntimeDecidedField
+        form={form}
+        name="nprocPerNode"
+        decided={form.trans.__('the runtime’s: GPUs, else CPUs')}
+      />
     </>
   );
 }

@@ -397,15 +397,22 @@ export function sectionShown(
 }
 
 /**
+ * The kind whose image and process count its runtime decides when unset.
+ */
+export const TRAINJOB = 'TrainJob';
+
+/**
  * A fresh form.
  */
 export function defaultFormState(defaults: IFormDefaults): IFormState {
   const fields = defaults.fields;
+  // The backend's preferred kind (the only one where the cluster has one).
+  const kind = defaults.kinds?.[0]?.kind ?? '';
   return {
     name: '',
-    image: defaults.image,
-    // The backend's preferred kind (the only one where the cluster has one).
-    kind: defaults.kinds?.[0]?.kind ?? '',
+    // A TrainJob runs its runtime's image unless one is given.
+    image: kind === TRAINJOB ? '' : defaults.image,
+    kind,
     runtime: '',
     mode: 'command',
     command: '',
@@ -564,7 +571,8 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
   const shm = body.shm === undefined ? undefined : (body.shm ?? '');
   return {
     name: body.name ?? base.name,
-    image: body.image ?? base.image,
+    // A TrainJob without an image runs its runtime's: keep it unset.
+    image: body.image ?? (body.kind === TRAINJOB ? '' : base.image),
     kind: body.kind ?? base.kind,
     runtime: body.runtime ?? '',
     mode: script !== null ? 'script' : 'command',

@@ -100,7 +100,7 @@ function basicsTexts(trans: TranslationBundle) {
     runtime: {
       label: trans.__('Runtime'),
       hint: trans.__(
-        'The Kubeflow Trainer runtime the TrainJob runs on; picking one takes its image and node count.'
+        'The Kubeflow Trainer runtime the TrainJob runs on; picking one takes its node count, and its image runs unless you give another.'
       ),
       choices: { '': trans.__('default (torch-distributed)') }
     },

@@ -356,6 +356,16 @@ class _Injection:
     retry_after: int | None
 
 
+def _go_float(text: str) -> float | int:
+    """A JSON number with a fraction or exponent as the API server gives it back: it
+    decodes it to a float64 (k8s.io/apimachinery pkg/util/json ``convertNumber``: not an
+    int64, so ``Float64()``) and Go's encoding/json writes a whole float64 without a
+    fraction (``floatEncoder``: ``strconv.AppendFloat(b, f, 'f', -1, 64)`` below 1e21),
+    so ``2.0`` comes back as ``2`` - and stays ``2`` in every later read."""
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) < 1e21 else value
+
+
 class FakeKube:
     """The fake API server and its test hooks. ``await FakeKube.start()`` to run it."""
 
@@ -756,7 +766,7 @@ class FakeKube:
 
     async def _body(self, request: web.Request) -> Any:
         try:
-            return json.loads(await request.read() or b"null")
+            return json.loads(await request.read() or b"null", parse_float=_go_float)
         except ValueError as err:
             raise KubeError(400, f"json parse error: {err}") from None
 

@@ -315,22 +315,28 @@ def _quantity_ceil(text: Any) -> int:
 
 
 def nproc_per_node(trainjob: Mapping[str, Any], resources: Mapping[str, Any]) -> str:
-    """``PET_NPROC_PER_NODE`` (§3): ``numProcPerNode``, else ``auto`` with a GPU (the first
-    resource name containing ``gpu``, requests before limits; only ``resourcesPerNode`` is
-    inspected when the TrainJob sets it), else ``max(1, ceil(cpu))`` (requests, then
-    limits)."""
+    """``PET_NPROC_PER_NODE`` (§3; Trainer v2.3.0 pkg/runtime/framework/plugins/torch/
+    torch.go:121-134): ``numProcPerNode``, else ``auto`` when ``GetNumGPUPerNode`` > 0
+    (pkg/runtime/runtime.go:280-297: the count of the first resource name containing
+    ``gpu`` in the requests, the limits' when that is 0; only ``resourcesPerNode`` is
+    inspected when the TrainJob sets it), else ``max(1, ceil(cpu))`` (``getNumCPUPerNode``,
+    torch.go:228-240: the request unless it is 0, else the limit)."""
     trainer = (trainjob.get("spec") or {}).get("trainer") or {}
     if trainer.get("numProcPerNode") is not None:
         return str(trainer["numProcPerNode"])
     inspected = trainer.get("resourcesPerNode") or resources
+    gpus = 0
     for part in ("requests", "limits"):
-        if any("gpu" in name.lower() for name in (inspected.get(part) or {})):
-            return "auto"
-    for part in ("requests", "limits"):
-        cpu = (resources.get(part) or {}).get("cpu")
-        if cpu is not None:
-            return str(max(1, _quantity_ceil(cpu)))
-    return "1"
+        named = [v for k, v in (inspected.get(part) or {}).items() if "gpu" in k.lower()]
+        if named and not gpus:
+            gpus = _quantity_ceil(named[0])
+    if gpus > 0:
+        return "auto"
+    requested = (resources.get("requests") or {}).get("cpu")
+    limit = (resources.get("limits") or {}).get("cpu")
+    if requested is not None and _quantity_ceil(requested) != 0:
+        return str(max(1, _quantity_ceil(requested)))
+    return str(max(1, _quantity_ceil(limit))) if limit is not None else "1"
 
 
 def _suffix() -> str:

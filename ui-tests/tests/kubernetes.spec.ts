@@ -98,16 +98,18 @@ test('a 2-node TrainJob from the form to its logs and deletion', async ({
   const form = page.locator('.jp-PyTorchJobForm');
   await expect(form).toBeVisible();
 
-  // The kind switch, then the runtime picker: it takes the runtime's image
-  // and node count; what a TrainJob cannot express is gone.
+  // The kind switch, then the runtime picker: it takes the runtime's node
+  // count and leaves the image to it; what a TrainJob cannot express is gone.
   await form.getByLabel('Kind', { exact: true }).selectOption('TrainJob');
   const runtime = form.getByLabel('Runtime', { exact: true });
   await expect(runtime.locator('option[value="torch-distributed"]')).toHaveText(
     'torch-distributed (torch)'
   );
   await runtime.selectOption('torch-distributed');
-  await expect(form.getByLabel('Image', { exact: true })).toHaveValue(
-    'pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime'
+  await expect(form.getByLabel('Image', { exact: true })).toHaveValue('');
+  await expect(form.getByLabel('Image', { exact: true })).toHaveAttribute(
+    'placeholder',
+    'the runtime’s image'
   );
   await expect(form.getByLabel('Nodes', { exact: true })).toHaveValue('1');
   await expect(form.locator('[data-section="elastic"]')).toHaveCount(0);

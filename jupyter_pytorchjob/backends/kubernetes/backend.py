@@ -516,6 +516,9 @@ class KubernetesBackend(Backend):
             )
         if found.usable:
             raise JobSpecInvalid([FieldError("runtime", f"runtime {found.name!r} {found.usable}")])
+        problems = TRAINJOB.runtime_problems(manifest, found)
+        if problems:
+            raise JobSpecInvalid(problems)
         ref["kind"] = found.kind
 
     async def _kind(self, kind: JobKind) -> JobKind:

@@ -92,7 +92,7 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         "kind": KIND,
         "metadata": metadata,
         "spec": {
-            "nprocPerNode": str(spec.nproc_per_node),
+            "nprocPerNode": str(_nproc(spec)),
             "runPolicy": run_policy,
             "pytorchReplicaSpecs": replica_specs,
         },
@@ -127,7 +127,13 @@ def _elastic_policy(spec: JobSpec) -> dict[str, Any]:
 
 def script_launcher(spec: JobSpec) -> str:
     """A script starts through torchrun only when a node runs several processes."""
-    return "torchrun" if spec.nproc_per_node > 1 else "python"
+    return "torchrun" if _nproc(spec) > 1 else "python"
+
+
+def _nproc(spec: JobSpec) -> int:
+    """``from_wire`` resolves a PyTorchJob's process count (only a TrainJob's may be
+    left to its runtime)."""
+    return spec.nproc_per_node or max(spec.gpus, 1)
 
 
 def _pod_template(spec: JobSpec) -> dict[str, Any]:

@@ -133,6 +133,17 @@ def job_info(
     conditions = read_conditions(status)
     state = job_state(job)
     created = epoch(meta.get("creationTimestamp")) or 0.0
+    # v1.9.4 fails a job for an ExitCode policy's permanent exit code without a
+    # completionTime (pkg/controller.v1/common/pod.go:367-372): its Failed condition's
+    # time ends it, so its duration stops growing.
+    finished = epoch(status.get("completionTime")) or next(
+        (
+            c.last_transition
+            for c in conditions
+            if c.type in ("Succeeded", "Failed") and c.status == "True" and c.last_transition
+        ),
+        None,
+    )
     return JobInfo(
         name=meta.get("name", ""),
         state=state,
@@ -141,7 +152,7 @@ def job_info(
         gpus=gpus_per_node(replica_specs),
         created=created,
         started=epoch(status.get("startTime")),
-        finished=epoch(status.get("completionTime")),
+        finished=finished,
         conditions=conditions,
         logdir=(meta.get("annotations") or {}).get("pytorchjob.jupyter.org/logdir"),
         namespace=meta.get("namespace"),

@@ -17,7 +17,7 @@ from ...job.errors import FieldError
 from ...job.spec import JobSpec
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
-from . import environment, manifest, rules, status
+from . import environment, manifest, rules, runtimes, status
 
 
 class TrainJobKind(JobKind):
@@ -38,6 +38,13 @@ class TrainJobKind(JobKind):
 
     def check(self, manifest_: Mapping[str, Any]) -> list[FieldError]:
         return rules.check_manifest(manifest_)
+
+    def runtime_problems(
+        self, manifest_: Mapping[str, Any], runtime: runtimes.Runtime
+    ) -> list[FieldError]:
+        """What JobSet refuses of ``manifest_`` on ``runtime`` that the manifest alone does
+        not show: a name too long for the runtime's replicated jobs (its initializers)."""
+        return rules.name_problems(manifest_, runtime.replicated_jobs)
 
     def suspend_patch(self, suspend: bool) -> dict[str, Any]:
         return {"spec": {"suspend": suspend}}

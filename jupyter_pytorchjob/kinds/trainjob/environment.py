@@ -27,22 +27,41 @@ BACKOFF_LIMIT = 6
 
 
 def nproc_per_node(trainer: Mapping[str, Any], resources: Mapping[str, Any]) -> str:
-    """``PET_NPROC_PER_NODE``: ``numProcPerNode``; else ``auto`` when a GPU is asked for
-    (the first resource name containing ``gpu``, requests before limits; only
-    ``resourcesPerNode`` is looked at when the TrainJob sets it: ``GetNumGPUPerNode``);
-    else the CPU (requests, then limits) rounded up, at least 1. ``resources``: the
-    ``node`` container's, after the runtime's and ``resourcesPerNode`` merged."""
+    """``PET_NPROC_PER_NODE``: ``numProcPerNode``; else ``auto`` when more than 0 GPUs are
+    asked for (the first resource name containing ``gpu`` in the requests, the limits' when
+    that gives 0; only ``resourcesPerNode`` is looked at when the TrainJob sets it:
+    ``GetNumGPUPerNode``, Trainer v2.3.0 pkg/runtime/runtime.go:280, so ``nvidia.com/gpu:
+    0`` is a CPU job); else the CPU (the request unless 0, else the limit) rounded up, at
+    least 1 (torch.go:228). ``resources``: the ``node`` container's, after the runtime's
+    and ``resourcesPerNode`` merged."""
     if trainer.get("numProcPerNode") is not None:
         return str(trainer["numProcPerNode"])
     inspected = trainer.get("resourcesPerNode") or resources
+    if _gpus(inspected.get("requests")) or _gpus(inspected.get("limits")):
+        return "auto"
     for part in ("requests", "limits"):
-        if any("gpu" in str(key).lower() for key in inspected.get(part) or {}):
-            return "auto"
-    for part in ("requests", "limits"):
-        cpu = (resources.get(part) or {}).get("cpu")
-        if cpu is not None:
-            return str(max(1, math.ceil(rules.parse_quantity(str(cpu)))))
+        cpu = _ceil((resources.get(part) or {}).get("cpu"))
+        if cpu:
+            return str(max(1, cpu))
     return "1"
+
+
+def _gpus(needs: Mapping[str, Any] | None) -> int:
+    """The count of the first resource whose name contains ``gpu`` (``numGPU``)."""
+    for key, value in (needs or {}).items():
+        if "gpu" in str(key).lower():
+            return _ceil(value)
+    return 0
+
+
+def _ceil(quantity: Any) -> int:
+    """A quantity rounded up as ``Quantity.Value()`` does; 0 for none or a bad one."""
+    if quantity is None or isinstance(quantity, bool):
+        return 0
+    try:
+        return math.ceil(rules.parse_quantity(str(quantity)))
+    except ValueError:
+        return 0
 
 
 def node_count(trainer: Mapping[str, Any]) -> int:

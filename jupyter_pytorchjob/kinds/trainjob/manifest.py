@@ -7,6 +7,7 @@ both named ``node``). The form's fields go where v2.3 takes them:
 
 * image, command/args, env, nodes (``numNodes``), processes per node (``numProcPerNode``,
   an integer since v2.2) and per-node resources (``resourcesPerNode``) into ``trainer``;
+  an image or process count the user did not give is left out, so the runtime decides;
 * PVCs, the memory-backed ``/dev/shm``, node selector, tolerations and pod labels and
   annotations into one ``runtimePatches`` entry of our own manager, aimed at the ``node``
   replicated job (a container patch may only add env, mounts and a security context, so
@@ -23,8 +24,9 @@ default (``UNSUPPORTED``).
 
 ``parse_manifest`` reads any TrainJob back, keeping what the fields do not express (another
 runtime, initializers, other managers' patches...) in ``extras``, so
-``build_manifest(parse_manifest(m))`` gives back every field of ``m``; unset defaults
-(one node, one process, the default image) are written out.
+``build_manifest(parse_manifest(m))`` gives back every field of ``m``. The image and the
+process count stay unset when ``m`` leaves them to the runtime (so a round trip changes
+nothing that runs); the node count is written out.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.spec import (
     DEFAULT_BACKOFF_LIMIT,
     DEFAULT_CLEAN_POD_POLICY,
-    DEFAULT_IMAGE,
     DEFAULT_RESTART_POLICY,
     JobSpec,
 )
@@ -61,7 +62,7 @@ from ..manifests import (
     toleration,
     volumes_and_mounts,
 )
-from .rules import check_manifest
+from .rules import check_manifest, sdk_limits_problem
 
 GROUP = "trainer.kubeflow.org"
 VERSION = "v1alpha1"
@@ -124,7 +125,20 @@ def unsupported_problems(spec: JobSpec) -> list[FieldError]:
         value = getattr(spec, attr)
         if value != default:
             problems.append(FieldError(wire, f"cannot be {value!r} for a TrainJob: {why}"))
+    problem = sdk_limits_problem(sdk_safe(resources(spec)).get("limits") or {})
+    if problem:
+        problems.append(FieldError("cpu", f"is required with {spec.gpu_resource}: {problem}"))
     return problems
+
+
+def sdk_safe(needs: dict[str, Any]) -> dict[str, Any]:
+    """``resourcesPerNode`` the Kubeflow SDK can read back: memory alone goes as a request
+    only (limits of memory alone make ``TrainerClient().list_jobs()`` raise for every job
+    in the namespace; ``rules.SDK_DEVICE_KEYS``)."""
+    limits = needs.get("limits") or {}
+    if set(limits) == {"memory"}:
+        return {"requests": needs["requests"]}
+    return needs
 
 
 # -- building ---------------------------------------------------------------------
@@ -140,11 +154,15 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
     run, env = entrypoint(spec, SCRIPT_LAUNCHER, NODE)
-    trainer: dict[str, Any] = {"image": spec.image, **run}
+    # What the user left unset stays unset: the runtime decides it (its image; the torch
+    # plugin's process rule).
+    trainer: dict[str, Any] = {} if spec.image is None else {"image": spec.image}
+    trainer.update(run)
     trainer["env"] = [*env, {"name": UNBUFFERED, "value": "1"}]
     trainer["numNodes"] = spec.nodes
-    trainer["numProcPerNode"] = spec.nproc_per_node
-    needs = resources(spec)
+    if spec.nproc_per_node is not None:
+        trainer["numProcPerNode"] = spec.nproc_per_node
+    needs = sdk_safe(resources(spec))
     if needs:
         trainer["resourcesPerNode"] = needs
 
@@ -299,7 +317,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     pvc, shm = read_mounts(container, volumes)
     return {
         "name": m["metadata"].get("name"),
-        "image": trainer.get("image") or DEFAULT_IMAGE,
+        "image": trainer.get("image"),
         "kind": KIND,
         "runtime": _runtime_name(spec),
         "command": run["command"],
@@ -311,7 +329,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "cpu": quantity_text(limits.get("cpu", requests.get("cpu"))),
         "memory": quantity_text(limits.get("memory", requests.get("memory"))),
         "shm": shm,
-        "nprocPerNode": trainer.get("numProcPerNode", 1),
+        "nprocPerNode": trainer.get("numProcPerNode"),
         "pvc": [p.to_wire() for p in pvc],
         "env": run["env"],
         "deadline": spec.get("activeDeadlineSeconds"),

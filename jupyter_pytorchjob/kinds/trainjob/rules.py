@@ -13,7 +13,7 @@ it is refused here with the real limit.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...job import k8s_rules as rules
@@ -29,18 +29,69 @@ RESERVED_ENV = (
 # The replicated jobs a runtime may run besides ``node`` (torch_distributed.yaml has none;
 # runtimes with initializers add them): the longest one bounds the name.
 INITIALIZERS = ("dataset-initializer", "model-initializer")
+# The limits keys the Kubeflow SDK (kubeflow 0.5.0, trainer/backends/kubernetes/utils.py
+# get_container_devices) reads a pod's device from: a pod whose limits have none of them
+# makes TrainerClient().list_jobs() raise for every job in the namespace.
+SDK_DEVICE_KEYS = ("nvidia.com/gpu", "google.com/tpu", "huawei.com/Ascend910", "cpu")
+SDK_DEVICE_PREFIX = "nvidia.com/mig-"
 POD_SUFFIX = 6  # "-" and the five random characters of a Job's pod
 _DOMAIN_PATH = re.compile(r"^(?P<domain>[^/]+)/(?P<path>.+)$")
 
 
-def max_name_length(nodes: int, replicated_jobs: tuple[str, ...] = ("node",)) -> int:
+def max_name_length(nodes: int, replicated_jobs: Iterable[str] = ("node",)) -> int:
     """The longest TrainJob name whose pods JobSet can create: the pod of the highest
     index of each replicated job (initializers run one pod) must fit a DNS label."""
-    longest = 0
-    for rjob in replicated_jobs:
-        index = nodes - 1 if rjob == "node" else 0
-        longest = max(longest, len(f"-{rjob}-0-{index}") + POD_SUFFIX)
-    return rules.LABEL_MAX - longest
+    return rules.LABEL_MAX - len(_longest_pod_suffix(nodes, replicated_jobs)) - POD_SUFFIX
+
+
+def _longest_pod_suffix(nodes: int, replicated_jobs: Iterable[str]) -> str:
+    suffixes = [f"-{rjob}-0-{nodes - 1 if rjob == 'node' else 0}" for rjob in replicated_jobs]
+    return max(suffixes, key=len, default=f"-node-0-{nodes - 1}")
+
+
+def name_problems(
+    manifest: Mapping[str, Any], runtime_jobs: Iterable[str] = ()
+) -> list[FieldError]:
+    """The name, if JobSet cannot name every pod of it: the replicated jobs of the job
+    (``node`` and the initializers it asks for) and of its runtime (``runtime_jobs``,
+    e.g. the torchtune runtimes' initializer jobs, which run whether the job sets
+    ``initializer`` or not: JobSet's webhook checks every replicated job)."""
+    spec: Mapping[str, Any] = manifest.get("spec") or {}
+    nodes = (spec.get("trainer") or {}).get("numNodes", 1)
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        return []  # check_manifest names numNodes
+    name = str((manifest.get("metadata") or {}).get("name") or "")
+    jobs = dict.fromkeys([*_replicated_jobs(spec), *runtime_jobs])
+    limit = max_name_length(nodes, jobs)
+    if len(name) <= limit:
+        return []
+    pod = f"{name}{_longest_pod_suffix(nodes, jobs)}-xxxxx"
+    return [
+        FieldError(
+            "name",
+            f"may have at most {limit} characters for a TrainJob of {nodes} node(s) on this "
+            f"runtime: JobSet names its pods '{pod}', which must fit in 63 characters (a "
+            "longer name is admitted but never gets pods)",
+        )
+    ]
+
+
+def sdk_reads_limits(limits: Mapping[str, Any]) -> bool:
+    """Whether the Kubeflow SDK can read a device from pod ``limits`` (none at all: yes)."""
+    return not limits or any(
+        key in SDK_DEVICE_KEYS or str(key).startswith(SDK_DEVICE_PREFIX) for key in limits
+    )
+
+
+def sdk_limits_problem(limits: Mapping[str, Any]) -> str | None:
+    """Why ``limits`` would break the Kubeflow SDK for the namespace (None: they don't)."""
+    if sdk_reads_limits(limits):
+        return None
+    return (
+        f"limits {sorted(limits)} need a cpu limit (--cpu): the Kubeflow SDK reads a pod's "
+        f"device from cpu or one of {', '.join(SDK_DEVICE_KEYS[:-1])}, {SDK_DEVICE_PREFIX}* "
+        "and fails to list every job in the namespace otherwise"
+    )
 
 
 def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
@@ -48,7 +99,6 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     spec: Mapping[str, Any] = manifest.get("spec") or {}
     trainer: Mapping[str, Any] = spec.get("trainer") or {}
-    nodes = trainer.get("numNodes", 1)
     for field in ("numNodes", "numProcPerNode"):
         value = trainer.get(field)
         if value is not None and (
@@ -57,18 +107,12 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
             errors.append(
                 FieldError(f"spec.trainer.{field}", f"must be a whole number >= 1, got {value!r}")
             )
-    name = str((manifest.get("metadata") or {}).get("name") or "")
-    if isinstance(nodes, int) and nodes >= 1:
-        limit = max_name_length(nodes, _replicated_jobs(spec))
-        if len(name) > limit:
-            errors.append(
-                FieldError(
-                    "name",
-                    f"may have at most {limit} characters for a TrainJob of {nodes} node(s): "
-                    f"JobSet names its pods '{name}-node-0-{nodes - 1}-xxxxx', which must fit "
-                    "in 63 characters (a longer name is admitted but never gets pods)",
-                )
-            )
+    errors += name_problems(manifest)
+    needs = trainer.get("resourcesPerNode")
+    limits = needs.get("limits") if isinstance(needs, Mapping) else None
+    problem = sdk_limits_problem(limits) if isinstance(limits, Mapping) else None
+    if problem:
+        errors.append(FieldError("spec.trainer.resourcesPerNode.limits", problem))
     for i, entry in enumerate(trainer.get("env") or []):
         if isinstance(entry, Mapping) and entry.get("name") in RESERVED_ENV:
             errors.append(
