@@ -20,8 +20,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 # Linux names its ephemeral range here; elsewhere IANA's dynamic range (macOS, Windows) is
 # assumed, widened to Linux's default start.
 _EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
@@ -99,6 +97,8 @@ def _start_and_state(pid: int) -> tuple[float, bool] | None:
             return None  # Linux: no such process
     except (OSError, IndexError, ValueError):
         return None
+    import psutil  # off Linux only: a command on Linux starts faster without it
+
     try:
         process = psutil.Process(pid)
         return process.create_time(), process.status() == psutil.STATUS_ZOMBIE
@@ -169,6 +169,8 @@ def child_pids() -> list[int]:
             pids.update(int(p) for p in (task / "children").read_text().split())
         return sorted(pids)
     except OSError:
+        import psutil  # off Linux only, as in _start_and_state
+
         return [p.pid for p in psutil.Process().children()]
 
 

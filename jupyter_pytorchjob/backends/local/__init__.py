@@ -3,6 +3,7 @@
 * ``store``      - the on-disk state of each job (one directory per job).
 * ``plan``       - JobSpec -> what each node process runs (argv, env, cwd).
 * ``supervisor`` - the detached per-job process that runs, restarts and logs nodes.
+* ``controllers`` - what readers need of the controller a supervisor plays.
 * ``backend``    - ``LocalBackend``, the ``Backend`` contract over the store.
 """
 

@@ -40,10 +40,10 @@ from ..base import (
     Volume,
     finished_error,
 )
+from .controllers import CONTROLLERS, CRASH_BACK_OFF
 from .plan import Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, timestamp, write_json
-from .supervisor import CRASH_BACK_OFF, SUPERVISORS
 from .watchdog import LOST_REASON
 
 CHUNK = 65536
@@ -110,7 +110,7 @@ class LocalBackend(Backend):
 
     async def job_kinds(self) -> list[JobKind]:
         """Every kind whose controller a local supervisor plays (``JobKind.controller``)."""
-        return [kind for kind in KINDS if kind.controller in SUPERVISORS]
+        return [kind for kind in KINDS if kind.controller in CONTROLLERS]
 
     async def submit(self, spec: JobSpec) -> JobInfo:
         kind = kind_for(spec)
@@ -179,7 +179,7 @@ class LocalBackend(Backend):
                 jobdir.script.parent.mkdir()
                 jobdir.script.write_text(spec.script, encoding="utf-8")
             now = time.time()
-            created = SUPERVISORS[kind.controller].created_conditions(spec.name, now)
+            created = CONTROLLERS[kind.controller].created_conditions(spec.name, now)
             write_json(jobdir.manifest, manifest)
             write_json(jobdir.plan, plans_to_wire(plans))
             write_json(
@@ -260,7 +260,7 @@ class LocalBackend(Backend):
         job = read_json(jobdir.job, {})
         replicas = read_json(jobdir.replicas, {})
         kind = kind_named(job.get("kind") or PYTORCHJOB.kind)
-        state = SUPERVISORS[kind.controller].state_shown(
+        state = CONTROLLERS[kind.controller].state_shown(
             JobState(job.get("state", "Created")),
             [r.get("phase", "Pending") for r in replicas.values()],
         )

@@ -65,6 +65,7 @@ from ...kinds.trainjob.environment import BACKOFF_LIMIT
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
 from . import watchdog
+from .controllers import CRASH_BACK_OFF, JobSetRules, OperatorRules
 from .logpump import pump
 from .plan import NodePlan, plans_from_wire
 from .progress import PROGRESS_KEY, ProgressTracker
@@ -78,11 +79,7 @@ STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 
-# The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
-# 10 s, doubling after each restart, at most 5 min (the kubelet's CrashLoopBackOff). The
-# backend writes the first wait into job.json (``crash_back_off``; tests shorten it),
-# the longest is always 30 times the first.
-CRASH_BACK_OFF = 10.0
+# The longest wait before a restart in place is 30 times the first (CRASH_BACK_OFF).
 CRASH_BACK_OFF_GROWTH = 30
 CONTAINER = "pytorch"
 # Local jobs have no namespace; the operator's texts for Worker-only jobs name one.
@@ -141,7 +138,7 @@ class Replica:
 
 
 @dataclass
-class Supervisor:
+class Supervisor(OperatorRules):
     jobdir: JobDir
     replicas: dict[str, Replica] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
@@ -183,19 +180,6 @@ class Supervisor:
     @property
     def name(self) -> str:
         return self.jobdir.name
-
-    @classmethod
-    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
-        """A new job's conditions: the operator's Created."""
-        message = f"PyTorchJob {name} is created."
-        created = {"type": "Created", "status": "True", "reason": "PyTorchJobCreated"}
-        return [{**created, "message": message, "last_transition": now}]
-
-    @classmethod
-    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
-        """The state a reader shows, from the state and node phases it read (two files,
-        written one after the other): the operator's comes from conditions alone."""
-        return stored
 
     def pod_name(self, replica: Replica) -> str:
         """The name the replica's pod would have (its hostname, as the plan gives it)."""
@@ -700,7 +684,7 @@ class Supervisor:
 
 
 @dataclass
-class JobSetSupervisor(Supervisor):
+class JobSetSupervisor(JobSetRules, Supervisor):
     """A TrainJob's nodes as Kubeflow Trainer v2.3, JobSet v0.12 and the Job controller
     run them on the ``torch-distributed`` runtime (kubeflow/trainer v2.3.0
     ``pkg/controller/trainjob_controller.go``, jobset v0.12.0
@@ -724,18 +708,6 @@ class JobSetSupervisor(Supervisor):
 
     kind_name = TRAINJOB.kind
     container = TRAINJOB.container
-
-    @classmethod
-    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
-        return []  # Trainer writes no Created condition
-
-    @classmethod
-    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
-        """Created and Running come from the nodes (no condition says them): from the
-        nodes read beside the state, never a copy older than those nodes."""
-        if stored in (JobState.SUBMITTED, JobState.CREATED, JobState.RUNNING):
-            return JobState.RUNNING if "Running" in phases else JobState.CREATED
-        return stored
 
     @property
     def run_policy(self) -> dict[str, Any]:
