@@ -30,7 +30,12 @@ import time
 from pathlib import Path
 
 import aiohttp
-from local_jobs_list import REPO, TOKEN, serve  # this directory: the same server helpers
+from local_jobs_list import (  # this directory: the same server helpers
+    REPO,
+    TOKEN,
+    serve,
+    stop,
+)
 from log_streams import wait_http
 
 from jupyter_pytorchjob.backends.local import LocalBackend
@@ -160,8 +165,7 @@ async def timed_lists(root: Path, tmp: Path, requests: int) -> tuple[list[float]
                 for path in files:
                     write_json(path, on[path])
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     return with_progress, without
 
 
@@ -201,8 +205,7 @@ async def staleness(root: Path, tmp: Path, tries: int) -> list[float]:
                     await asyncio.sleep(0.01)
                 delays.append(time.perf_counter() - written)
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     return delays
 
 

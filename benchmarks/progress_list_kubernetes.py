@@ -40,6 +40,7 @@ from pathlib import Path
 import aiohttp
 import psutil
 from kubernetes_asyncio import client, config
+from local_jobs_list import stop  # this directory: SIGTERM, then SIGKILL
 from log_streams import NS, free_port, hook, wait_http
 from progress_list import STEPS, events_blob, log_blob
 
@@ -267,10 +268,8 @@ async def main() -> None:
             )
     finally:
         for server in servers:
-            server.terminate()
-            server.wait(10)
-        fake.terminate()
-        fake.wait(10)
+            stop(server)
+        stop(fake)
     lags = json.loads((tmp / "lags-on.json").read_text()) if servers else []
     stalls = sorted(((lag, t - catch_up[0]) for t, lag in lags if catch_up[0] <= t <= catch_up[1]))
     if stalls:

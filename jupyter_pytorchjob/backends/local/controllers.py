@@ -16,6 +16,8 @@ from ...kinds.trainjob import TRAINJOB
 # backend writes the first wait into job.json (``crash_back_off``; tests shorten it),
 # the longest is always 30 times the first.
 CRASH_BACK_OFF = 10.0
+# In job.json: why the job is in its state when no condition says so (JobInfo.message).
+MESSAGE_KEY = "message"
 
 
 class OperatorRules:
