@@ -175,8 +175,8 @@ async def main() -> None:
         on_server, on = serve(tmp, kubeconfig, args.interval, "on")
         off_server, off = serve(tmp, kubeconfig, 0, "off")
         servers += [on_server, off_server]
-        await wait_http(f"{on}api/status")
-        await wait_http(f"{off}api/status")
+        await wait_http(f"{on}api/status", timeout=300)  # a loaded machine
+        await wait_http(f"{off}api/status", timeout=300)
         headers = {"Authorization": f"token {TOKEN}"}
         async with aiohttp.ClientSession(headers=headers) as session:
 
