@@ -281,7 +281,9 @@ class LocalBackend(Backend):
                         job, replicas = read_json(jobdir.job, {}), read_json(jobdir.replicas, {})
                         info = self._info_of(jobdir, job, replicas)
                         if is_settled(info, job):
-                            settled[name] = index.entry_for(jobdir.path, job, replicas)
+                            settled[name] = index.entry_for(
+                                jobdir.path, job, replicas, entry.inode()
+                            )
                     jobs.append(info)
                     if info.state.finished and all(r.phase != "Running" for r in info.replicas):
                         finished[name] = (key, info)

@@ -54,9 +54,23 @@ def valid(entry: Mapping[str, Any]) -> bool:
     )
 
 
-def entry_for(path: Path, job: Mapping[str, Any], replicas: Mapping[str, Any]) -> dict[str, Any]:
-    """An entry for the job directory ``path`` with these files' contents."""
-    return {"inode": path.stat().st_ino, "job": dict(job), "replicas": dict(replicas)}
+def entry_for(
+    path: Path, job: Mapping[str, Any], replicas: Mapping[str, Any], inode: int | None = None
+) -> dict[str, Any]:
+    """An entry for the job directory ``path`` with these files' contents (``inode``: its
+    inode from the parent's listing, when the caller has it)."""
+    inode = listed_inode(path) if inode is None else inode
+    return {"inode": inode, "job": dict(job), "replicas": dict(replicas)}
+
+
+def listed_inode(path: Path) -> int:
+    """The directory's inode as its parent's listing gives it - what a reader compares
+    with: on overlayfs a listing's inode numbers need not be ``stat``'s."""
+    with os.scandir(path.parent) as listing:
+        for entry in listing:
+            if entry.name == path.name:
+                return entry.inode()
+    raise FileNotFoundError(path)
 
 
 @contextlib.contextmanager
@@ -93,7 +107,7 @@ def add(jobs_dir: Path, entries: Mapping[str, dict[str, Any]], *, recheck: bool 
 
 def still(path: Path, entry: Mapping[str, Any]) -> bool:
     try:
-        same_dir = path.stat().st_ino == entry["inode"]
+        same_dir = listed_inode(path) == entry["inode"]
         return bool(same_dir and read_json(path / "job.json", {}) == entry["job"])
     except (OSError, ValueError):
         return False
