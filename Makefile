@@ -13,7 +13,7 @@ LAB_PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help env dev lab test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean
+.PHONY: help env dev lab test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
 
 help:
 	@echo "make lab | make test | make lint | make wheel | make clean"
@@ -61,6 +61,23 @@ test-ui: dev chromium ui-tests/node_modules/.installed
 	cd ui-tests && CI=1 CHROMIUM_PATH=$(CHROMIUM) $(BIN)/jlpm playwright test
 
 test: test-python test-js test-ui
+
+# Each benchmark once, in a small configuration, so that none rots: they must run to the
+# end, not meet their goals (no timing is judged here). About 3 minutes.
+BENCH := timeout 300 $(BIN)/python benchmarks
+bench-smoke: dev chromium ui-tests/node_modules/.installed
+	$(BENCH)/local_overhead.py --runs 1 --steps 2 --timeout 120
+	$(BENCH)/local_jobs_list.py --jobs 20 --running 2 --requests 3 --cold
+	$(BENCH)/function_overhead.py --runs 1
+	$(BENCH)/log_archive.py --mb 4 --runs 1 --starts 2
+	$(BENCH)/log_pump.py --count 2000 --runs 1
+	$(BENCH)/log_streams.py --streams 2 --lines 500 --runs 1
+	$(BENCH)/progress_list.py --jobs 3 --log-mb 3 --events-mb 1 --requests 3
+	$(BENCH)/progress_list_kubernetes.py --jobs 3 --log-mb 3 --events-mb 1 --interval 0.5 \
+	    --requests 3 --tries 2 --cpu-window 2
+	$(BENCH)/tensorboard_first_scalar.py --runs 1 --points 200 --tags 1
+	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_first_render.py --jobs 20 --running 1 --runs 1
+	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_progress_render.py --jobs 20 --running 1 --runs 1
 
 lint: dev
 	$(BIN)/ruff check .

@@ -3,10 +3,12 @@
 By hand: two ``python train_ddp.py`` processes given the operator's env vars
 (MASTER_ADDR/PORT, WORLD_SIZE, RANK), timed from launch until both exit. Through
 the backend: ``LocalBackend.submit`` until ``wait`` returns Succeeded (supervisor
-start, log capture and the state polling included). Runs alternate, so both see
-the same machine; prints each pair and the median ratio (goal <= 1.05).
+start, log capture and the state polling included). Runs alternate (and which goes
+first alternates too), so both see the same machine; prints each pair and the median
+ratio (goal <= 1.05). Each run is given ``--timeout`` seconds, then stopped (and the
+benchmark fails): nothing it started is left running, its job root is removed.
 
-    python benchmarks/local_overhead.py [--runs 5] [--steps 20]
+    python benchmarks/local_overhead.py [--runs 5] [--steps 20] [--timeout 300]
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import time
 from pathlib import Path
 
 from jupyter_pytorchjob.backends.local import LocalBackend
-from jupyter_pytorchjob.backends.local.plan import free_port
 from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.processes import free_port
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def by_hand(steps: int) -> float:
+def by_hand(steps: int, timeout: float) -> float:
     port = free_port()
     base = {
         **os.environ,
@@ -50,7 +52,14 @@ def by_hand(steps: int) -> float:
         )
         for rank in (0, 1)
     ]
-    outputs = [p.communicate()[1] for p in procs]
+    try:
+        outputs = [p.communicate(timeout=max(1.0, start + timeout - time.perf_counter()))[1]
+                   for p in procs]  # fmt: skip
+    finally:
+        for p in procs:  # a timeout or an interrupt: stop both
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     elapsed = time.perf_counter() - start
     codes = [p.returncode for p in procs]
     if codes != [0, 0]:
@@ -58,7 +67,7 @@ def by_hand(steps: int) -> float:
     return elapsed
 
 
-async def through_backend(backend: LocalBackend, name: str, steps: int) -> float:
+async def through_backend(backend: LocalBackend, name: str, steps: int, timeout: float) -> float:
     spec = JobSpec.from_wire(
         {
             "name": name,
@@ -68,11 +77,13 @@ async def through_backend(backend: LocalBackend, name: str, steps: int) -> float
         }
     )
     start = time.perf_counter()
-    await backend.submit(spec)
-    job = await backend.wait(name, interval=0.05)
-    elapsed = time.perf_counter() - start
+    try:
+        await backend.submit(spec)
+        job = await backend.wait(name, interval=0.05, timeout=timeout)
+        elapsed = time.perf_counter() - start
+    finally:
+        await backend.delete_job(name)  # stops whatever still runs of it
     assert job.state.value == "Succeeded", job
-    await backend.delete_job(name)
     return elapsed
 
 
@@ -80,15 +91,20 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="ptjob-bench-") as tmp:
         backend = LocalBackend(root=Path(tmp) / "home", default_workdir=EXAMPLES)
-        by_hand(args.steps)  # warm the page cache once, for both sides
+        by_hand(args.steps, args.timeout)  # warm the page cache once, for both sides
         print(f"{'run':>3}  {'by hand s':>10}  {'backend s':>10}  {'ratio':>6}")
         ratios, hands, ours = [], [], []
         for i in range(args.runs):
-            hand = by_hand(args.steps)
-            ours_s = await through_backend(backend, f"bench-{i}", args.steps)
+            if i % 2:
+                ours_s = await through_backend(backend, f"bench-{i}", args.steps, args.timeout)
+                hand = by_hand(args.steps, args.timeout)
+            else:
+                hand = by_hand(args.steps, args.timeout)
+                ours_s = await through_backend(backend, f"bench-{i}", args.steps, args.timeout)
             hands.append(hand)
             ours.append(ours_s)
             ratios.append(ours_s / hand)

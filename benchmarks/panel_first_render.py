@@ -39,7 +39,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from local_jobs_list import TOKEN, remove, seed, serve  # this directory: the same roots and server
+from local_jobs_list import (  # this directory: the same roots and server
+    TOKEN,
+    remove,
+    seed,
+    serve,
+    stop,
+)
 from log_streams import wait_http
 
 from jupyter_pytorchjob.backends.local import LocalBackend
@@ -98,8 +104,7 @@ async def measure(root: Path, tmp: Path, jobs: int, runs: int) -> tuple[dict[str
             sys.exit(f"panel_first_render.js failed ({browser.returncode})")
         figures: dict[str, object] = json.loads(out.decode().strip().splitlines()[-1])
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     stalls = [lag for when, lag in json.loads(lags.read_text()) if when >= began]
     return figures, max(stalls, default=0.0)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from local_jobs_list import remove, seed  # this directory: the same roots and server
 from panel_first_render import measure
 
-from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local import LocalBackend, index
 from jupyter_pytorchjob.backends.local.progress import PROGRESS_KEY
 from jupyter_pytorchjob.backends.local.store import JobDir, read_json, write_json
 
@@ -45,6 +45,8 @@ def give_every_job_progress(backend: LocalBackend) -> int:
     """Write a progress into every job's directory; how many jobs got one."""
     count = 0
     for path in sorted(backend.jobs_dir.iterdir()):
+        if not path.is_dir():
+            continue  # the index of settled jobs
         wire = {
             "percent": 42.0,
             "etaSeconds": 95.0,
@@ -60,6 +62,9 @@ def give_every_job_progress(backend: LocalBackend) -> int:
         job = JobDir(path).job
         write_json(job, {**read_json(job), PROGRESS_KEY: wire})
         count += 1
+    # Written behind the supervisors' backs: the index no longer says what the files do;
+    # the server's first list makes it again from them.
+    index.index_path(backend.jobs_dir).unlink(missing_ok=True)
     return count
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import shutil
 import statistics
 import struct
@@ -30,7 +31,12 @@ import time
 from pathlib import Path
 
 import aiohttp
-from local_jobs_list import REPO, TOKEN, serve  # this directory: the same server helpers
+from local_jobs_list import (  # this directory: the same server helpers
+    REPO,
+    TOKEN,
+    serve,
+    stop,
+)
 from log_streams import wait_http
 
 from jupyter_pytorchjob.backends.local import LocalBackend
@@ -160,8 +166,7 @@ async def timed_lists(root: Path, tmp: Path, requests: int) -> tuple[list[float]
                 for path in files:
                     write_json(path, on[path])
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     return with_progress, without
 
 
@@ -193,6 +198,9 @@ async def staleness(root: Path, tmp: Path, tries: int) -> list[float]:
                     if shown is not None and shown < step:
                         break
                     await asyncio.sleep(0.05)
+                # At a random moment of the supervisor's poll: the lag's distribution,
+                # not the time right after a poll (the step just shown).
+                await asyncio.sleep(random.uniform(0, POLL * PROGRESS_EVERY))
                 with log.open("ab") as f:
                     f.write(timestamp().encode() + b" " + line.encode() + b"\n")
                 written = time.perf_counter()
@@ -201,8 +209,7 @@ async def staleness(root: Path, tmp: Path, tries: int) -> list[float]:
                     await asyncio.sleep(0.01)
                 delays.append(time.perf_counter() - written)
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     return delays
 
 
@@ -232,9 +239,12 @@ async def main() -> None:
         )
         delays = await staleness(tmp / "root", tmp, 10)
         poll = POLL * PROGRESS_EVERY
+        delays.sort()
         print(
-            f"new log line -> GET jobs shows it: median {statistics.median(delays) * 1000:.0f} ms, "
-            f"max {max(delays) * 1000:.0f} ms; the supervisor's progress poll is "
+            f"new log line -> GET jobs shows it ({len(delays)} at random moments): min "
+            f"{delays[0] * 1000:.0f} ms, median {statistics.median(delays) * 1000:.0f} ms, p90 "
+            f"{delays[int(len(delays) * 0.9)] * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms; "
+            "the supervisor's progress poll is "
             f"{poll * 1000:.0f} ms (goal: at most one poll behind)"
         )
     finally:

@@ -13,10 +13,13 @@ Prints: how long the reading server took until every job showed its progress fro
 sources (a first read takes each log's tail, event files are read from the start); the
 medians of ``GET jobs`` on both, requests alternating (goal: ratio <= 1.2 and < 300 ms);
 the time from a new tqdm line in a master's log to ``GET jobs`` showing it, against the
-poll interval (goal: at most one poll behind).
+poll interval (goal: at most one poll behind), written at a random moment of the
+interval so that the figures are its distribution, not the time right after a poll;
+the CPU each server (with its parser process) uses while somebody looks and nothing is
+new, as a share of one core.
 
     python benchmarks/progress_list_kubernetes.py [--jobs 100] [--log-mb 1024]
-        [--events-mb 100] [--interval 5] [--requests 20]
+        [--events-mb 100] [--interval 5] [--requests 20] [--cpu-window 30]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -34,7 +38,9 @@ import time
 from pathlib import Path
 
 import aiohttp
+import psutil
 from kubernetes_asyncio import client, config
+from local_jobs_list import stop  # this directory: SIGTERM, then SIGKILL
 from log_streams import NS, free_port, hook, wait_http
 from progress_list import STEPS, events_blob, log_blob
 
@@ -142,6 +148,7 @@ async def main() -> None:
     parser.add_argument("--interval", type=float, default=5.0)
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--tries", type=int, default=8)
+    parser.add_argument("--cpu-window", type=float, default=30.0)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ptjob-kprogress-"))
     kubeconfig, ws = tmp / "kubeconfig", tmp / "ws"
@@ -168,8 +175,8 @@ async def main() -> None:
         on_server, on = serve(tmp, kubeconfig, args.interval, "on")
         off_server, off = serve(tmp, kubeconfig, 0, "off")
         servers += [on_server, off_server]
-        await wait_http(f"{on}api/status")
-        await wait_http(f"{off}api/status")
+        await wait_http(f"{on}api/status", timeout=300)  # a loaded machine
+        await wait_http(f"{off}api/status", timeout=300)
         headers = {"Authorization": f"token {TOKEN}"}
         async with aiohttp.ClientSession(headers=headers) as session:
 
@@ -217,8 +224,29 @@ async def main() -> None:
                 f"without {b:6.1f} ms, ratio {a / b:.2f}  (goal <= 1.2 and < 300 ms)"
             )
             catch_up = (began_wall, time.time())
+            # Steady state, nothing new: what polling costs (the "off" server is the
+            # baseline: the same looks, no progress sources).
+            cpu = {
+                tag: cpu_seconds(server) for tag, server in (("on", on_server), ("off", off_server))
+            }
+            window_began = time.perf_counter()
+            while time.perf_counter() - window_began < args.cpu_window:
+                await get(on)
+                await get(off)
+                await asyncio.sleep(1.0)
+            window = time.perf_counter() - window_began
+            share = {
+                tag: (cpu_seconds(server) - cpu[tag]) / window * 100
+                for tag, server in (("on", on_server), ("off", off_server))
+            }
+            print(
+                f"CPU while looked at, nothing new, {args.jobs} running jobs, over {window:.0f} s: "
+                f"with progress {share['on']:.1f} % of a core, without {share['off']:.1f} % "
+                f"(polling: {share['on'] - share['off']:+.1f} %)"
+            )
             delays = []
             for attempt in range(args.tries):
+                await asyncio.sleep(random.uniform(0, args.interval))  # any moment of a poll
                 step = STEPS - 1000 + attempt
                 line = f" 99%|######### | {step}/{STEPS} [01:23<00:01, 5.40it/s, loss=0.1]\n"
                 await hook_line(session, fake_url, line)
@@ -230,17 +258,18 @@ async def main() -> None:
                     assert time.perf_counter() - written < 60, "never shown"
                     await asyncio.sleep(0.05)
                 delays.append(time.perf_counter() - written)
+            delays.sort()
             print(
-                f"new log line -> GET jobs shows it: median {statistics.median(delays):.2f} s, "
-                f"max {max(delays):.2f} s; the poll interval is {args.interval:g} s "
+                f"new log line -> GET jobs shows it ({len(delays)} at random moments): min "
+                f"{delays[0]:.2f} s, median {statistics.median(delays):.2f} s, p90 "
+                f"{delays[int(len(delays) * 0.9)]:.2f} s, max {delays[-1]:.2f} s; the poll "
+                f"interval is {args.interval:g} s "
                 "(goal: at most one poll behind: the interval plus the poll's own time)"
             )
     finally:
         for server in servers:
-            server.terminate()
-            server.wait(10)
-        fake.terminate()
-        fake.wait(10)
+            stop(server)
+        stop(fake)
     lags = json.loads((tmp / "lags-on.json").read_text()) if servers else []
     stalls = sorted(((lag, t - catch_up[0]) for t, lag in lags if catch_up[0] <= t <= catch_up[1]))
     if stalls:
@@ -250,6 +279,19 @@ async def main() -> None:
             + ", ".join(f"{lag:.0f} ms at +{at:.1f} s" for lag, at in stalls[-3:][::-1])
         )
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cpu_seconds(server: subprocess.Popen[bytes]) -> float:
+    """CPU seconds of ``server`` and its children (the progress parser's process)."""
+    process = psutil.Process(server.pid)
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 async def hook_line(session: aiohttp.ClientSession, fake: str, line: str) -> None:

@@ -12,9 +12,11 @@ A log directory with 100,000 scalar points (``--tags`` tags x steps, written by
     instance is deleted after each run so every run starts a fresh TensorBoard.
 
 Runs alternate (a), (b) after one untimed warm-up of each, so both see the same
-page cache. Prints each pair and the median ratio (b)/(a) (goal <= 1.1).
+page cache. Prints each pair and the median ratio (b)/(a) (goal <= 1.1), for each
+``--load_fast`` mode in turn: ``false`` (what the extension sets by default) and
+``auto`` (TensorBoard's own default, the Rust data server when it is installed).
 
-    python benchmarks/tensorboard_first_scalar.py [--runs 5] [--load-fast false]
+    python benchmarks/tensorboard_first_scalar.py [--runs 5] [--load-fast false,auto]
 """
 
 from __future__ import annotations
@@ -146,9 +148,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--tags", type=int, default=4)
-    parser.add_argument("--load-fast", default="false", choices=["false", "true", "auto"])
+    parser.add_argument("--load-fast", default="false,auto", help="modes, comma-separated")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
+    modes = args.load_fast.split(",")
+    if not set(modes) <= {"false", "true", "auto"}:
+        parser.error(f"--load-fast: each of false, true, auto; got {args.load_fast!r}")
 
     workdir = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     root = workdir / "root"
@@ -159,18 +164,29 @@ def main() -> None:
     size = sum(f.stat().st_size for f in logdir.iterdir())
     print(
         f"{args.points} points ({args.tags} tags) in {size / 1e6:.1f} MB of events, "
-        f"written in {time.monotonic() - t0:.1f} s; --load_fast {args.load_fast}"
+        f"written in {time.monotonic() - t0:.1f} s"
     )
-    tag = "train/metric0"
-    server, url = start_server(root, args.load_fast, workdir)
     try:
-        plain(logdir, args.load_fast, tag)  # warm-up: page cache, .pyc files
+        for mode in modes:
+            measure(root, logdir, workdir, mode, args.runs)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def measure(root: Path, logdir: Path, workdir: Path, load_fast: str, runs: int) -> None:
+    """Plain and proxied, alternating, with ``--load_fast load_fast``."""
+    print(f"--load_fast {load_fast}")
+    tag = "train/metric0"
+    server, url = start_server(root, load_fast, workdir)
+    try:
+        plain(logdir, load_fast, tag)  # warm-up: page cache, .pyc files
         proxied(url, "logs", tag)
         rows = []
         head = f"{'run':>3}  {'(a) plain s':>11}  {'(b) proxied s':>13}  {'(b)/(a)':>7}"
         print(f"{head}  {'(b) POST answered s':>19}")
-        for run in range(1, args.runs + 1):
-            a = plain(logdir, args.load_fast, tag)
+        for run in range(1, runs + 1):
+            a = plain(logdir, load_fast, tag)
             ready, b = proxied(url, "logs", tag)
             rows.append((a, b))
             print(f"{run:>3}  {a:>11.3f}  {b:>13.3f}  {b / a:>7.3f}  {ready:>19.3f}")
@@ -183,8 +199,6 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

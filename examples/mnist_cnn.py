@@ -96,6 +96,9 @@ def main() -> None:
     if writer is not None:
         writer.close()
     if distributed:
+        # Every rank done before any tears down: a gloo peer that exits while another is
+        # still in a collective or its teardown can abort that one (SIGABRT).
+        dist.barrier()
         dist.destroy_process_group()
 
 

@@ -25,6 +25,7 @@ def main() -> None:
         f"rank {rank} local_rank {local} world_size {world} sum_of_ranks {value.item():.0f}",
         flush=True,
     )
+    dist.barrier()  # every rank done before any tears down (see train_ddp.py)
     dist.destroy_process_group()
 
 

@@ -27,10 +27,8 @@ from .frontends.formatting import (
     format_status,
 )
 from .frontends.logs import job_logs
-from .frontends.server import ServerError, running_server, server_tensorboard
 from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
-from .job.manifest_yaml import manifest_to_yaml
 from .job.spec import JobSpec
 from .kinds import kind_for
 
@@ -89,6 +87,8 @@ async def _run(invocation: Invocation) -> int:
         if options.output == "json":
             print(json.dumps(manifest, indent=2))
         else:
+            from .job.manifest_yaml import manifest_to_yaml  # PyYAML: for render only
+
             sys.stdout.write(manifest_to_yaml(manifest))
         return 0
     if invocation.command == "submit":
@@ -171,6 +171,9 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
 
 async def _tensorboard(name: str, backend: Backend) -> int:
     """Through the Jupyter server of this terminal, else a local TensorBoard until Ctrl-C."""
+    # Imported here: the other commands start faster without an HTTP client stack.
+    from .frontends.server import ServerError, running_server, server_tensorboard
+
     server = running_server()
     if server is not None:
         try:

@@ -20,8 +20,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 # Linux names its ephemeral range here; elsewhere IANA's dynamic range (macOS, Windows) is
 # assumed, widened to Linux's default start.
 _EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
@@ -99,6 +97,8 @@ def _start_and_state(pid: int) -> tuple[float, bool] | None:
             return None  # Linux: no such process
     except (OSError, IndexError, ValueError):
         return None
+    import psutil  # off Linux only: a command on Linux starts faster without it
+
     try:
         process = psutil.Process(pid)
         return process.create_time(), process.status() == psutil.STATUS_ZOMBIE
@@ -164,6 +164,8 @@ def kill_marked(variable: str, value: str, *, timeout: float = 10.0) -> int:
     (a job's random mark: every process the job starts inherits it, whatever group,
     session or parent it has now), and wait until they are gone; how many there were.
     Only the value's randomness ties a process to the job: make it unguessable."""
+    import psutil  # only here: listing jobs need not load it
+
     me = os.getuid()
     marked = []
     for process in psutil.process_iter():
@@ -189,6 +191,8 @@ def child_pids() -> list[int]:
             pids.update(int(p) for p in (task / "children").read_text().split())
         return sorted(pids)
     except OSError:
+        import psutil  # off Linux only, as in _start_and_state
+
         return [p.pid for p in psutil.Process().children()]
 
 

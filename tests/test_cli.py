@@ -597,3 +597,47 @@ def test_logs_show_a_progress_bar_as_a_terminal_does_unless_raw(tmp_path: Path) 
         )
     finally:
         subprocess.run([str(PTJOB), "delete", "bar"], env=env, capture_output=True, timeout=60)
+
+
+# What a command that serves nothing must not load: the Jupyter server's stack (tornado),
+# the supervisor and its status endpoint, the event-file parser, the server client.
+NOT_FOR_LIST = (
+    "tornado",
+    "jupyter_server",
+    "jupyter_pytorchjob.backends.local.supervisor",
+    "jupyter_pytorchjob.backends.local.reports",
+    "jupyter_pytorchjob.backends.tfevents",
+    "jupyter_pytorchjob.frontends.server",
+)
+
+
+def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
+    """``ptjob list`` starts fast: it imports only what listing needs (checked on its
+    import graph, with a running job to list)."""
+    env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    listing = (
+        "import json, sys\n"
+        "from jupyter_pytorchjob.cli import main\n"
+        "code = main(['list'])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    try:
+        submitted = run(str(PTJOB), "submit", "--name", "sleeper", "--shm", "off", "--",
+                        "sleep", "120")  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        result = run(sys.executable, "-c", listing)
+        assert result.returncode == 0, result.stderr
+        table, _, last = result.stdout.rstrip("\n").rpartition("\n")
+        assert "sleeper" in table
+        code, modules = json.loads(last)
+        assert code == 0
+        loaded = [m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_LIST)]
+        assert loaded == []
+    finally:
+        run(str(PTJOB), "delete", "sleeper")

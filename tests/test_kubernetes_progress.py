@@ -439,3 +439,38 @@ def test_a_killed_server_leaves_no_parser_process_or_resource_tracker() -> None:
             with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
                 process.kill()
         holder.wait()
+
+
+async def test_a_second_over_the_budget_is_not_read_again_while_nothing_is_new(
+    fake_kube: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job whose last second of output exceeded ``LOG_BUDGET``: ``sinceTime`` has whole
+    seconds, so reading on from its newest line asks for that whole second again - once
+    at most, then the polls read only what is new (here: nothing)."""
+    monkeypatch.setattr(watcher_module, "LOG_BUDGET", 64 << 10)
+    backend = KubernetesBackend(progress_interval=0.05, progress_wait=10)
+    served: list[int] = []
+    read_log = backend.progress_watcher.read_log
+
+    async def counted(pod: str, query: dict[str, Any]) -> bytes | None:
+        data = await read_log(pod, query)
+        served.append(len(data or b""))
+        return data
+
+    backend.progress_watcher.read_log = counted
+    try:
+        await backend.submit(spec("burst"))
+        fake_kube.operator.run(NS, "burst")
+        # One write: every line has the same time, 4 budgets' worth of them.
+        lines = "".join(f"Epoch {i}/9999 {'x' * 1000}\n" for i in range(1, 260))
+        fake_kube.append_log(NS, "burst-master-0", "pytorch", lines)
+        for _ in range(6):  # catch up: the tail, then on from its newest line
+            await progress_of(backend, "burst")
+        served.clear()
+        for _ in range(10):
+            await progress_of(backend, "burst")
+        assert len(served) == 10
+        # At most one more read of the whole second; the other polls read nothing.
+        assert sum(served) <= watcher_module.LOG_BUDGET + 4096, served
+    finally:
+        await backend.close()

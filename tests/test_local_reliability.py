@@ -16,7 +16,8 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_pytorchjob.backends import JobNotFound, JobState
-from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local import LocalBackend, index
+from jupyter_pytorchjob.backends.local import backend as local_backend
 from jupyter_pytorchjob.backends.local.store import JobDir
 from jupyter_pytorchjob.job import JobSpecInvalid
 
@@ -30,6 +31,7 @@ from .local_jobs import (
     python,
     running,
 )
+from .waiting import until
 
 pytestmark = pytest.mark.slow
 __all__ = ["backend", "bystander"]  # fixtures
@@ -301,6 +303,7 @@ async def test_the_job_list_rereads_only_what_changed(backend: LocalBackend) -> 
     replicas = backend.jobs_dir / "first" / "replicas.json"
     record = json.loads(replicas.read_text())
     record["master-0"]["restarts"] = 7  # as the supervisor rewrites it (a new file)
+    index.forget(backend.jobs_dir, "first")  # as a writer after the supervisor's end does
     tmp = replicas.with_name(".replicas.json.tmp")
     tmp.write_text(json.dumps(record))
     tmp.replace(replicas)
@@ -312,6 +315,64 @@ async def test_the_job_list_rereads_only_what_changed(backend: LocalBackend) -> 
     assert [j.name for j in await backend.list_jobs()] == ["second", "first"]
     await backend.delete_job("first")
     assert [j.name for j in await backend.list_jobs()] == ["second"]
+
+
+async def settled(backend: LocalBackend, *names: str) -> None:
+    """Wait until the jobs' supervisors have put them into the index (their last act)."""
+    deadline = time.monotonic() + 60
+    while not set(names) <= set(index.read_index(backend.jobs_dir)):
+        assert time.monotonic() < deadline, f"{names} never indexed"
+        await asyncio.sleep(0.05)
+
+
+async def test_settled_jobs_are_listed_from_the_index_alone(
+    backend: LocalBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold list of 1,000 finished jobs waited on two files per job: once settled, a
+    job is read from the one index file its supervisor wrote last."""
+    for name in ("one", "two"):
+        await backend.submit(make_spec(name=name, command=python("print('hi')")))
+    await backend.submit(make_spec(name="busy", command=python("import time; time.sleep(60)")))
+    await settled(backend, "one", "two")
+    expected = {j.name: j.to_wire() for j in await backend.list_jobs()}
+    reads: list[Path] = []
+    real_read_json = local_backend.read_json
+
+    def read_json(path: Path, default: Any = None) -> Any:
+        reads.append(path)
+        return real_read_json(path, default)
+
+    monkeypatch.setattr(local_backend, "read_json", read_json)
+    fresh = LocalBackend(root=backend.root, volume_root=backend.volume_root)
+    listed = {j.name: j.to_wire() for j in await fresh.list_jobs()}
+    assert {n: w for n, w in listed.items() if n != "busy"} == {
+        n: w for n, w in expected.items() if n != "busy"
+    }
+    assert listed["one"]["state"] == "Succeeded"
+    assert {p.parent.name for p in reads} == {"busy"}  # the running job's files only
+
+    # Deleted: gone from the list and the index; the same name again is the new job.
+    await fresh.delete_job("one")
+    assert "one" not in index.read_index(backend.jobs_dir)
+    await fresh.submit(make_spec(name="one", command=python("import time; time.sleep(60)")))
+    again = {j.name: j for j in await fresh.list_jobs()}
+    assert again["one"].state is not JobState.SUCCEEDED and again["one"].finished is None
+
+
+async def test_a_settled_job_missing_from_the_index_is_added_by_a_list(
+    backend: LocalBackend,
+) -> None:
+    """Jobs from before the index, or whose supervisor was killed: the first list adds
+    them, the next reads them from it."""
+    await backend.submit(make_spec(name="old", command=python("pass")))
+    await settled(backend, "old")
+    job = json.loads((backend.jobs_dir / "old" / "job.json").read_text())
+    await until(lambda: local_backend.supervision_gone(job), "its supervisor's exit")
+    index.index_path(backend.jobs_dir).unlink()
+    (first,) = await backend.list_jobs()
+    assert first.state is JobState.SUCCEEDED
+    entry = index.read_index(backend.jobs_dir)["old"]
+    assert entry["job"]["state"] == "Succeeded" and "master-0" in entry["replicas"]
 
 
 async def test_a_finished_job_is_serialised_once_for_the_list(backend: LocalBackend) -> None:
@@ -359,3 +420,59 @@ async def test_a_jobs_events_are_read_boundedly(backend: LocalBackend) -> None:
     jobdir.events.unlink()
     os.mkfifo(jobdir.events)
     assert await asyncio.wait_for(backend.events("chatty"), 10) == []
+
+
+# -- a job that can never complete --------------------------------------------------------
+
+# The master fails once after the worker has succeeded (OnFailure restarts it), then waits
+# for a peer that has exited: as a restarted rank blocks in init_process_group.
+MASTER_FAILS_LATE = """
+import os, pathlib, sys, time
+here = pathlib.Path(sys.argv[1])
+if os.environ["RANK"] != "0":
+    (here / "worker-done").touch()
+    sys.exit(0)
+if (here / "master-ran").exists():
+    time.sleep(600)  # the rendezvous nobody comes to
+(here / "master-ran").touch()
+while not (here / "worker-done").exists():
+    time.sleep(0.05)
+time.sleep(0.5)  # the worker has exited
+sys.exit(1)
+"""
+
+
+async def test_a_rank_restarted_after_its_peers_exited_says_the_job_cannot_complete(
+    tmp_path: Path,
+) -> None:
+    local = LocalBackend(
+        root=tmp_path / "home",
+        volume_root=tmp_path / "volumes",
+        crash_back_off=0.2,
+        alone_grace=1.0,
+    )
+    spec = make_spec(
+        name="stranded", nodes=2, command=["python", "-c", MASTER_FAILS_LATE, str(tmp_path)]
+    )
+    try:
+        await local.submit(spec)
+        deadline = time.monotonic() + 60
+        while True:
+            job = await local.get_job("stranded")
+            if job.message is not None:
+                break
+            assert time.monotonic() < deadline, f"no message: {job}"
+            await asyncio.sleep(0.1)
+        assert job.state is JobState.RUNNING
+        assert job.message == (
+            "master-0 restarted after its peers (worker-0 Succeeded) had exited and waits "
+            "for them: the job cannot complete; delete it"
+        )
+        events = await local.events("stranded")
+        said = next(e.time for e in events if e.reason == "WaitingForPeers")
+        restarted = [e.time for e in events if e.message.startswith("Started master-0")][1]
+        assert said >= restarted + 1.0  # once it has waited alone_grace seconds
+        listed = next(j for j in await local.list_jobs() if j.name == "stranded")
+        assert listed.message == job.message
+    finally:
+        await local.delete_job("stranded")

@@ -21,8 +21,9 @@ environment, status) lives in ``jupyter_pytorchjob.kinds``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .errors import FieldError, JobSpecInvalid
-from .manifest_yaml import manifest_from_yaml, manifest_to_yaml
 from .spec import JobSpec, PvcMount, Toleration
 
 __all__ = [
@@ -34,3 +35,12 @@ __all__ = [
     "manifest_from_yaml",
     "manifest_to_yaml",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The YAML functions load PyYAML on first use: ``ptjob list`` never needs it.
+    if name in ("manifest_from_yaml", "manifest_to_yaml"):
+        from . import manifest_yaml
+
+        return getattr(manifest_yaml, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -89,7 +89,9 @@ class WatchedJob:
     board: ProgressReading | None = None  # what its event files said
     last_ns: int | None = None  # the newest log line read
     tail_next: bool = True
-    skip_to: int | None = None  # the next read starts at this second (ns): see _read_log
+    # No read starts before this second (ns): its lines were all read or skipped, and
+    # one over the budget would be read again in full at every poll (see _read_log).
+    floor_ns: int = 0
     done: bool = False  # finished and read to the end
     trainer_recorded: float | None = None
     # The readings the last merge was made of, and its result (a list of 100 jobs
@@ -303,26 +305,25 @@ class ProgressWatcher:
             "limitBytes": LOG_BUDGET,
         }
         tail = watched.tail_next or watched.last_ns is None
-        if watched.skip_to is not None:
-            query["sinceTime"] = since_time(watched.skip_to)
-        elif tail:
+        if tail and watched.floor_ns <= (watched.last_ns or 0):
             query["tailLines"] = TAIL_LINES
         else:
-            query["sinceTime"] = since_time(watched.last_ns or 0)
+            tail = False
+            query["sinceTime"] = since_time(max(watched.last_ns or 0, watched.floor_ns))
         data = await self.read_log(watched.pod, query)
         if data is None:
             return b""
         full = len(data) >= LOG_BUDGET
-        if watched.skip_to is not None:
-            watched.last_ns = max(watched.last_ns or 0, watched.skip_to - 1)
-            watched.skip_to = None
+        if watched.floor_ns:
+            watched.last_ns = max(watched.last_ns or 0, watched.floor_ns - 1)
         lines, newest, first = new_lines(data, watched.last_ns)
         if full and not lines:
-            # One line longer than the budget comes next: nothing to learn from it, and
-            # every read from its second would stop inside it again. Go on after that
-            # second (its other lines are lost to the progress, not to the log).
+            # More than the budget of lines already read (or one line longer than it)
+            # comes next: nothing to learn from them, and every read from their second
+            # would stop inside them again. Go on after that second, for good (its other
+            # lines are lost to the progress, not to the log).
             stuck = first if first is not None else watched.last_ns or 0
-            watched.skip_to = (stuck // 1_000_000_000 + 1) * 1_000_000_000
+            watched.floor_ns = (stuck // 1_000_000_000 + 1) * 1_000_000_000
             watched.tail_next = False
             return b""
         watched.last_ns = newest

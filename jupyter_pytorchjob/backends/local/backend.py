@@ -46,10 +46,11 @@ from ..base import (
     unknown_replica,
 )
 from ..logmerge import TimeMerge
+from . import index
+from .controllers import CONTROLLERS, CRASH_BACK_OFF, FAILURE_KEY, MESSAGE_KEY
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
-from .supervisor import CRASH_BACK_OFF, FAILURE_KEY, SUPERVISORS
 from .watchdog import LOST_REASON
 
 CHUNK = 65536
@@ -74,7 +75,9 @@ class LocalBackend(Backend):
     (default: ``NODES_PER_CPU`` per CPU of this machine). ``crash_back_off``: the
     first wait, in seconds, before a crashed node is restarted in place (OnFailure,
     Always), doubling up to 30 times that, as the kubelet's 10 s to 5 min (a test knob:
-    the supervisor reads it from the job's ``job.json``).
+    the supervisor reads it from the job's ``job.json``); ``alone_grace``: the seconds
+    nodes restarted after all their peers exited wait before the job's message says it
+    cannot complete (another test knob; default the supervisor's ``ALONE_GRACE``).
     """
 
     name = "local"
@@ -88,8 +91,10 @@ class LocalBackend(Backend):
         default_workdir: str | Path | None = None,
         max_nodes: int | None = None,
         crash_back_off: float = CRASH_BACK_OFF,
+        alone_grace: float | None = None,
     ) -> None:
         self.crash_back_off = crash_back_off
+        self.alone_grace = alone_grace
         self.root = Path(root) if root else default_root()
         self.volume_root = Path(volume_root) if volume_root else default_volume_root()
         self.claim_dirs = {k: Path(v) for k, v in (claim_dirs or {}).items()}
@@ -97,6 +102,8 @@ class LocalBackend(Backend):
         self.jobs_dir = self.root / "jobs"
         # Finished jobs' JobInfo by name, with the identity of the files it was read from.
         self._finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
+        # The index's jobs, with the identity of the index file they were read from.
+        self._index_cache: tuple[tuple[int, ...], dict[str, tuple[int, JobInfo]]] | None = None
         self.max_nodes_configured = bool(max_nodes)
         self.max_nodes = max_nodes or NODES_PER_CPU * (os.cpu_count() or 1)
 
@@ -120,7 +127,7 @@ class LocalBackend(Backend):
 
     async def job_kinds(self) -> list[JobKind]:
         """Every kind whose controller a local supervisor plays (``JobKind.controller``)."""
-        return [kind for kind in KINDS if kind.controller in SUPERVISORS]
+        return [kind for kind in KINDS if kind.controller in CONTROLLERS]
 
     async def submit(self, spec: JobSpec) -> JobInfo:
         kind = kind_for(spec)
@@ -183,6 +190,13 @@ class LocalBackend(Backend):
         except FileExistsError:
             raise JobExists(spec.name) from None
         try:
+            # An entry left by a delete that did not finish is not this job's (its new
+            # directory may even have the old one's inode).
+            index.forget(self.jobs_dir, spec.name)
+        except BaseException:
+            jobdir.path.rmdir()
+            raise
+        try:
             for directory in claim_dir.values():
                 directory.mkdir(parents=True, exist_ok=True)
             jobdir.logs.mkdir()
@@ -190,7 +204,7 @@ class LocalBackend(Backend):
                 jobdir.script.parent.mkdir()
                 jobdir.script.write_text(spec.script, encoding="utf-8")
             now = time.time()
-            created = SUPERVISORS[kind.controller].created_conditions(spec.name, now)
+            created = CONTROLLERS[kind.controller].created_conditions(spec.name, now)
             write_json(jobdir.manifest, manifest)
             # Every process of the job inherits this mark, wherever it goes: DELETE finds
             # what outlived its supervisor and watchdog (killed together) by it.
@@ -214,6 +228,7 @@ class LocalBackend(Backend):
                     "port": str(port),
                     "crash_back_off": self.crash_back_off,
                     "mark": mark,
+                    **({} if self.alone_grace is None else {"alone_grace": self.alone_grace}),
                 },
             )
             if created:
@@ -247,27 +262,69 @@ class LocalBackend(Backend):
         return await asyncio.to_thread(self._list_jobs)
 
     def _list_jobs(self) -> list[JobInfo]:
-        """Every job, newest first. A finished job's files no longer change (unless a
-        straggling node ends), so its ``JobInfo`` is kept, keyed by the files' identity
-        (inode, mtime, size): a list of 1,000 mostly finished jobs reads only the
-        running ones."""
-        if not self.jobs_dir.is_dir():
+        """Every job, newest first. Settled jobs (finished, no node running, nobody to
+        write their files) come from the index (``index``: one file for all of them,
+        read again only when it changed); the others from their files. A finished job's
+        files no longer change (unless a straggling node ends), so its ``JobInfo`` is
+        kept, keyed by the files' identity (inode, mtime, size): a list of 1,000 mostly
+        finished jobs reads only the running ones. Settled jobs missing from the index
+        are added to it."""
+        try:
+            listing = os.scandir(self.jobs_dir)
+        except FileNotFoundError:
             return []
+        indexed = self._indexed()
         jobs = []
         finished: dict[str, tuple[tuple[int, ...], JobInfo]] = {}
-        for path in self.jobs_dir.iterdir():
-            if check_dns1035_label(path.name) is not None:
-                continue
-            jobdir = JobDir(path)
-            with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
-                key = (*file_key(jobdir.job), *file_key(jobdir.replicas))
-                known = self._finished.get(path.name)
-                info = known[1] if known is not None and known[0] == key else self._info(jobdir)
-                jobs.append(info)
-                if info.state.finished and all(r.phase != "Running" for r in info.replicas):
-                    finished[path.name] = (key, info)
+        settled: dict[str, dict[str, Any]] = {}
+        with listing:
+            for entry in listing:
+                name = entry.name
+                if check_dns1035_label(name) is not None or not entry.is_dir():
+                    continue
+                known_settled = indexed.get(name)
+                # The inode from the directory listing itself: no read per job.
+                if known_settled is not None and known_settled[0] == entry.inode():
+                    jobs.append(known_settled[1])
+                    continue
+                jobdir = JobDir(Path(entry.path))
+                with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
+                    key = (*file_key(jobdir.job), *file_key(jobdir.replicas))
+                    known = self._finished.get(name)
+                    if known is not None and known[0] == key:
+                        info = known[1]
+                    else:
+                        job, replicas = read_json(jobdir.job, {}), read_json(jobdir.replicas, {})
+                        info = self._info_of(jobdir, job, replicas)
+                        if is_settled(info, job):
+                            settled[name] = index.entry_for(
+                                jobdir.path, job, replicas, entry.inode()
+                            )
+                    jobs.append(info)
+                    if info.state.finished and all(r.phase != "Running" for r in info.replicas):
+                        finished[name] = (key, info)
         self._finished = finished
+        if settled:
+            with contextlib.suppress(OSError):  # a read-only root: list all the same
+                index.add(self.jobs_dir, settled, recheck=True)
         return sorted(jobs, key=lambda j: j.created, reverse=True)
+
+    def _indexed(self) -> dict[str, tuple[int, JobInfo]]:
+        """The index's jobs as (directory inode, JobInfo), parsed again only when the
+        index file changed."""
+        try:
+            key = file_key(index.index_path(self.jobs_dir))
+        except FileNotFoundError:
+            return {}
+        if self._index_cache is not None and self._index_cache[0] == key:
+            return self._index_cache[1]
+        jobs = {}
+        for name, entry in index.read_index(self.jobs_dir).items():
+            with contextlib.suppress(TypeError, ValueError, KeyError):
+                info = self._info_of(JobDir(self.jobs_dir / name), entry["job"], entry["replicas"])
+                jobs[name] = (entry["inode"], info)
+        self._index_cache = (key, jobs)
+        return jobs
 
     async def get_job(self, name: str) -> JobInfo:
         return self._info(self._jobdir(name), with_manifest=True)
@@ -275,8 +332,19 @@ class LocalBackend(Backend):
     def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
         job = read_json(jobdir.job, {})
         replicas = read_json(jobdir.replicas, {})
+        return self._info_of(jobdir, job, replicas, with_manifest=with_manifest)
+
+    def _info_of(
+        self,
+        jobdir: JobDir,
+        job: dict[str, Any],
+        replicas: dict[str, Any],
+        *,
+        with_manifest: bool = False,
+    ) -> JobInfo:
+        """The job as its ``job.json`` and ``replicas.json`` (these contents) say."""
         kind = kind_named(job.get("kind") or PYTORCHJOB.kind)
-        state = SUPERVISORS[kind.controller].state_shown(
+        state = CONTROLLERS[kind.controller].state_shown(
             JobState(job.get("state", "Created")),
             [r.get("phase", "Pending") for r in replicas.values()],
         )
@@ -329,6 +397,7 @@ class LocalBackend(Backend):
             progress=progress_of(job),
             failure=failure_of(job, conditions) if state is JobState.FAILED else None,
             waiting=job_waiting(state.value, infos),
+            message=job.get(MESSAGE_KEY) if isinstance(job.get(MESSAGE_KEY), str) else None,
         )
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
@@ -340,6 +409,7 @@ class LocalBackend(Backend):
     async def delete_job(self, name: str) -> None:
         jobdir = self._jobdir(name)
         await asyncio.to_thread(self._stop_everything, jobdir)
+        await asyncio.to_thread(index.forget, self.jobs_dir, name)
         shutil.rmtree(jobdir.path, ignore_errors=True)
 
     def _stop_everything(self, jobdir: JobDir) -> None:
@@ -603,6 +673,17 @@ def failure_of(job: dict[str, Any], conditions: list[Condition]) -> JobFailure |
     if recorded is not None or not failed:
         return recorded
     return JobFailure(replica="", reason=failed[-1].reason, message=failed[-1].message)
+
+
+def is_settled(info: JobInfo, job: dict[str, Any]) -> bool:
+    """Nothing will write the job's files any more: finished, no node running, its
+    supervisor and watchdog gone (only a delete changes it now)."""
+    return (
+        info.state.finished
+        and all(r.phase != "Running" for r in info.replicas)
+        and "supervisor" in job
+        and supervision_gone(job)
+    )
 
 
 def file_key(path: Path) -> tuple[int, int, int]:

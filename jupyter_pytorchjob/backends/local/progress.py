@@ -24,7 +24,6 @@ from typing import Any
 
 from ... import untrusted_files
 from ...job.progress import JobProgress, MetricHistory, ProgressReading
-from ..progress import ProgressSources
 from .store import JobDir, read_json, write_json
 
 LOG_BUDGET = 4 << 20  # bytes of new log read per poll
@@ -98,6 +97,10 @@ class ProgressTracker:
     def __init__(self, jobdir: JobDir, log_replica: str | None, logdir: str | None) -> None:
         self.jobdir = jobdir
         self.log = LogFollower(jobdir.log(log_replica)) if log_replica else None
+        # Imported here: a reader of job.json (``progress_of``, ``ptjob list``) needs
+        # neither the log parsers nor TensorBoard's event protobufs.
+        from ..progress import ProgressSources
+
         self.sources = ProgressSources(Path(logdir) if logdir else None)
         self.reported: ProgressReading | None = None
         self._unrecorded: list[ProgressReading] = []  # reports not in the history yet

@@ -24,8 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jupyter_core.paths import jupyter_data_dir
-
 from ..archive import tail_offset
 
 ROOT_ENV = "PTJOB_HOME"
@@ -35,7 +33,11 @@ VOLUMES_ENV = "PTJOB_VOLUMES"
 def default_root() -> Path:
     """Where local jobs live: ``$PTJOB_HOME``, else ``<jupyter data dir>/pytorchjob``."""
     env = os.environ.get(ROOT_ENV)
-    return Path(env) if env else Path(jupyter_data_dir()) / "pytorchjob"
+    if env:
+        return Path(env)
+    from jupyter_core.paths import jupyter_data_dir  # only then: a command starts faster
+
+    return Path(jupyter_data_dir()) / "pytorchjob"
 
 
 def default_volume_root() -> Path:

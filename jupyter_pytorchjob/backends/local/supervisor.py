@@ -65,7 +65,8 @@ from ...kinds.trainjob import status as trainjob
 from ...kinds.trainjob.environment import BACKOFF_LIMIT
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent
 from ..base import JobState
-from . import watchdog
+from . import index, watchdog
+from .controllers import CRASH_BACK_OFF, FAILURE_KEY, MESSAGE_KEY, JobSetRules, OperatorRules
 from .logpump import pump
 from .plan import NodePlan, plans_from_wire
 from .progress import PROGRESS_KEY, ProgressTracker
@@ -78,14 +79,12 @@ STOP_GRACE = 5.0
 STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
-FAILURE_KEY = "failure"  # job.json's failure summary (job/failure.py's wire shape)
 FAILURE_SCAN_LINES = 400  # of the failing run's log, searched for its traceback
+# Seconds nodes restarted after all their peers exited wait before the job says it cannot
+# complete (``check_alone``; job.json's ``alone_grace``, a test knob, overrides it).
+ALONE_GRACE = 60.0
 
-# The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
-# 10 s, doubling after each restart, at most 5 min (the kubelet's CrashLoopBackOff). The
-# backend writes the first wait into job.json (``crash_back_off``; tests shorten it),
-# the longest is always 30 times the first.
-CRASH_BACK_OFF = 10.0
+# The longest wait before a restart in place is 30 times the first (CRASH_BACK_OFF).
 CRASH_BACK_OFF_GROWTH = 30
 CONTAINER = "pytorch"
 # Local jobs have no namespace; the operator's texts for Worker-only jobs name one.
@@ -119,6 +118,7 @@ class Replica:
     reason: str | None = None
     message: str | None = None
     started: float | None = None
+    ended: float | None = None  # when its last run ended
     # In CrashLoopBackOff: when the kubelet would start the container again.
     back_off_until: float | None = None
 
@@ -144,7 +144,7 @@ class Replica:
 
 
 @dataclass
-class Supervisor:
+class Supervisor(OperatorRules):
     jobdir: JobDir
     replicas: dict[str, Replica] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
@@ -190,19 +190,6 @@ class Supervisor:
     def name(self) -> str:
         return self.jobdir.name
 
-    @classmethod
-    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
-        """A new job's conditions: the operator's Created."""
-        message = f"PyTorchJob {name} is created."
-        created = {"type": "Created", "status": "True", "reason": "PyTorchJobCreated"}
-        return [{**created, "message": message, "last_transition": now}]
-
-    @classmethod
-    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
-        """The state a reader shows, from the state and node phases it read (two files,
-        written one after the other): the operator's comes from conditions alone."""
-        return stored
-
     def pod_name(self, replica: Replica) -> str:
         """The name the replica's pod would have (its hostname, as the plan gives it)."""
         return replica.plan.env.get("HOSTNAME") or f"{self.name}-{replica.plan.replica}"
@@ -232,11 +219,15 @@ class Supervisor:
 
     # -- state --------------------------------------------------------------------
 
+    def replicas_wire(self) -> dict[str, Any]:
+        """``replicas.json``'s contents."""
+        return {n: r.to_wire() for n, r in self.replicas.items()}
+
     def save(self) -> bool:
         """Write the state; False if it could not be (a full disk): the state in memory
         stays the truth and ``run`` writes it again until it succeeds."""
         try:
-            write_json(self.jobdir.replicas, {n: r.to_wire() for n, r in self.replicas.items()})
+            write_json(self.jobdir.replicas, self.replicas_wire())
             write_json(self.jobdir.job, self.job)
         except OSError as err:
             print(f"cannot save the job's state: {err}", file=sys.stderr, flush=True)
@@ -656,6 +647,15 @@ class Supervisor:
             await asyncio.sleep(POLL)
         await self.final_progress()
         await self.save_eventually()
+        if self.state.finished and not self.stopping and not self.unsaved:
+            self.add_to_index()
+
+    def add_to_index(self) -> None:
+        """The job is settled (finished, no node left, this the last write): listing
+        reads it from the index from now on, not from its files."""
+        entry = index.entry_for(self.jobdir.path, self.job, self.replicas_wire())
+        with contextlib.suppress(OSError):  # no room: it is read from its files instead
+            index.add(self.jobdir.path.parent, {self.name: entry})
 
     # -- progress -------------------------------------------------------------------
 
@@ -721,6 +721,33 @@ class Supervisor:
                 await self.launch(replica)  # the kubelet starts the container again
                 self.save()
         self.check_deadline(now)
+        self.check_alone(now)
+
+    def check_alone(self, now: float) -> None:
+        """Nodes restarted after every peer had exited for good (OnFailure: a master that
+        failed after the workers succeeded) wait for a rendezvous nobody comes to, and the
+        job stays Running for ever, as the operator's does: once they have waited
+        ``alone_grace`` seconds, the job's ``message`` says so (gone when it no longer
+        holds)."""
+        waiting = None if self.state.finished or self.suspended else waiting_alone(self.replicas)
+        message = None
+        if waiting is not None and now - max(r.started or now for r in waiting[0]) >= float(
+            self.job.get("alone_grace", ALONE_GRACE)
+        ):
+            alone, peers = waiting
+            message = (
+                f"{', '.join(r.plan.replica for r in alone)} restarted after "
+                f"{'its peers' if len(alone) == 1 else 'their peers'} "
+                f"({', '.join(f'{r.plan.replica} {r.phase}' for r in peers)}) had exited "
+                "and waits for them: the job cannot complete; delete it"
+            )
+        if message != self.job.get(MESSAGE_KEY):
+            if message is None:
+                self.job.pop(MESSAGE_KEY, None)
+            else:
+                self.job[MESSAGE_KEY] = message
+                self.jobdir.add_event("Warning", "WaitingForPeers", message, self.name)
+            self.save()
 
     def last_written(self, replica: Replica) -> float:
         """When the node's log last changed (0 without one)."""
@@ -746,6 +773,8 @@ class Supervisor:
         """ttlSecondsAfterFinished past completionTime (common/job.go:420-453): the job is
         deleted and what still runs of it goes with it."""
         await asyncio.gather(*(self.stop_replica(r, "Deleted") for r in self.replicas.values()))
+        with contextlib.suppress(OSError):
+            index.forget(self.jobdir.path.parent, self.name)
         shutil.rmtree(self.jobdir.path, ignore_errors=True)
 
     async def save_eventually(self) -> None:
@@ -771,7 +800,7 @@ class Supervisor:
 
 
 @dataclass
-class JobSetSupervisor(Supervisor):
+class JobSetSupervisor(JobSetRules, Supervisor):
     """A TrainJob's nodes as Kubeflow Trainer v2.3, JobSet v0.12 and the Job controller
     run them on the ``torch-distributed`` runtime (kubeflow/trainer v2.3.0
     ``pkg/controller/trainjob_controller.go``, jobset v0.12.0
@@ -795,18 +824,6 @@ class JobSetSupervisor(Supervisor):
 
     kind_name = TRAINJOB.kind
     container = TRAINJOB.container
-
-    @classmethod
-    def created_conditions(cls, name: str, now: float) -> list[dict[str, Any]]:
-        return []  # Trainer writes no Created condition
-
-    @classmethod
-    def state_shown(cls, stored: JobState, phases: list[str]) -> JobState:
-        """Created and Running come from the nodes (no condition says them): from the
-        nodes read beside the state, never a copy older than those nodes."""
-        if stored in (JobState.SUBMITTED, JobState.CREATED, JobState.RUNNING):
-            return JobState.RUNNING if "Running" in phases else JobState.CREATED
-        return stored
 
     @property
     def run_policy(self) -> dict[str, Any]:
@@ -967,9 +984,25 @@ def set_condition(
     return True
 
 
+def waiting_alone(replicas: dict[str, Replica]) -> tuple[list[Replica], list[Replica]] | None:
+    """The running nodes and their peers, when every running node started after each of
+    its peers had exited for good (no restart to come); None otherwise."""
+    running = [r for r in replicas.values() if r.alive]
+    peers = [r for r in replicas.values() if not r.alive]
+    if not running or not peers:
+        return None
+    if any(r.phase not in ("Succeeded", "Failed") or r.back_off_until is not None for r in peers):
+        return None  # a peer is still to start, or to start again
+    last_end = max(r.ended or 0.0 for r in peers)
+    if all(r.started is not None and r.started > last_end for r in running):
+        return running, peers
+    return None
+
+
 def settle(replica: Replica, code: int) -> None:
     """The node's process ended with ``code``: phase, reason and message as a pod's."""
     replica.back_off_until = None
+    replica.ended = time.time()
     replica.exit_code = code
     replica.phase = "Succeeded" if code == 0 else "Failed"
     replica.reason = None if code == 0 else ("Error" if code < 128 else f"Signal{code - 128}")

@@ -28,6 +28,7 @@ from typing import Any
 from ... import untrusted_files
 from ...processes import ProcessIdentity
 from ..base import JobState
+from . import index
 from .reaping import kill_all_children
 from .store import JobDir, read_json, write_json
 
@@ -92,6 +93,7 @@ def last_line(path: Path, size: int = 4096) -> str:
 def record_loss(jobdir: JobDir, supervisor: int, status: int, exits: dict[int, int]) -> None:
     """The nodes killed after the supervisor died become Failed with their exit code; the
     job Failed with reason SupervisorLost, unless it had finished already."""
+    index.forget(jobdir.path.parent, jobdir.name)  # its files change: no longer settled
     now = time.time()
     replicas = read_json(jobdir.replicas, {})
     stopped = []
