@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.status import JobState
@@ -21,7 +20,7 @@ from jupyter_pytorchjob.kinds.trainjob.runtimes import available_runtimes, runti
 
 from . import crd_trainjob
 from .crd import CRDS_DIR, require_crds
-from .strategies import job_bodies
+from .strategies import trainjob_bodies
 
 UNSUPPORTED = (
     "restartPolicy",
@@ -31,15 +30,6 @@ UNSUPPORTED = (
     "workdir",
     "priorityClassName",
 )
-
-
-@st.composite
-def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
-    supported = set(TRAINJOB.supported_fields())
-    body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
-    body["kind"] = "TrainJob"
-    body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
-    return body
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
