@@ -272,6 +272,7 @@ async def exercise(jp_fetch: Any, tally: Tally, job: dict[str, Any], local: bool
         )
 
 
+@pytest.mark.slow
 def test_one_node_mutations_never_answer_5xx(
     jp_fetch: Any, jp_asyncio_loop: Any, backend: Any, backend_name: str
 ) -> None:
