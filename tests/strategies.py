@@ -8,6 +8,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job.spec import CLEAN_POD_POLICIES, RESTART_POLICIES, max_name_length
+from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
+from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length as trainjob_name_length
 
 LOWER = string.ascii_lowercase
 ALNUM = LOWER + string.digits
@@ -142,6 +144,19 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
     else:
         first = draw(st.text(exec_chars, min_size=1, max_size=20).filter(str.strip))
         body["command"] = [first, *draw(st.lists(st.text(exec_chars, max_size=20), max_size=4))]
+    return body
+
+
+@st.composite
+def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    """Valid TrainJob bodies: ``job_bodies`` less what a TrainJob cannot express."""
+    supported = set(TRAINJOB.supported_fields())
+    body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
+    body["kind"] = "TrainJob"
+    body["name"] = body["name"][: trainjob_name_length(body["nodes"])].rstrip("-")
+    sdk_gpu = body.get("gpuResource", "nvidia.com/gpu") == "nvidia.com/gpu"
+    if body.get("gpus") not in (None, 0, "0", "") and not sdk_gpu and not body.get("cpu"):
+        body["cpu"] = "1"  # the Kubeflow SDK reads no other GPU without a CPU
     return body
 
 

@@ -137,7 +137,7 @@ async def test_log_streams_beyond_the_cap_are_refused_saying_so(
 
     async def follower() -> Any:
         socket = await jp_ws_fetch(*API, "jobs", "demo", "logs", params=follow)
-        return socket, json.loads(await socket.read_message())
+        return socket, unbatch(await socket.read_message())[0]
 
     held = [await follower() for _ in range(2)]
     assert [message.get("text") for _, message in held] == ["hello\n", "hello\n"]

@@ -414,6 +414,7 @@ async def test_a_trainjobs_trainer_status_is_its_progress(
             "totalEpochs": None,
             "metrics": {"loss": 0.25, "accuracy": 0.9},
             "keyMetric": "loss",
+            "droppedMetrics": 0,
         }
     fake_kube.trainer.succeed(NS, "tj")
     done = await backend.get_job("tj")

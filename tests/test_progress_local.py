@@ -180,7 +180,9 @@ async def test_the_status_endpoint_takes_only_the_jobs_own_token_and_kubeflows_s
         assert (code, answer.get("kind"), answer.get("code")) == (403, "Status", 403)
     # 400: not JSON, not Kubeflow's shape, out of range, too large - each named.
     refused = {
-        b"{not json": "not JSON",
+        b"{not json": "not valid JSON",
+        b"[" * 60000: "nested more than",  # under 64 KiB: was a RecursionError, 500
+        b"[" * 30000 + b"]" * 30000: "nested more than",
         b"[]": "trainerStatus",
         json.dumps({"progressPercentage": 4}).encode(): "trainerStatus",
         json.dumps({"trainerStatus": {"progressPercentage": 101}}).encode(): "progressPercentage",

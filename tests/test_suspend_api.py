@@ -13,27 +13,13 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from .both_backends import backend_name, jp_server_config
+
+__all__ = ["backend_name", "jp_server_config"]  # fixtures
+
 API = ("pytorchjob", "api")
 NS = "team-a"  # the fake API server's kubeconfig namespace
 LONG = ["python", "-c", "import time; time.sleep(120)"]
-
-
-@pytest.fixture(params=["local", "kubernetes"])
-def backend_name(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def jp_server_config(
-    jp_server_config: dict[str, Any], backend_name: str, request: pytest.FixtureRequest
-) -> dict[str, Any]:
-    if backend_name == "local":
-        return jp_server_config
-    request.getfixturevalue("fake_kube")  # KUBECONFIG points at it from here on
-    return {
-        "ServerApp": dict(jp_server_config["ServerApp"]),
-        "PyTorchJobApp": {"backend": "kubernetes", "notebook_pod": "nb-0"},
-    }
 
 
 @pytest.fixture

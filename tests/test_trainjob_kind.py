@@ -23,7 +23,7 @@ from jupyter_pytorchjob.kinds.trainjob.runtimes import available_runtimes, runti
 
 from . import crd_trainjob
 from .crd import CRDS_DIR, require_crds
-from .strategies import job_bodies
+from .strategies import trainjob_bodies
 
 UNSUPPORTED = (
     "restartPolicy",
@@ -33,18 +33,6 @@ UNSUPPORTED = (
     "workdir",
     "priorityClassName",
 )
-
-
-@st.composite
-def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
-    supported = set(TRAINJOB.supported_fields())
-    body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
-    body["kind"] = "TrainJob"
-    body["name"] = body["name"][: max_name_length(body["nodes"])].rstrip("-")
-    sdk_gpu = body.get("gpuResource", "nvidia.com/gpu") == "nvidia.com/gpu"
-    if body.get("gpus") not in (None, 0, "0", "") and not sdk_gpu and not body.get("cpu"):
-        body["cpu"] = "1"  # the Kubeflow SDK reads no other GPU without a CPU
-    return body
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,8 +7,10 @@
   JSON cannot answer with (NaN, dates, ``!!binary``) and what an alias bomb expands to.
 * ``manifest_shape_errors``: the JSON types of the manifest fields the job model
   reads (``parse_manifest``, ``build_manifest``'s merge of ``extras``, the webhook
-  rules), each refused by its JSON path - ``spec.pytorchReplicaSpecs.Worker.replicas:
-  must be an integer, got string 'abc'`` - instead of a ``TypeError`` later.
+  and admission rules) of either kind (``SHAPES``), each refused by its JSON path -
+  ``spec.pytorchReplicaSpecs.Worker.replicas: must be an integer, got string 'abc'`` -
+  instead of a ``TypeError`` later. A list's items are never null (a null object or
+  list is read as absent, but ``containers: [null]`` is no container).
 
 A small walker over a declarative shape, not a JSON Schema library: ``jsonschema``
 takes seconds to import, which every ``ptjob`` command would pay.
@@ -143,14 +145,16 @@ _METADATA: dict[str, Shape] = {
     "labels": MapOf(STRING),
     "annotations": MapOf(STRING),
 }
+_ENV: list[Shape] = [{"name": STRING, "value": STRING, "valueFrom": OBJECT}]
+_RESOURCES: dict[str, Shape] = {"limits": MapOf(QUANTITY), "requests": MapOf(QUANTITY)}
 _CONTAINER: dict[str, Shape] = {
     "name": STRING,
     "image": STRING,
     "command": [STRING],
     "args": [STRING],
     "workingDir": STRING,
-    "env": [{"name": STRING, "value": STRING, "valueFrom": OBJECT}],
-    "resources": {"limits": MapOf(QUANTITY), "requests": MapOf(QUANTITY)},
+    "env": _ENV,
+    "resources": _RESOURCES,
     "volumeMounts": [{"name": STRING, "mountPath": STRING, "subPath": STRING, "readOnly": BOOLEAN}],
 }
 _POD_SPEC: dict[str, Shape] = {
@@ -201,11 +205,68 @@ MANIFEST: dict[str, Shape] = {
 }
 
 
-def manifest_shape_errors(manifest: Any, *, prefix: str = "") -> list[FieldError]:
+_POD_TEMPLATE: dict[str, Shape] = {"metadata": _METADATA, "spec": _POD_SPEC}
+#: A TrainJob (Kubeflow Trainer v2.3, ``pkg/apis/trainer/v1alpha1/trainjob_types.go``):
+#: what ``kinds/trainjob`` reads, our runtime patch's pod template included.
+TRAINJOB_MANIFEST: dict[str, Shape] = {
+    "apiVersion": STRING,
+    "kind": STRING,
+    "metadata": _METADATA,
+    "spec": {
+        "runtimeRef": {"name": STRING, "kind": STRING, "apiGroup": STRING},
+        "trainer": {
+            "image": STRING,
+            "command": [STRING],
+            "args": [STRING],
+            "env": _ENV,
+            "numNodes": INTEGER,
+            "numProcPerNode": INTEGER,
+            "resourcesPerNode": _RESOURCES,
+        },
+        "initializer": {"dataset": OBJECT, "model": OBJECT},
+        "runtimePatches": [
+            {
+                "manager": STRING,
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "metadata": _METADATA,
+                        "spec": {
+                            "replicatedJobs": [
+                                {
+                                    "name": STRING,
+                                    "template": {
+                                        "metadata": _METADATA,
+                                        "spec": {"template": _POD_TEMPLATE},
+                                    },
+                                }
+                            ]
+                        },
+                    }
+                },
+            }
+        ],
+        "activeDeadlineSeconds": INTEGER,
+        "suspend": BOOLEAN,
+        "managedBy": STRING,
+    },
+    "status": OBJECT,
+}
+#: Each kind's shape by its ``kind``; any other kind is read as a PyTorchJob (the default).
+SHAPES: dict[str, dict[str, Shape]] = {"PyTorchJob": MANIFEST, "TrainJob": TRAINJOB_MANIFEST}
+
+
+def manifest_shape_errors(manifest: Any, *, prefix: str = "", kind: Any = None) -> list[FieldError]:
     """Every field of ``manifest`` (or of a manifest-shaped part, such as ``extras``)
-    whose JSON type the job model cannot read, named by its path after ``prefix``."""
+    whose JSON type the job model cannot read, named by its path after ``prefix``.
+    The shape is ``kind``'s (any case), else that of the manifest's own ``kind``."""
+    if kind is None and isinstance(manifest, Mapping):
+        kind = manifest.get("kind")
+    shape = next(
+        (s for name, s in SHAPES.items() if isinstance(kind, str) and name.lower() == kind.lower()),
+        MANIFEST,
+    )
     errors: list[FieldError] = []
-    _check(manifest, MANIFEST, prefix, errors)
+    _check(manifest, shape, prefix, errors)
     return errors
 
 
@@ -244,6 +305,9 @@ def _check(value: Any, shape: Shape, path: str, errors: list[FieldError]) -> Non
             errors.append(FieldError(path or "body", f"must be a list, got {_kind(value)}"))
             return
         for index, item in enumerate(value):
+            if item is None:  # no container, no env var, no argument
+                errors.append(FieldError(f"{path}[{index}]", "must not be null"))
+                continue
             _check(item, shape[0], f"{path}[{index}]", errors)
         return
     if not isinstance(value, Mapping):

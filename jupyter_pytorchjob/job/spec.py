@@ -829,7 +829,7 @@ class _WireReader:
         if not isinstance(value, Mapping):
             self.fail("extras", "must be an object (parts of a manifest the form does not know)")
             return {}
-        shape_errors = manifest_shape_errors(value, prefix="extras")
+        shape_errors = manifest_shape_errors(value, prefix="extras", kind=self.body.get("kind"))
         for error in shape_errors:
             self.fail(error.field, error.message)
         return {} if shape_errors else dict(value)

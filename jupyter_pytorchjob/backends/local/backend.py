@@ -410,7 +410,8 @@ class LocalBackend(Backend):
         jobdir = self._jobdir(name)
         await asyncio.to_thread(self._stop_everything, jobdir)
         await asyncio.to_thread(index.forget, self.jobs_dir, name)
-        shutil.rmtree(jobdir.path, ignore_errors=True)
+        # A second DELETE (or a PATCH) racing this one finds the job gone: 404.
+        await asyncio.to_thread(jobdir.remove)
 
     def _stop_everything(self, jobdir: JobDir) -> None:
         """SIGTERM the supervisor (it stops the nodes), then make sure of it. Only the
@@ -419,7 +420,8 @@ class LocalBackend(Backend):
         job = read_json(jobdir.job, {})
         end = time.monotonic() + SUPERVISOR_START_GRACE
         while "supervisor" not in job and not JobState(job.get("state", "Created")).finished:
-            if time.monotonic() > end:  # it never started: nothing of it to stop
+            # It never started, or another DELETE removed it meanwhile: nothing to stop.
+            if time.monotonic() > end or not jobdir.job.exists():
                 break
             time.sleep(FOLLOW_POLL)  # just submitted: let it record itself first
             job = read_json(jobdir.job, {})
@@ -452,13 +454,16 @@ class LocalBackend(Backend):
         in a cluster; the supervisor sees the change and stops or restarts the nodes as
         the controller does."""
         jobdir = self._jobdir(name)
-        info = self._info(jobdir)
-        if info.state.finished:
-            raise finished_error(name, info.state, "suspended" if suspend else "resumed")
-        manifest = read_json(jobdir.manifest)
-        merge(manifest, kind_of(manifest).suspend_patch(suspend))
-        write_json(jobdir.manifest, manifest)
-        return self._info(jobdir, with_manifest=True)
+        # Read, change and write under the job's lock: other threads and processes (the
+        # CLI, a kernel) suspend and resume it too, and DELETE removes it only under it.
+        with jobdir.lock():
+            info = self._info(jobdir)
+            if info.state.finished:
+                raise finished_error(name, info.state, "suspended" if suspend else "resumed")
+            manifest = read_json(jobdir.manifest)
+            merge(manifest, kind_of(manifest).suspend_patch(suspend))
+            write_json(jobdir.manifest, manifest)
+            return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
         return await asyncio.to_thread(self._events, self._jobdir(name))

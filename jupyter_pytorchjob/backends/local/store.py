@@ -10,23 +10,33 @@ container's log is ``<replica>.previous.log``) and a
 shipped script in ``script/main.py``. The supervisor is the only writer of the job's
 state once the job runs (its watchdog writes only after it died); the backend only
 rewrites ``manifest.json``'s ``runPolicy.suspend`` (suspend/resume), which the supervisor
-reads again when it changes. Every write is atomic (temporary file +
-rename), so readers in other processes never see half a file."""
+reads again when it changes. Every write is atomic (a temporary file of its own + fsync +
+rename), so readers in other processes never see half a file and two writers never share
+a temporary file. Read-modify-writes of the job (suspend/resume in the server, the CLI
+or a kernel) and its removal hold the job's ``.lock`` (``JobDir.lock``, ``flock``)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import secrets
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..archive import tail_offset
+from ..base import JobNotFound
 
 ROOT_ENV = "PTJOB_HOME"
+#: In each job's directory: what ``JobDir.lock`` locks.
+LOCK_FILE = ".lock"
 VOLUMES_ENV = "PTJOB_VOLUMES"
 
 
@@ -72,9 +82,16 @@ def read_log_tail(path: Path, lines: int) -> list[str]:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Replace ``path`` with ``data`` at once. The temporary file is this call's own
+    (threads of one process wrote each other's halves into a shared one), and is on
+    disk before the rename, so a crash leaves the old file or the new one."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(name)
     try:
-        tmp.write_text(json.dumps(data, indent=1))
+        with os.fdopen(fd, "w") as file:
+            file.write(json.dumps(data, indent=1))
+            file.flush()
+            os.fsync(file.fileno())
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # a full disk: no half file left behind
@@ -130,6 +147,43 @@ class JobDir:
     @property
     def supervisor_log(self) -> Path:
         return self.path / "supervisor.log"
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the job's lock, against every thread and process of this machine (each
+        call opens the lock file afresh: ``flock`` is per open file). ``JobNotFound``
+        when the job is gone, or went while waiting: ``remove`` moves the directory away
+        under the lock, so a waiter then holds the lock of a file no longer there."""
+        try:
+            fd = os.open(
+                self.path / LOCK_FILE,
+                os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                0o600,
+            )
+        except (FileNotFoundError, NotADirectoryError):
+            raise JobNotFound(self.name) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                current = (self.path / LOCK_FILE).lstat()
+            except FileNotFoundError:
+                raise JobNotFound(self.name) from None
+            held = os.fstat(fd)
+            if (current.st_dev, current.st_ino) != (held.st_dev, held.st_ino):
+                raise JobNotFound(self.name)  # removed, and a new job took the name
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def remove(self) -> None:
+        """Remove the job's files; ``JobNotFound`` if another remover was first. The
+        directory is renamed away under the lock first, so no writer waiting for the
+        lock writes into it afterwards, and no lock file is created in it again while
+        it is being emptied (that left a directory the name could not be reused for)."""
+        with self.lock():
+            grave = self.path.with_name(f".removed-{self.name}-{secrets.token_hex(4)}")
+            self.path.rename(grave)
+        shutil.rmtree(grave, ignore_errors=True)
 
     def log(self, replica: str, *, previous: bool = False) -> Path:
         return self.logs / (f"{replica}.previous.log" if previous else f"{replica}.log")

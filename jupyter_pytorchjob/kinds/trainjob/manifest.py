@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.shape import manifest_shape_errors
 from ...job.spec import (
     DEFAULT_BACKOFF_LIMIT,
     DEFAULT_CLEAN_POD_POLICY,
@@ -231,9 +232,11 @@ def _pod_patch(spec: JobSpec) -> dict[str, Any]:
 
 def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
     """Read a TrainJob back into a ``JobSpec`` (see the module's docstring)."""
+    shape_errors = manifest_shape_errors(manifest, kind=KIND)
+    if shape_errors:
+        raise JobSpecInvalid(shape_errors)
     m = copy.deepcopy(dict(manifest))
     require_kind(m, API_VERSION, KIND)
-    _check_types(m)
     clean_metadata(m)
     wire = _form_fields(m, gpu_resource)
     wire["logArchive"] = archive_field(wire, wire["logArchive"])
@@ -242,35 +245,6 @@ def parse_manifest(manifest: Mapping[str, Any], *, gpu_resource: str | None = No
     if extras is NOTHING:
         return base
     return JobSpec.from_wire({**wire, "extras": extras})
-
-
-def _check_types(m: Mapping[str, Any]) -> None:
-    """The parts the reader walks must have their JSON types (edited YAML may not)."""
-    spec = m.get("spec")
-    where: list[tuple[str, Any, type]] = [
-        ("metadata", m.get("metadata"), dict),
-        ("spec", spec, dict),
-    ]
-    if isinstance(spec, Mapping):
-        where += [
-            ("spec.trainer", spec.get("trainer"), dict),
-            ("spec.runtimePatches", spec.get("runtimePatches"), list),
-        ]
-        trainer = spec.get("trainer")
-        if isinstance(trainer, Mapping):
-            where += [
-                ("spec.trainer.env", trainer.get("env"), list),
-                ("spec.trainer.command", trainer.get("command"), list),
-                ("spec.trainer.args", trainer.get("args"), list),
-                ("spec.trainer.resourcesPerNode", trainer.get("resourcesPerNode"), dict),
-            ]
-    errors = [
-        FieldError(path, f"must be {'an object' if kind is dict else 'a list'}")
-        for path, value, kind in where
-        if value is not None and not isinstance(value, kind)
-    ]
-    if errors:
-        raise JobSpecInvalid(errors)
 
 
 def _runtime_name(spec: Mapping[str, Any]) -> str | None:
