@@ -25,13 +25,15 @@ async def submit(jp_fetch: Any, body: dict[str, Any]) -> None:
 async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[str, Any]:
     """The job once it and every replica are done (a worker may end after the master)."""
     deadline = time.monotonic() + timeout
+    job: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        job: dict[str, Any] = json.loads((await jp_fetch(*API, "jobs", name)).body)
+        job = json.loads((await jp_fetch(*API, "jobs", name)).body)
         done = all(r["phase"] not in ("Pending", "Running") for r in job["replicas"])
         if job["state"] in ("Succeeded", "Failed") and done:
             return job
         await asyncio.sleep(0.1)
-    raise AssertionError(f"{name} did not finish within {timeout} s")
+    events = json.loads((await jp_fetch(*API, "jobs", name, "events")).body)
+    raise AssertionError(f"{name} did not finish within {timeout} s: {job} {events}")
 
 
 @pytest.fixture
