@@ -454,6 +454,15 @@ def test_a_failing_function_fails_wait_with_its_lines(
     assert set(info.value.lines) <= {"master-0", "worker-0"} and info.value.lines
     assert any("RuntimeError: boom in the function" in t for t in info.value.lines.values())
     assert "boom in the function" in str(info.value)
+    # The failure summary: the replica that failed first and its exception, in one line.
+    failure = info.value.failure
+    assert failure is not None and failure.replica == info.value.replica
+    assert failure.message == "RuntimeError: boom in the function"
+    assert str(info.value).startswith(
+        f"job {job.name} Failed: {failure.replica} exited 1: RuntimeError: boom in the function"
+    )
+    error = job.error()
+    assert error is not None and error.failure == failure
     with pytest.raises(ResultError, match="is Failed, so it has no result"):
         job.result()
 

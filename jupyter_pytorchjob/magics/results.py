@@ -59,15 +59,21 @@ def _in_ipython() -> bool:
 
 
 class JobFailed(Exception):
-    """``JobHandle.wait()``: the job ended Failed. ``info`` is the job and ``lines``
-    maps each failed replica to the last lines of its log (the first one to fail may
-    be any of them: the others often fail because it went away)."""
+    """``JobHandle.wait()``: the job ended Failed. ``info`` is the job, ``failure`` its
+    failure summary (``JobFailure``: the replica that failed first, its exit code or
+    signal, the reason, the message, the hint, the last lines - None where the backend
+    has none), and ``lines`` maps failed replicas to their last lines."""
 
     def __init__(self, info: JobInfo, lines: dict[str, str]) -> None:
         self.info = info
         self.lines = lines
+        self.failure = info.failure
         head = f"job {info.name} Failed"
-        if info.message:
+        if self.failure is not None:
+            head += f": {self.failure.headline}"
+            if self.failure.hint:
+                head += f"\n{self.failure.hint}"
+        elif info.message:
             head += f": {info.message}"
         for replica, text in lines.items():
             head += f"\n--- the last lines of {replica}:\n{text.rstrip() or '(no output)'}"
@@ -76,6 +82,8 @@ class JobFailed(Exception):
     @property
     def replica(self) -> str | None:
         """The first failed replica (None when no replica is known to have failed)."""
+        if self.failure is not None and self.failure.replica:
+            return self.failure.replica
         return next(iter(self.lines), None)
 
 
@@ -285,7 +293,17 @@ class JobHandle:
             raise self._failure(job)
         return job.state.value
 
+    def error(self) -> JobFailed | None:
+        """Why the job failed (``JobFailed``, not raised: its ``failure`` summary and the
+        failing replica's last lines), or None while it has not failed."""
+        job = self.info()
+        return self._failure(job) if job.state is JobState.FAILED else None
+
     def _failure(self, job: JobInfo) -> JobFailed:
+        summary = job.failure
+        if summary is not None and summary.replica and summary.tail:
+            # The backend kept the failing run's lines: they outlive its pods.
+            return JobFailed(job, {summary.replica: "\n".join(summary.tail) + "\n"})
         failed = [r.name for r in job.replicas if r.phase == "Failed" or (r.exit_code or 0)]
         lines: dict[str, str] = {}
         for replica in failed[:FAILED_REPLICAS_SHOWN]:
