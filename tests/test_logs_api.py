@@ -22,7 +22,7 @@ async def submit(jp_fetch: Any, body: dict[str, Any]) -> None:
     await jp_fetch(*API, "jobs", method="POST", body=json.dumps(body))
 
 
-async def wait_finished(jp_fetch: Any, name: str, timeout: float = 60) -> dict[str, Any]:
+async def wait_finished(jp_fetch: Any, name: str, timeout: float = 120) -> dict[str, Any]:
     """The job once it and every replica are done (a worker may end after the master)."""
     deadline = time.monotonic() + timeout
     job: dict[str, Any] = {}
