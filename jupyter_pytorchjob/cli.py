@@ -26,7 +26,7 @@ from .frontends.formatting import (
     format_runtimes,
     format_status,
 )
-from .frontends.logs import job_logs
+from .frontends.logs import requested_logs
 from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
 from .job.spec import JobSpec
@@ -128,14 +128,7 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             colour=colour_wanted(options.no_color),
         )
         try:
-            async for chunk in job_logs(
-                backend,
-                options.job,
-                replica=options.replica,
-                follow=options.follow,
-                tail=options.tail,
-                previous=options.previous,
-            ):
+            async for chunk in requested_logs(backend, options):
                 writer.write(chunk)
         finally:
             writer.close()

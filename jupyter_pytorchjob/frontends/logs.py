@@ -7,12 +7,26 @@ saying so. The log viewer opens that run itself (``failure.logSource``)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from ..backends import Backend, JobState, LogChunk
 
 FAILING_RUN_NOTICE = (
     "its current run has no output; below is its previous run, the one that failed (--previous)"
 )
+
+
+def requested_logs(backend: Backend, options: Any) -> AsyncIterator[LogChunk]:
+    """``job_logs`` as a ``logs`` command asked for them (``ptjob logs``, ``%ptjob logs``:
+    the parsed options of the one parser, ``arguments.parse``)."""
+    return job_logs(
+        backend,
+        options.job,
+        replica=options.replica,
+        follow=options.follow,
+        tail=options.tail,
+        previous=options.previous,
+    )
 
 
 async def job_logs(

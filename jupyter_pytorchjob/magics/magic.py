@@ -25,7 +25,7 @@ from ..arguments import Invocation, build_parser, describe, parse
 from ..backends import Backend, BackendError
 from ..frontends.ansi import colour_wanted
 from ..frontends.backend_choice import backend_name
-from ..frontends.logs import job_logs
+from ..frontends.logs import requested_logs
 from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
@@ -166,15 +166,7 @@ class PtjobMagics(Magics):
         backend = self._backend(options)
         prefix = options.replica is None
         chunks = self.runner.stream(
-            lambda: job_logs(
-                backend,
-                options.job,
-                replica=options.replica,
-                follow=options.follow,
-                tail=options.tail,
-                previous=options.previous,
-            ),
-            name=f"ptjob-logs:{options.job}",
+            lambda: requested_logs(backend, options), name=f"ptjob-logs:{options.job}"
         )
         # In a notebook the output area redraws a line on "\r", as a terminal does.
         overwrite = True if self.in_kernel else None
