@@ -30,6 +30,7 @@ from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
 from .job.progress import progress_wire
+from .job.run import run_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import KINDS, JobKind, kind_for, kind_of
@@ -287,6 +288,26 @@ class ProgressHandler(PyTorchJobHandler):
         """Answer ``{progress, history}``: the job's progress (null until a source said
         anything) and each metric's bounded history."""
         self.write_json(progress_wire(*await self.backend.progress(name)))
+
+
+class RunHandler(PyTorchJobHandler):
+    """``GET jobs/{name}/run``."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer the run record: hparams, metrics (final, history), checkpoints,
+        artifacts, modes."""
+        record = await self.backend.run(name)
+        progress, history = await self.backend.progress(name)
+        self.write_json(
+            run_wire(
+                record,
+                progress.to_wire() if progress else None,
+                history.to_wire() if history else {},
+            )
+        )
 
 
 class CompareHandler(PyTorchJobHandler):
@@ -616,6 +637,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
+        (rf"/{API}/jobs/{NAME}/run", RunHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),

@@ -10,18 +10,22 @@ views never know where a job runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..job.progress import JobProgress, MetricHistory
+from ..job.progress import JobProgress, MetricHistory, chief_replica
+from ..job.run import RunLog, RunRecord
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
 from ..kinds import DEFAULT_KIND, JobKind
 from ..kinds.trainjob.runtimes import Runtime
+from .run_files import library_files
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -232,6 +236,27 @@ class Backend(ABC):
         jobs/{name}/progress``); ``JobNotFound``. By default the progress ``get_job``
         gives and no history."""
         return (await self.get_job(name)).progress, None
+
+    async def run(self, name: str) -> RunRecord:
+        """What the run was (``GET jobs/{name}/run``): the lines ``report`` printed in the
+        chief replica's log (every backend reads its logs, also once its pods are gone:
+        the archive), then what Lightning/Hugging Face wrote in its log directory where
+        this server reads it; ``JobNotFound``."""
+        info = await self.get_job(name)
+        chief = chief_replica(r.name for r in info.replicas)
+        found = RunLog()
+        with contextlib.suppress(BackendError):  # no log (yet, or any more): no reports
+            async for chunk in self.logs(name, replica=chief):
+                if not chunk.notice:
+                    found.feed(chunk.text.splitlines())
+        record = found.record
+        if info.logdir:
+            try:
+                logdir = await self.job_logdir(name)
+            except BackendError:
+                return record  # not readable from here: what the job reported
+            record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
+        return record
 
     async def wait(
         self,
