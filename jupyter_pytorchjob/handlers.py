@@ -30,7 +30,6 @@ from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
 from .job.progress import progress_wire
-from .job.run import run_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
 from .kinds import KINDS, JobKind, kind_for, kind_of
@@ -299,15 +298,7 @@ class RunHandler(PyTorchJobHandler):
     async def get(self, name: str) -> None:
         """Answer the run record: hparams, metrics (final, history), checkpoints,
         artifacts, modes."""
-        record = await self.backend.run(name)
-        progress, history = await self.backend.progress(name)
-        self.write_json(
-            run_wire(
-                record,
-                progress.to_wire() if progress else None,
-                history.to_wire() if history else {},
-            )
-        )
+        self.write_json(await self.backend.run(name))
 
 
 class CompareHandler(PyTorchJobHandler):
@@ -317,7 +308,7 @@ class CompareHandler(PyTorchJobHandler):
     @authorized
     @api_errors
     async def get(self) -> None:
-        """Answer ``{jobs, parameters, metrics}``; 400 naming ``job`` for fewer than
+        """Answer ``{jobs, hparams, parameters, metrics}``; 400 naming ``job`` for fewer than
         two, repeated or impossible names, 404 for a job that does not exist."""
         names = compared_names(self.get_arguments("job"))
         for name in names:
@@ -325,7 +316,11 @@ class CompareHandler(PyTorchJobHandler):
             if invalid is not None:
                 raise JobSpecInvalid([FieldError("job", invalid.errors[0].message)])
         jobs = await asyncio.gather(*(self.backend.get_job(name) for name in names))
-        compared = [ComparedJob(job.to_wire(), self.spec_wire(job)) for job in jobs]
+        runs = await asyncio.gather(*(self.backend.run_record(name) for name in names))
+        compared = [
+            ComparedJob(job.to_wire(), self.spec_wire(job), run.to_wire())
+            for job, run in zip(jobs, runs, strict=True)
+        ]
         self.write_json(compare_jobs(compared))
 
 

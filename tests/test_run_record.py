@@ -300,7 +300,7 @@ def test_lightning_files_of_a_local_job(tmp_path: Path, jp_asyncio_loop: Any) ->
         await backend.submit(spec)
         try:
             await backend.wait("light", timeout=60)
-            return await backend.run("light")
+            return await backend.run_record("light")
         finally:
             await backend.delete_job("light")
 

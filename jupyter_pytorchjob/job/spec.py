@@ -71,6 +71,8 @@ ALWAYS_RESTART_WARNING = (
 # overridden; ours carry the script and the log directory.
 OPERATOR_ENV = ("PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
 RESERVED_ENV_PREFIXES = ("PET_", "PTJOB_")
+# Of ours, the one a user sets: the checkpoint a clone resumes from (``job.run``).
+USER_PTJOB_ENV = ("PTJOB_RESUME_FROM",)
 # A single environment string may not exceed MAX_ARG_STRLEN (128 KiB) on Linux; the
 # script travels as one, inside the PyTorchJob object itself.
 SCRIPT_MAX_BYTES = 120 * 1024
@@ -688,7 +690,9 @@ class _WireReader:
             if problem:
                 self.fail(where, f"name {key!r} {problem}")
                 continue
-            if key in OPERATOR_ENV or str(key).startswith(RESERVED_ENV_PREFIXES):
+            if key in OPERATOR_ENV or (
+                str(key).startswith(RESERVED_ENV_PREFIXES) and key not in USER_PTJOB_ENV
+            ):
                 self.fail(
                     where,
                     f"{key} is set by the Training Operator or by jupyter-pytorchjob in every "

@@ -36,6 +36,7 @@ from .results import (
     JobTable,
     Progress,
     RuntimeTable,
+    RunView,
     display,
     follow_chunks,
     show_tensorboard,
@@ -219,6 +220,21 @@ class PtjobMagics(Magics):
             print(f"(stopped waiting for {name}; the job goes on: {job.state.value})")
             return job.state.value
 
+    def _do_run(self, invocation: Invocation) -> RunView:
+        name = invocation.options.job
+        return RunView(name, self.runner.run(self._backend(invocation.options).run(name)))
+
+    def _do_clone(self, invocation: Invocation) -> JobHandle:
+        options = invocation.options
+        backend_name, namespace = self._where(options)
+        job = self.runner.run(
+            self._backend(options).clone(
+                options.job, new_name=options.new_name, resume_from=options.from_checkpoint
+            )
+        )
+        print(f"Submitted {job.name}, a copy of {options.job}.")
+        return JobHandle(job.name, backend=backend_name, namespace=namespace, runner=self.runner)
+
     def _do_tensorboard(self, invocation: Invocation) -> None:
         """TensorBoard inline, through the Jupyter server that runs this kernel."""
         backend = self._backend(invocation.options)
@@ -234,7 +250,9 @@ PtjobMagics.ptjob.__doc__ = (
     "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
     "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
     "    %ptjob runtimes                       Kubeflow Trainer runtimes (--kind trainjob)\n"
-    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
+    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n"
+    "    %ptjob run NAME                       hyperparameters, metrics, checkpoints, artifacts\n"
+    "    %ptjob clone NAME [--from-checkpoint PATH]  a copy ($PTJOB_RESUME_FROM=PATH)\n\n"
     "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
     "of every replica), so the job never depends on the notebook's files. A script\n"
     f"may be at most {SCRIPT_MAX_BYTES // 1024} KiB ({SCRIPT_MAX_BYTES} bytes: one environment\n"
