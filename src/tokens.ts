@@ -1055,14 +1055,115 @@ export interface IComparedMetric {
   values: Array<number | null>;
 
   /**
-   * Whether lower is better (names with `loss` or `error`).
+   * Whether lower is better: the mode a run reported
+   * (`report(mode={"acc": "max"})`), else names with `loss` or `error`.
    */
   lowerIsBetter: boolean;
 
   /**
-   * The index of the best value; null when no job has one.
+   * False for a name a run reported as a hyperparameter, or a setting or
+   * counter (`lr`, `epoch`...): no value of it is best.
+   */
+  scored: boolean;
+
+  /**
+   * The index of the single best value; null when no job has one, on a tie,
+   * or when the metric is not scored.
    */
   best: number | null;
+}
+
+/**
+ * A reported hyperparameter that differs between compared jobs.
+ */
+export interface IComparedHparam {
+  /**
+   * Its name, as the run reported it (nested names joined by dots).
+   */
+  name: string;
+
+  /**
+   * Each run's value, in the order of `jobs` (null: the run has none).
+   */
+  values: unknown[];
+}
+
+/**
+ * A checkpoint a run wrote (`GET jobs/{name}/run`).
+ */
+export interface ICheckpoint {
+  /**
+   * Where, as the job sees it: what a clone gets as `PTJOB_RESUME_FROM`.
+   */
+  path: string;
+
+  /**
+   * The training step, if known.
+   */
+  step: number | null;
+
+  /**
+   * When it was written (seconds since the epoch), if known.
+   */
+  time: number | null;
+
+  /**
+   * The metrics reported with it.
+   */
+  metrics: Record<string, number>;
+
+  /**
+   * Who said so: the job's `report`, or the files Lightning or Hugging Face
+   * wrote.
+   */
+  source: 'report' | 'lightning' | 'huggingface';
+}
+
+/**
+ * An output a run named (`report(artifact=PATH, name=...)`).
+ */
+export interface IArtifact {
+  name: string;
+  path: string;
+  time: number | null;
+}
+
+/**
+ * `GET jobs/{name}/run`: what the run was.
+ */
+export interface IRunRecord {
+  /**
+   * Its hyperparameters by name.
+   */
+  hparams: Record<string, unknown>;
+
+  /**
+   * Each metric's final (or latest) value and its history.
+   */
+  metrics: {
+    final: Record<string, number>;
+    history: Record<string, IMetricPoint[]>;
+  };
+
+  /**
+   * Its checkpoints, oldest first.
+   */
+  checkpoints: ICheckpoint[];
+
+  /**
+   * Its artifacts.
+   */
+  artifacts: IArtifact[];
+
+  /**
+   * Which way a metric is better, as the run said.
+   */
+  modes: Record<string, 'min' | 'max'>;
+
+  /**
+   * Reported items left out (over a limit, or not valid).
+   */
+  dropped: number;
 }
 
 /**
@@ -1100,7 +1201,12 @@ export interface IComparison {
   jobs: IComparedJob[];
 
   /**
-   * The hyperparameters that differ between them.
+   * The hyperparameters they reported that differ (shown first).
+   */
+  hparams: IComparedHparam[];
+
+  /**
+   * The fields of their specs that differ between them.
    */
   parameters: IComparedParameter[];
 
