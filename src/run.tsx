@@ -158,8 +158,12 @@ export function RunSection(props: RunSection.IProps): JSX.Element {
               {[...run.checkpoints].reverse().map(checkpoint => (
                 <tr key={checkpoint.path} data-checkpoint={checkpoint.path}>
                   <td>{checkpoint.step ?? '—'}</td>
-                  <td>{formatTime(checkpoint.time)}</td>
-                  <td>{checkpointMetrics(checkpoint) || '—'}</td>
+                  <td className="jp-PyTorchJobRun-time">
+                    {formatTime(checkpoint.time)}
+                  </td>
+                  <td className="jp-PyTorchJobRun-metrics">
+                    {checkpointMetrics(checkpoint) || '—'}
+                  </td>
                   <td className="jp-PyTorchJobRun-path">
                     <code title={checkpoint.path}>{checkpoint.path}</code>
                   </td>
@@ -205,7 +209,9 @@ export function RunSection(props: RunSection.IProps): JSX.Element {
                   <td className="jp-PyTorchJobRun-path">
                     <code title={artifact.path}>{artifact.path}</code>
                   </td>
-                  <td>{formatTime(artifact.time)}</td>
+                  <td className="jp-PyTorchJobRun-time">
+                    {formatTime(artifact.time)}
+                  </td>
                 </tr>
               ))}
             </tbody>
