@@ -243,20 +243,25 @@ async def test_one_tensorboard_over_several_jobs(
 ) -> None:
     manager: TensorBoardManager = jp_serverapp.web_app.settings[MANAGER_SETTING]
     body = json.dumps({"jobs": ["exp-b", "exp-a"]})
+    links: Path | None = None
     try:
         tb = await get(jp_fetch, "tensorboards", method="POST", body=body)
         assert tb["runs"] == {name: str(path.resolve()) for name, path in runs.items()}
         assert tb["jobs"] == ["exp-a", "exp-b"]
         assert tb["logdir"] == str((runs["exp-a"].parent).resolve())
-        # The job names are TensorBoard's run names (``exp-a/.``: the job's own directory).
+        # The job names are TensorBoard's run names: a job's own directory is the run
+        # ``exp-a`` (never ``exp-a/.``, issue 32).
         deadline = time.monotonic() + 30
         while True:
             tags = json.loads((await jp_fetch(tb["url"] + "data/plugin/scalars/tags")).body)
-            if {run.split("/")[0] for run in tags} == {"exp-a", "exp-b"}:
+            if set(tags) == {"exp-a", "exp-b"}:
                 break
             assert time.monotonic() < deadline, tags
             await asyncio.sleep(0.2)
         assert all("loss" in run for run in tags.values())
+        instance = manager.get(tb["id"])
+        links = instance.links if instance is not None else None
+        assert links is not None and links.is_dir()
         # The same jobs in another order: the same TensorBoard.
         again = await get(
             jp_fetch, "tensorboards", method="POST", body=json.dumps({"jobs": ["exp-a", "exp-b"]})
@@ -264,6 +269,9 @@ async def test_one_tensorboard_over_several_jobs(
         assert (again["id"], again["pid"]) == (tb["id"], tb["pid"])
     finally:
         await manager.stop_all()
+    # Only the links are gone with it, never what they point to.
+    assert links is not None and not links.exists()
+    assert all(path.is_dir() for path in runs.values())
 
 
 @pytest.mark.parametrize(
