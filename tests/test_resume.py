@@ -177,3 +177,41 @@ def test_a_cluster_clone_carries_the_checkpoint(fake_kube: Any, jp_asyncio_loop:
     assert env[RESUME_ENV] == "/mnt/ws/kc/ckpt-9"
     assert env["PTJOB_LOGDIR"] == "/mnt/ws/kc-2"
     assert json.dumps(manifest).count("/mnt/ws/kc/") == 1  # only the checkpoint's path
+
+
+def test_ptjob_run_and_clone_magics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``%ptjob run NAME`` returns the record (tables); ``%ptjob clone NAME
+    --from-checkpoint PATH`` submits the copy and returns its handle."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from jupyter_pytorchjob.backends.local import LocalBackend
+    from jupyter_pytorchjob.frontends import backend_choice
+
+    from .test_magics import runner_of
+
+    shell = InteractiveShell.instance()
+    backend = LocalBackend(root=tmp_path / "home")
+    monkeypatch.setattr(backend_choice, "open_backend", lambda name, namespace=None: backend)
+    shell.run_line_magic("load_ext", "jupyter_pytorchjob")
+    runner = runner_of(shell)
+    script = SCRIPT.replace('"', "'")
+    try:
+        shell.run_line_magic(
+            "ptjob", f'submit --name mag --shm off -- {sys.executable} -c "{script}"'
+        )
+        runner.run(backend.wait("mag", timeout=60))
+        run = shell.run_line_magic("ptjob", "run mag")
+        assert run["hparams"] == {"lr": 0.5}
+        assert "/ckpt/one" in run._repr_html_()
+        capsys.readouterr()
+        clone = shell.run_line_magic("ptjob", "clone mag --from-checkpoint /ckpt/one")
+        assert clone.name == "mag-2"
+        assert capsys.readouterr().out == "Submitted mag-2, a copy of mag.\n"
+        runner.run(backend.wait("mag-2", timeout=60))
+        assert "resumed from /ckpt/one" in clone.logs()
+    finally:
+        for job in runner.run(backend.list_jobs()):
+            runner.run(backend.delete_job(job.name))
+        shell.run_line_magic("unload_ext", "jupyter_pytorchjob")
