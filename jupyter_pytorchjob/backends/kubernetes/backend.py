@@ -39,7 +39,7 @@ from ...kinds.manifests import QUEUE_LABEL
 from ...kinds.pods import epoch, read_conditions
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes, runtime_of
-from ..archive import ArchiveLocation, chief_tail, read_archive
+from ..archive import ArchiveLocation, read_archive
 from ..base import (
     Backend,
     BackendError,
@@ -65,8 +65,8 @@ from .connection import (
 from .discovery import NotebookPod, within
 from .failure import SCAN_LINES as FAILURE_SCAN_LINES
 from .failure import FailureReader
-from .logs import LogMerger, is_waiting, open_log, parse_timestamp_ns
-from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
+from .logs import LogMerger, parse_timestamp_ns
+from .progress import INTERVAL, ProgressReads, ProgressWatcher
 from .pruning import dropped_fields
 
 LOGGER = logging.getLogger(__name__)
@@ -153,11 +153,16 @@ class KubernetesBackend(Backend):
         self.clock = time.monotonic  # for the discovery's age (a test's own clock)
         self._namespace_seen: float | None = None  # when it was last seen to exist
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
-        self.failures = FailureReader(self._progress_log, self._failure_archive, self._annotate)
+        reads = ProgressReads(
+            self.api, lambda: self.namespace, self._logdir_here, self._archive_location
+        )
+        self.failures = FailureReader(reads.read_log, self._failure_archive, self._annotate)
+        # Every job read is tracked by the watcher explicitly (``_complete``), never by a
+        # read meant only for the object (``_read_job``).
         self.progress_watcher = ProgressWatcher(
-            self._progress_log,
-            self._progress_logdir,
-            read_archive=self._progress_archive,
+            reads.read_log,
+            reads.find_logdir,
+            read_archive=reads.read_archive,
             interval=progress_interval,
             wait_first=progress_wait,
             parse_in_process=progress_parse_in_process,
@@ -300,52 +305,6 @@ class KubernetesBackend(Backend):
             )
         return local
 
-    async def _progress_logdir(self, kind: JobKind, job: Mapping[str, Any]) -> Path | None:
-        """Where the progress watcher reads the job's event files; None where this
-        notebook cannot see them (no logdir, no notebook pod, a PVC it does not mount)."""
-        try:
-            return Path(await self._logdir_here(kind, job))
-        except (BackendError, JobSpecInvalid):
-            return None
-
-    async def _progress_log(self, pod: str, query: dict[str, Any]) -> bytes | None:
-        """At most ``LOG_BUDGET`` bytes of a pod's log for the progress watcher; None when
-        there is nothing to read (not started, gone) or the read fails - progress is
-        worth no error in a job list."""
-        try:
-            api = await self.api()
-            response = await open_log(api, self.namespace, pod, query, api.stream_timeout)
-        except ApiException as err:
-            if not (is_waiting(err) or err.status in (400, 404)):
-                self.log_progress_failure(pod, err)
-            return None
-        except (OSError, TimeoutError, aiohttp.ClientError, BackendError) as err:
-            self.log_progress_failure(pod, err)
-            return None
-        if response is None:
-            return None
-        data = bytearray()
-        try:
-            # Bounded even where a server ignores limitBytes.
-            async for chunk in response.content.iter_chunked(65536):
-                data += chunk
-                if len(data) >= LOG_BUDGET:
-                    break
-        except (aiohttp.ClientError, TimeoutError) as err:
-            self.log_progress_failure(pod, err)
-        finally:
-            response.release()
-        return bytes(data[:LOG_BUDGET])
-
-    async def _progress_archive(self, kind: JobKind, job: Mapping[str, Any]) -> bytes | None:
-        """The chief replica's archived log for the progress watcher once the job's pods
-        are gone (its tail, at most ``LOG_BUDGET`` bytes); None where the job keeps none,
-        empty where this notebook cannot read it."""
-        location = await self._archive_location(kind, dict(job))
-        if location is None:
-            return None
-        return await asyncio.to_thread(chief_tail, location, TAIL_LINES, LOG_BUDGET)
-
     async def _failure_archive(self, kind: JobKind, job: dict[str, Any], replica: str) -> list[str]:
         """The last lines of ``replica``'s newest run in the job's log archive, for its
         failure summary once its pod is gone; none where this notebook cannot read it."""
@@ -377,9 +336,6 @@ class KubernetesBackend(Backend):
             name=name,
             kind=kind,
         )
-
-    def log_progress_failure(self, pod: str, err: BaseException) -> None:
-        LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
 
     async def _archive_location(self, kind: JobKind, job: dict[str, Any]) -> ArchiveLocation | None:
         """Where this notebook reads the job's log archive (found as TensorBoard finds
@@ -659,9 +615,7 @@ class KubernetesBackend(Backend):
             raise CrdMissing(none_served_message())
         if not infos:
             await self._check_namespace()  # an empty list of a namespace that is not there
-        await self.failures.fill(read)
-        await self._why_waiting(read)
-        await self.progress_watcher.observe(read, complete=True)
+        await self._complete(read, listing=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
@@ -708,14 +662,33 @@ class KubernetesBackend(Backend):
         self._namespace_seen = now  # there, or not ours to read: not asked again for now
 
     async def get_job(self, name: str) -> JobInfo:
+        found = await self._read_job(name)
+        kind, _, _, info = found
+        await self._why_not_made(kind, [info])
+        await self._complete([found])
+        return info
+
+    async def _read_job(
+        self, name: str
+    ) -> tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]:
+        """The job, its pods and the info they make, read and nothing more (no failure
+        summary, no waiting reason, no progress: nothing tracked from here on)."""
         kind, job = await self._job(name)
         pods = await self._pods(kind.pod_selector(name))
-        info = kind.job_info(job, pods, with_manifest=True)
-        await self._why_not_made(kind, [info])
-        await self.failures.fill([(kind, job, pods, info)])
-        await self._why_waiting([(kind, job, pods, info)], events=True)
-        await self.progress_watcher.observe([(kind, job, pods, info)])
-        return info
+        return kind, job, pods, kind.job_info(job, pods, with_manifest=True)
+
+    async def _complete(
+        self,
+        read: list[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]],
+        *,
+        listing: bool = False,
+    ) -> None:
+        """What the jobs read tell a reader beyond their objects: the failure summary,
+        why they wait (one job: its events too), their progress - the watcher tracks
+        them from now on (``listing``: all the jobs there are; it forgets the others)."""
+        await self.failures.fill(read)
+        await self._why_waiting(read, events=not listing)
+        await self.progress_watcher.track(read, complete=listing)
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
         """The job's progress and the history of its metrics since this server first
@@ -1003,7 +976,7 @@ class KubernetesBackend(Backend):
 
         async def finished() -> bool:
             try:
-                return (await self.get_job(name)).state.finished
+                return (await self._read_job(name))[3].state.finished
             except BackendError as err:
                 return err.status == 404  # deleted (or TTL): nothing more will come
 
