@@ -49,11 +49,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     # What the CLI and the magic share (server client, formatting, backend choice).
     "frontends": {"job", "kinds", "backends", "processes"},
     "cli": {"job", "kinds", "backends", "arguments", "frontends", "tensorboard"},
-    "magics": {"job", "kinds", "backends", "arguments", "frontends", "function"},
+    # The magic: the Python API behind IPython's syntax.
+    "magics": {"job", "kinds", "backends", "arguments", "frontends", "function", "sdk"},
     # A function as a job: capture, the job script, its result file (pure).
     "function": set(),
-    # The Python API (submit, Job): the magic's JobHandle over the same parser fields.
-    "sdk": {"job", "backends", "arguments", "frontends", "function", "magics"},
+    # The Python API (submit, Job): plain Python, no IPython; the magic is built on it.
+    "sdk": {"job", "kinds", "backends", "arguments", "frontends", "function"},
     "": {"package_version", "app", "magics", "sdk", "report"},
 }
 
