@@ -216,7 +216,7 @@ class PtjobMagics(Magics):
 
 
 PtjobMagics.ptjob.__doc__ = (
-    "Submit and watch Kubeflow PyTorchJobs (or local process jobs) from IPython.\n\n"
+    "Submit and watch Kubeflow PyTorchJobs and TrainJobs (or local process jobs) from IPython.\n\n"
     "The same subcommands and flags as the ``ptjob`` command line:\n\n"
     "    %%ptjob submit [JOB FLAGS]            the cell is the training script\n"
     "    %ptjob submit [JOB FLAGS] -- COMMAND ... a script on the PVC\n"

@@ -388,7 +388,7 @@ class JobHandle:
             f", namespace {html.escape(self.namespace)}" if self.namespace else ""
         )
         return (
-            f"<p>PyTorchJob <b>{name}</b> ({where} backend). Follow it with "
+            f"<p>Job <b>{name}</b> ({where} backend). Follow it with "
             f"<code>%ptjob logs {name} -f</code>, <code>%ptjob wait {name}</code>, or in "
             "the <i>PyTorch Jobs</i> panel.</p>"
         )

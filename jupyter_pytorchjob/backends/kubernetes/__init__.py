@@ -7,7 +7,8 @@ kubernetes_asyncio; each kind's manifests and state live in ``kinds/``.
 * ``pruning``    - which fields of a manifest the API server dropped (a dry run).
 * ``logs``       - merged, resumable follow of every replica's log.
 * ``failure``    - ``FailureReader``: a failed job's summary, read once, kept as an annotation.
-* ``progress``   - ``ProgressWatcher``: progress from the chief pod's log and event files.
+* ``progress``   - ``ProgressWatcher``: progress from the chief pod's log and event files
+  of the jobs a read tracks; ``ProgressReads``: those reads through the API and the PVC.
 * ``backend``    - ``KubernetesBackend``, the ``Backend`` contract.
 """
 

@@ -1,8 +1,8 @@
 """``KubernetesBackend``: the backend contract on the job kinds a cluster serves.
 
-Everything that depends on the kind of object (PyTorchJob of Kubeflow Training Operator
-v1; its API, manifest, pods, state) comes from ``kinds``; this module only talks to the
-API server.
+Everything that depends on the kind of object (a PyTorchJob, a TrainJob: its API,
+manifest, pods, state) comes from its ``JobKind``; this module only talks to the API
+server, and treats every kind the cluster serves alike.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from ..base import (
     finished_error,
     unknown_replica,
 )
+from ..timestamps import parse_timestamp_ns
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
@@ -65,7 +66,7 @@ from .connection import (
 from .discovery import NotebookPod, within
 from .failure import SCAN_LINES as FAILURE_SCAN_LINES
 from .failure import FailureReader
-from .logs import LogMerger, parse_timestamp_ns
+from .logs import LogMerger
 from .progress import INTERVAL, ProgressReads, ProgressWatcher
 from .pruning import dropped_fields
 

@@ -60,8 +60,9 @@ from ...processes import die_with_parent
 from ..archive import ArchiveLocation, chief_tail
 from ..base import BackendError
 from ..progress import ProgressSources, as_reading
+from ..timestamps import parse_timestamp_ns
 from .connection import TimedApiClient
-from .logs import is_waiting, open_log, parse_timestamp_ns, since_time
+from .logs import is_waiting, open_log, since_time
 
 LOGGER = logging.getLogger(__name__)
 
