@@ -1094,7 +1094,10 @@ class OperatorPlayer:
 
     async def _reconcile(self, key: JobKey) -> None:
         job = self._jobs.get(key)
-        if job is None or not self._expectations_met(key):
+        if job is None:
+            return
+        if not self._expectations_met(key):
+            log.debug("%s/%s waits for its own changes: %s", *key, sorted(self._expected[key]))
             return
         namespace = key[0]
         pods = [p for k, p in self._pods.items() if k[0] == namespace]
@@ -1108,12 +1111,16 @@ class OperatorPlayer:
                 return  # deleted meanwhile: the garbage collector has the rest
             await self._carry_out(job, action, arg)
         if plan.status is not None:
+            log.debug("%s/%s status: %s", *key, [c["type"] for c in plan.status["conditions"]])
             await self._write_status(key, job, plan.status)
         if plan.requeue_after is not None:
             self._enqueue_after(key, plan.requeue_after + 0.05)
 
     def _expect(self, key: JobKey, action: str, name: str) -> None:
         self._expected.setdefault(key, {})[(action, name)] = time.monotonic() + EXPECTATION_SECONDS
+
+    def _unexpect(self, key: JobKey, action: str, name: str) -> None:
+        self._expected.get(key, {}).pop((action, name), None)
 
     async def _carry_out(self, job: Json, action: str, arg: Any) -> None:
         key = _key(job)
@@ -1143,28 +1150,31 @@ class OperatorPlayer:
 
     async def _create(self, job: Json, path: str, body: Json, kind: str, expect: str) -> None:
         name = body["metadata"]["name"]
+        # expected before the call: the watch may bring the object before the call returns
+        self._expect(_key(job), expect, name)
         try:
             await self._call("POST", path, body=body)
         except ApiError as err:
+            self._unexpect(_key(job), expect, name)
             if err.status == 409:
                 return  # our cache is behind: the watch brings it
             await self._record(job, "Warning", f"FailedCreate{kind}", f"Error creating: {err}")
             raise
-        self._expect(_key(job), expect, name)
         # control/pod_control.go:162, control/service_control.go:106
         await self._record(
             job, "Normal", f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name}"
         )
 
     async def _delete(self, job: Json, path: str, name: str, kind: str, expect: str) -> None:
+        self._expect(_key(job), expect, name)
         try:
             await self._call("DELETE", path)
         except ApiError as err:
+            self._unexpect(_key(job), expect, name)
             if err.status == 404:
                 return
             await self._record(job, "Warning", f"FailedDelete{kind}", f"Error deleting: {err}")
             raise
-        self._expect(_key(job), expect, name)
         # control/pod_control.go:190, control/service_control.go:133
         await self._record(
             job, "Normal", f"SuccessfulDelete{kind}", f"Deleted {kind.lower()}: {name}"

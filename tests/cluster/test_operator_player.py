@@ -6,10 +6,12 @@ Expected values come from the Training Operator v1.9.4 code and ``shared/notes/o
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .operator_player import (
+    OperatorPlayer,
     Plan,
     default_job,
     plan_reconcile,
@@ -416,3 +418,32 @@ def test_other_jobs_pods_and_foreign_managers_are_left_alone() -> None:
     stranger = pod("Master", 0, owner="someone-else")
     plan = plan_reconcile(job(), [stranger], [], NOW)
     assert [p["metadata"]["name"] for p in actions(plan, "create_pod")] == ["j-master-0"]
+
+
+def test_a_change_the_watch_reports_before_the_call_returns_is_not_waited_for() -> None:
+    """The watch may bring our own creation or deletion before the API call returns (seen on
+    the real cluster: a job stalled for the expectation's whole lifetime)."""
+    player = OperatorPlayer("unused-kubeconfig")
+    parent = default_job(job())
+    body = replica_pod(parent, "Master", 0, None)
+    body["metadata"]["ownerReferences"][0]["kind"] = "PyTorchJob"
+
+    async def answer_after_the_watch(method: str, path: str, *_: Any, **kw: Any) -> Any:
+        if path.endswith("/pods"):
+            player._observe("pods", "ADDED", body)
+        if path.endswith("/pods/j-master-0"):
+            player._observe("pods", "DELETED", body)
+        return {}
+
+    player._call = answer_after_the_watch  # type: ignore[method-assign]
+    key = ("ns", "j")
+
+    async def create_then_delete() -> None:
+        await player._create(parent, "/api/v1/namespaces/ns/pods", body, "Pod", "create_pods")
+        assert player._expectations_met(key)
+        await player._delete(
+            parent, "/api/v1/namespaces/ns/pods/j-master-0", "j-master-0", "Pod", "delete_pods"
+        )
+        assert player._expectations_met(key)
+
+    asyncio.run(create_then_delete())
