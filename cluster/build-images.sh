@@ -43,7 +43,7 @@ fi
 log "torch==2.13.0 into the image"
 rm -rf "$rootfs/opt/ptjob-site"
 # The host's Python is 3.11 like bookworm's, so its pip installs the same cp311 wheels.
-python3 -m pip install -q --no-compile --target "$rootfs/opt/ptjob-site" torch==2.13.0
+python3 -m pip install -q --no-compile --target "$rootfs/opt/ptjob-site" torch==2.13.0 numpy
 ln -sf python3 "$rootfs/usr/bin/python"
 rm -rf "$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"*
 log "pack job image"

@@ -264,7 +264,8 @@ def test_a_replica_on_a_dead_kubelet_gets_a_notice_while_the_others_stream(
     except urllib.error.HTTPError as e:
         if e.code != 409:
             raise
-    rendered = ptjob(cluster, "render", "--nodes", "2", "--name", "half", "--", "python", "-c", "print('alive')")
+    alive = "import time; print('alive', flush=True); time.sleep(600)"
+    rendered = ptjob(cluster, "render", "--nodes", "2", "--name", "half", "--", "python", "-c", alive)
     assert rendered.returncode == 0, rendered.stderr
     import yaml
 
