@@ -37,6 +37,12 @@ What it plays, as the operator does:
 - Events on the job: SuccessfulCreatePod, SuccessfulCreateService, SuccessfulDeletePod,
   SuccessfulDeleteService, ExitedWithCode and the PyTorchJob* reasons.
 
+Upstream quirks kept on purpose: with OnFailure a crash-looping pod stays Running, so the job
+shows no Restarting condition and fails only when the restarts of Running pods reach
+backoffLimit; an ExitCode retry re-creates the pod (restartCount 0, never counted); a
+non-retryable ExitCode failure sets Failed without a completionTime (``common/pod.go:367-373``
+sets no time and the job is finished before ``UpdateJobStatus`` could).
+
 DELIBERATE DIFFERENCES of the test tier (this cluster has no cluster DNS and no kube-proxy):
 
 (a) The ``init-pytorch`` init container (alpine:3.10 running ``nslookup <job>-master-0``,

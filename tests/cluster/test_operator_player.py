@@ -7,6 +7,7 @@ Expected values come from the Training Operator v1.9.4 code and ``shared/notes/o
 from __future__ import annotations
 
 import asyncio
+import urllib.error
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -447,3 +448,161 @@ def test_a_change_the_watch_reports_before_the_call_returns_is_not_waited_for() 
         assert player._expectations_met(key)
 
     asyncio.run(create_then_delete())
+
+
+# --- on the real cluster (the session's player, a namespace per test) -------------------------
+
+JOB_IMAGE = "docker.io/pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+DDP = (
+    "import torch, torch.distributed as d; d.init_process_group('gloo');"
+    "t = torch.ones(1) * (d.get_rank() + 1); d.all_reduce(t);"
+    "print('rank', d.get_rank(), 'of', d.get_world_size(), 'sum', t.item(), flush=True)"
+)
+
+
+def live_job(
+    namespace: str, name: str, master: str, worker: str | None, run_policy: dict[str, Any]
+) -> dict[str, Any]:
+    def replica(command: str) -> dict[str, Any]:
+        container = {"name": "pytorch", "image": JOB_IMAGE, "command": ["python", "-c", command]}
+        return {"replicas": 1, "template": {"spec": {"containers": [container]}}}
+
+    replicas = {"Master": replica(master)}
+    if worker is not None:
+        replicas["Worker"] = replica(worker)
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"nprocPerNode": "1", "pytorchReplicaSpecs": replicas, "runPolicy": run_policy},
+    }
+
+
+async def watch_until(
+    kubeconfig: str, list_call: str, predicate: Any, timeout: float = 240, **kwargs: Any
+) -> Any:
+    """The first object a watch of ``list_call`` (an API method name) reports that satisfies
+    ``predicate``; objects as plain dicts."""
+    from kubernetes_asyncio import client, config, watch
+
+    configuration = client.Configuration()
+    await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    async with client.ApiClient(configuration) as api:
+        owner = client.CustomObjectsApi(api) if "custom" in list_call else client.CoreV1Api(api)
+        stream = watch.Watch().stream(
+            getattr(owner, list_call), timeout_seconds=int(timeout), **kwargs
+        )
+        async with asyncio.timeout(timeout):
+            async for event in stream:
+                obj = event["object"]
+                if not isinstance(obj, dict):
+                    obj = api.sanitize_for_serialization(obj)
+                if predicate(obj):
+                    return obj
+    raise AssertionError(f"no {list_call} object satisfied the wait")
+
+
+def has_condition(kind: str) -> Any:
+    return lambda job: any(
+        c["type"] == kind and c["status"] == "True"
+        for c in job.get("status", {}).get("conditions", [])
+    )
+
+
+def wait_job(cluster: Any, namespace: str, name: str, kind: str, timeout: float = 240) -> Any:
+    return asyncio.run(
+        watch_until(
+            str(cluster.kubeconfig()),
+            "list_namespaced_custom_object",
+            has_condition(kind),
+            timeout,
+            group="kubeflow.org",
+            version="v1",
+            namespace=namespace,
+            plural="pytorchjobs",
+            field_selector=f"metadata.name={name}",
+        )
+    )
+
+
+def test_live_two_replica_ddp_job_runs_to_succeeded(cluster: Any, namespace: str) -> None:
+    jobs = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
+    cluster.request("POST", jobs, live_job(namespace, "ddp", DDP, DDP, {}))
+    done = wait_job(cluster, namespace, "ddp", "Succeeded")
+    assert [c["type"] for c in done["status"]["conditions"]] == ["Created", "Running", "Succeeded"]
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    master = cluster.request("GET", f"{pods}/ddp-master-0")
+    worker = cluster.request("GET", f"{pods}/ddp-worker-0")
+    assert worker["spec"]["hostAliases"] == [
+        {"ip": master["status"]["podIP"], "hostnames": ["ddp-master-0"]}
+    ]
+    for pod in (master, worker):
+        assert pod["status"]["phase"] == "Succeeded"
+    events = cluster.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
+    reasons = {e["reason"] for e in events if e["involvedObject"]["name"] == "ddp"}
+    assert {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"} <= reasons
+
+
+def test_live_on_failure_crash_loops_then_fails_at_the_backoff_limit(
+    cluster: Any, namespace: str
+) -> None:
+    jobs = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
+    policy = {"backoffLimit": 2, "cleanPodPolicy": "Running"}
+    body = live_job(
+        namespace, "crash", "import time; time.sleep(600)", "raise SystemExit(3)", policy
+    )
+    cluster.request("POST", jobs, body)
+
+    def crash_looping(pod: dict[str, Any]) -> bool:
+        return any(
+            (s.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+            for s in pod.get("status", {}).get("containerStatuses") or []
+        )
+
+    asyncio.run(
+        watch_until(
+            str(cluster.kubeconfig()),
+            "list_namespaced_pod",
+            crash_looping,
+            namespace=namespace,
+            field_selector="metadata.name=crash-worker-0",
+        )
+    )
+    job_now = cluster.request("GET", f"{jobs}/crash")
+    assert not has_condition("Failed")(job_now)  # OnFailure: the job runs on while it loops
+    failed = wait_job(cluster, namespace, "crash", "Failed")
+    message = failed["status"]["conditions"][-1]["message"]
+    assert message == "Job crash has failed because it has reached the specified backoff limit"
+
+
+def set_suspend(cluster: Any, path: str, value: bool) -> None:
+    """Read, change, replace; again when the player's status write came in between (409)."""
+    for _ in range(10):
+        job_now = cluster.request("GET", path)
+        job_now["spec"]["runPolicy"]["suspend"] = value
+        try:
+            cluster.request("PUT", path, job_now)
+            return
+        except urllib.error.HTTPError as err:
+            if err.code != 409:
+                raise
+    raise AssertionError(f"{path}: every replace conflicted")
+
+
+def test_live_suspend_deletes_the_pods_and_resume_recreates_them(
+    cluster: Any, namespace: str
+) -> None:
+    jobs = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
+    sleep = "import time; time.sleep(600)"
+    cluster.request("POST", jobs, live_job(namespace, "pause", sleep, sleep, {}))
+    wait_job(cluster, namespace, "pause", "Running")
+    set_suspend(cluster, f"{jobs}/pause", True)
+    wait_job(cluster, namespace, "pause", "Suspended")
+    selector = "training.kubeflow.org/job-name=pause"
+    pods = f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}"
+    for pod in cluster.request("GET", pods)["items"]:
+        assert pod["metadata"].get("deletionTimestamp"), pod["metadata"]["name"]
+    set_suspend(cluster, f"{jobs}/pause", False)
+    resumed = wait_job(cluster, namespace, "pause", "Running")
+    suspended = next(c for c in resumed["status"]["conditions"] if c["type"] == "Suspended")
+    assert (suspended["status"], suspended["reason"]) == ("False", "PyTorchJobResumed")
