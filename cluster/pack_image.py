@@ -8,7 +8,6 @@ into a folder and packed here: one uncompressed layer, a config, a manifest.
 import argparse
 import hashlib
 import json
-import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -18,8 +17,8 @@ def pack(root: Path, ref: str, out: Path, env: list[str], cmd: list[str]) -> Non
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         layer = Path(tmp) / "layer.tar"
         with tarfile.open(layer, "w", format=tarfile.PAX_FORMAT) as tar:
-            for entry in sorted(os.listdir(root)):
-                tar.add(root / entry, arcname=entry)
+            for entry in sorted(root.iterdir()):
+                tar.add(entry, arcname=entry.name)
         digest = hashlib.sha256()
         with layer.open("rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
@@ -35,9 +34,8 @@ def pack(root: Path, ref: str, out: Path, env: list[str], cmd: list[str]) -> Non
         manifest = [{"Config": config_name, "RepoTags": [ref], "Layers": ["layer.tar"]}]
         with tarfile.open(out, "w") as tar:
             tar.add(layer, arcname="layer.tar")
-            for name, data in ((config_name, config_bytes), ("manifest.json", json.dumps(manifest).encode())):
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
+            meta = ((config_name, config_bytes), ("manifest.json", json.dumps(manifest).encode()))
+            for name, data in meta:
                 (Path(tmp) / name).write_bytes(data)
                 tar.add(Path(tmp) / name, arcname=name)
 

@@ -22,7 +22,7 @@ def main(path: str) -> None:
         sys.exit(f"{path}: the loopback check is not where kubelet 1.20 has it")
     text = text.replace(ORIGINAL, PATCHED)
     if '\t"os"\n' not in text:
-        text = text.replace('import (\n', 'import (\n\t"os"\n', 1)
+        text = text.replace("import (\n", 'import (\n\t"os"\n', 1)
     source.write_text(text)
 
 

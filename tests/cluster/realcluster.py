@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -83,7 +84,9 @@ class RealCluster:
 
     def __post_init__(self) -> None:
         self.workdir = self.workdir.resolve()
-        self.ports = {n: free_port() for n in ("etcd", "etcd-peer", "apiserver", "kubelet", "kubelet-healthz")}
+        self.ports = {
+            n: free_port() for n in ("etcd", "etcd-peer", "apiserver", "kubelet", "kubelet-healthz")
+        }
         self.ports.update({n: free_port() for n in ("scheduler", "controller-manager")})
         self.sock = self.workdir / "containerd.sock"
 
@@ -169,11 +172,19 @@ class RealCluster:
                     raise ClusterError(f"CRD {name}: {e.code} {e.read()[:300]!r}") from e
             plural = crd["spec"]["names"]["plural"]
             group = crd["spec"]["group"]
-            self._wait(lambda: self._crd_established(f"{plural}.{group}"), 60, "kube-apiserver", f"CRD {name}")
+            full_name = f"{plural}.{group}"
+            self._wait(
+                lambda: self._crd_established(full_name),  # noqa: B023 (called at once)
+                60,
+                "kube-apiserver",
+                f"CRD {name}",
+            )
 
     def uninstall_crd(self, full_name: str) -> None:
         try:
-            self.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{full_name}")
+            self.request(
+                "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{full_name}"
+            )
         except urllib.error.HTTPError as e:
             if e.code != 404:
                 raise
@@ -220,9 +231,19 @@ class RealCluster:
         tokens.chmod(0o600)
         key = self.workdir / "sa.key"
         if not key.exists():
-            subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
             subprocess.run(
-                ["openssl", "rsa", "-in", str(key), "-pubout", "-out", str(self.workdir / "sa.pub")],
+                ["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True
+            )
+            subprocess.run(
+                [
+                    "openssl",
+                    "rsa",
+                    "-in",
+                    str(key),
+                    "-pubout",
+                    "-out",
+                    str(self.workdir / "sa.pub"),
+                ],
                 check=True,
                 capture_output=True,
             )
@@ -234,10 +255,18 @@ class RealCluster:
                 "apiVersion": "v1",
                 "kind": "Config",
                 "clusters": [
-                    {"name": "ptjob", "cluster": {"server": self.server, "certificate-authority-data": ca}}
+                    {
+                        "name": "ptjob",
+                        "cluster": {"server": self.server, "certificate-authority-data": ca},
+                    }
                 ],
                 "users": [{"name": user, "user": {"token": token}}],
-                "contexts": [{"name": user, "context": {"cluster": "ptjob", "user": user, "namespace": "default"}}],
+                "contexts": [
+                    {
+                        "name": user,
+                        "context": {"cluster": "ptjob", "user": user, "namespace": "default"},
+                    }
+                ],
                 "current-context": user,
             }
             path = self.kubeconfig(user)
@@ -290,9 +319,13 @@ class RealCluster:
                 "--kubelet-preferred-address-types=InternalIP",
             ],
         )
-        self._wait(lambda: (w / "certs" / "apiserver.crt").exists(), 60, "kube-apiserver", "serving cert")
+        self._wait(
+            lambda: (w / "certs" / "apiserver.crt").exists(), 60, "kube-apiserver", "serving cert"
+        )
         self._write_kubeconfigs()
-        self._wait(lambda: self._get_text("/readyz") == "ok", 120, "kube-apiserver", "API server /readyz")
+        self._wait(
+            lambda: self._get_text("/readyz") == "ok", 120, "kube-apiserver", "API server /readyz"
+        )
 
     def _start_containerd(self) -> None:
         w = self.workdir
@@ -364,7 +397,10 @@ state = "{w / "containerd-state"}"
         have = set(self._ctr("images", "ls", "-q").stdout.split())
         for ref, tar in ((PAUSE_IMAGE, "pause.tar"), (JOB_IMAGE, "job.tar")):
             stamp = self.cache / "images" / f"{tar}.imported"
-            fresh = stamp.exists() and stamp.stat().st_mtime >= (self.cache / "images" / tar).stat().st_mtime
+            fresh = (
+                stamp.exists()
+                and stamp.stat().st_mtime >= (self.cache / "images" / tar).stat().st_mtime
+            )
             if ref in have and fresh:
                 continue
             done = self._ctr("images", "import", str(self.cache / "images" / tar))
@@ -414,7 +450,10 @@ state = "{w / "containerd-state"}"
                     "healthzPort": self.ports["kubelet-healthz"],
                     "readOnlyPort": 0,
                     # Loopback only: the API server's log proxy is the one client.
-                    "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
+                    "authentication": {
+                        "anonymous": {"enabled": True},
+                        "webhook": {"enabled": False},
+                    },
                     "authorization": {"mode": "AlwaysAllow"},
                     "cgroupDriver": "cgroupfs",
                     "failSwapOn": False,
@@ -477,10 +516,8 @@ state = "{w / "containerd-state"}"
             for pod in pods:
                 meta = pod["metadata"]
                 path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
-                try:
+                with contextlib.suppress(urllib.error.HTTPError):
                     self.request("DELETE", path, {"gracePeriodSeconds": 0})
-                except urllib.error.HTTPError:
-                    pass
         except (OSError, urllib.error.URLError):
             return
         deadline = time.monotonic() + 60
