@@ -9,6 +9,7 @@
 * ``tfevents``   - TensorBoard scalars read incrementally from event files.
 * ``run_files``  - Lightning's / Hugging Face's files in a log directory as a run's
   hyperparameters and checkpoints (both).
+* ``timestamps`` - the RFC 3339 stamps that start log lines (kubelet, archive).
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.
