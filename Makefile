@@ -66,9 +66,15 @@ test: test-python test-js test-ui
 # from Debian's source package, its images from Debian's and PyPI's packages, all cached
 # in CLUSTER_CACHE (about 15 minutes the first time on 2 cores, seconds after).
 CLUSTER_CACHE ?= $(HOME)/.cache/jupyter-pytorchjob/cluster
+# The images (mostly downloads and unpacking) build beside Kubernetes (mostly CPU).
 cluster:
-	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) bash cluster/build-kubernetes.sh
-	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) bash cluster/build-images.sh
+	bash cluster/install-packages.sh
+	mkdir -p $(CLUSTER_CACHE)
+	export PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE); \
+	  bash cluster/build-images.sh >$(CLUSTER_CACHE)/build-images.log 2>&1 & images=$$!; \
+	  bash cluster/build-kubernetes.sh || exit 1; \
+	  wait $$images || { tail -30 $(CLUSTER_CACHE)/build-images.log; exit 1; }; \
+	  tail -1 $(CLUSTER_CACHE)/build-images.log
 
 test-cluster: dev cluster
 	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) PTJOB_CLUSTER_TIER=1 $(BIN)/python -m pytest tests/cluster -v

