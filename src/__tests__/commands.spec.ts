@@ -23,7 +23,11 @@ import { JobsModel } from '../model';
 import { DEFAULT_SETTINGS } from '../settings';
 import { TensorBoardsModel } from '../tensorboard/model';
 import { IConfig, IJob, ITensorBoard } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 

@@ -10,8 +10,12 @@ import { Widget } from '@lumino/widgets';
 import { JobForm } from '../form/form';
 import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -192,6 +196,51 @@ describe('JobForm', () => {
     expect(
       control('[data-field="tolerations"] .jp-PyTorchJobForm-error').textContent
     ).toBe('tolerations[0].key: is required');
+  });
+});
+
+describe('JobForm of a field only the table declares', () => {
+  it('shows it in its section with the label and hint the server sends', async () => {
+    const model = new JobFormModel({
+      client: fakeClient(),
+      defaults: {
+        image: 'img',
+        shm: '2Gi',
+        gpuResource: 'nvidia.com/gpu',
+        fields: {
+          ...FIELDS,
+          pullFrom: {
+            section: 'basics',
+            default: null,
+            nullable: true,
+            form: 'list',
+            label: 'Pull from',
+            hint: 'Names, separated by spaces.'
+          }
+        }
+      },
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    const form = new JobForm({ model, trans, onSubmitted: () => undefined });
+    form.id = 'form';
+    Widget.attach(form, document.body);
+    try {
+      await rendered(form);
+      const field = form.node.querySelector('[data-field="pullFrom"]')!;
+      expect(field.querySelector('label')!.textContent).toBe('Pull from');
+      expect(field.querySelector('#form-f-pullFrom-hint')!.textContent).toBe(
+        'Names, separated by spaces.'
+      );
+      type(field.querySelector('input')!, 'a b');
+      expect((model.body as Record<string, unknown>).pullFrom).toEqual([
+        'a',
+        'b'
+      ]);
+    } finally {
+      Widget.detach(form);
+      form.dispose();
+    }
   });
 });
 

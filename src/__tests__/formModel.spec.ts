@@ -5,8 +5,12 @@
 import { FormClient, JobFormModel } from '../form/model';
 import { PyTorchJobAPIError } from '../request';
 import { IJobBody, IRenderResult, IRuntime } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const defaults = {
   image: 'img',

@@ -13,7 +13,7 @@ import * as React from 'react';
 import { IJob } from '../tokens';
 import { IFormContext } from './fields';
 import { JobFormModel } from './model';
-import { Section, SECTION_FIELDS } from './sections';
+import { Section, SectionFields } from './sections';
 import { FORM_SECTIONS, FormSection, sectionShown } from './state';
 import { FormTexts, formTexts } from './texts';
 import { SubmitBar, YamlPreview } from './actions';
@@ -122,7 +122,6 @@ export class JobForm extends ReactWidget {
           {FORM_SECTIONS.filter(id =>
             sectionShown(id, model.fields, form.supported)
           ).map(id => {
-            const Fields = SECTION_FIELDS[id];
             return (
               <Section
                 key={id}
@@ -132,7 +131,11 @@ export class JobForm extends ReactWidget {
                 hasErrors={withErrors.has(id)}
                 onToggle={() => this._toggle(id)}
               >
-                <Fields form={form} volumes={model.volumes} />
+                <SectionFields
+                  form={form}
+                  section={id}
+                  volumes={model.volumes}
+                />
               </Section>
             );
           })}
