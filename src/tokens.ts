@@ -414,6 +414,11 @@ export interface IJobBody {
   priorityClassName?: string | null;
 
   /**
+   * ServiceAccount every pod runs as (e.g. workload identity to reach S3 or GCS)
+   */
+  serviceAccount?: string | null;
+
+  /**
    * TensorBoard log directory (on a PVC) the job writes to
    */
   logdir?: string | null;

@@ -89,6 +89,15 @@ def test_render_a_priority_class() -> None:
     assert master["template"]["spec"]["priorityClassName"] == "high"
 
 
+def test_render_a_service_account() -> None:
+    result = ptjob(
+        "render", "--name", "p", "--service-account", "s3-reader", "--", "python", "t.py"
+    )
+    assert result.returncode == 0, result.stderr
+    master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
+    assert master["template"]["spec"]["serviceAccountName"] == "s3-reader"
+
+
 def test_render_a_trainjob() -> None:
     """``--kind trainjob`` (any case): a TrainJob the published v2.3 models and the real
     CRD take; what a TrainJob cannot express is refused by its flag."""
@@ -253,6 +262,7 @@ def test_render_json() -> None:
         (["--logdir", "/a/../b"], "--logdir"),
         (["--queue", "bad queue"], "--queue"),
         (["--priority-class", "Not_A_Name"], "--priority-class"),
+        (["--service-account", "Not_A_Name"], "--service-account"),
         (["--nodez", "3"], "--nodez"),
     ],
 )

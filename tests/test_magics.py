@@ -635,6 +635,15 @@ def test_cell_magic_renders_a_priority_class(
     assert master["priorityClassName"] == "high"
 
 
+def test_cell_magic_renders_a_service_account(
+    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell_magic("ptjob", "render --name p --service-account s3-reader", "print(1)\n")
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert master["serviceAccountName"] == "s3-reader"
+
+
 def test_dash_h_prints_the_subcommand_help(
     shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -200,6 +200,26 @@ def test_queue_logdir_labels() -> None:
     assert {"name": "PTJOB_LOGDIR", "value": "/mnt/data/runs/q"} in env
 
 
+def test_service_account_goes_into_every_pod_template_and_back() -> None:
+    """Workload identity (S3, GCS) reaches the pods through their serviceAccountName."""
+    body = {"name": "p", "nodes": 3, "command": ["x"], "serviceAccount": "s3-reader"}
+    manifest = build_manifest(JobSpec.from_wire(body))
+    for replica in manifest["spec"]["pytorchReplicaSpecs"].values():
+        assert replica["template"]["spec"]["serviceAccountName"] == "s3-reader"
+    assert schema_errors(manifest) == []  # the CRD keeps it
+    spec = parse_manifest(manifest)
+    assert spec.service_account == "s3-reader" and spec.extras == {}
+    assert (
+        "serviceAccountName"
+        not in build_manifest(spec.with_changes(service_account=None))["spec"][
+            "pytorchReplicaSpecs"
+        ]["Master"]["template"]["spec"]
+    )
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({**body, "serviceAccount": "S3 Reader"})
+    assert info.value.field == "serviceAccount"
+
+
 def test_priority_class_goes_into_every_pod_template_and_back() -> None:
     """Kueue and the scheduler's preemption read the pods' priorityClassName."""
     body = {"name": "p", "nodes": 3, "command": ["x"], "priorityClassName": "high-priority"}

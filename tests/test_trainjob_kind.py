@@ -134,6 +134,22 @@ FOREIGN: dict[str, Any] = {
 }
 
 
+def test_service_account_goes_into_the_runtime_patch_and_back() -> None:
+    """v2.3's PodSpecPatch takes serviceAccountName (notes/trainjob.md): the pods of the
+    node replicated job run as it."""
+    spec = JobSpec.from_wire(
+        {"kind": "TrainJob", "name": "sa", "command": ["x"], "serviceAccount": "s3-reader"}
+    )
+    manifest = TRAINJOB.build(spec)
+    assert crd_trainjob.schema_errors(manifest) == []  # the CRD keeps it
+    assert crd_trainjob.model_errors(manifest) == []
+    (patch,) = manifest["spec"]["runtimePatches"]
+    (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert rjob["template"]["spec"]["template"]["spec"]["serviceAccountName"] == "s3-reader"
+    back = TRAINJOB.parse(manifest)
+    assert back.service_account == "s3-reader" and back.extras == {}
+
+
 def test_a_foreign_trainjob_reads_back_and_rebuilds_without_loss() -> None:
     spec = TRAINJOB.parse(FOREIGN)
     assert (spec.nodes, spec.gpus, spec.cpu, spec.image) == (2, 1, "2", "ghcr.io/me/train:1")

@@ -374,6 +374,18 @@ FIELDS: tuple[JobField, ...] = (
         metavar="NAME",
     ),
     JobField(
+        "serviceAccount",
+        "object_name",
+        "advanced",
+        "ServiceAccount every pod runs as (e.g. workload identity to reach S3 or GCS)",
+        nullable=True,
+        flag="--service-account",
+        metavar="NAME",
+        label="Service account",
+        hint="The pods run as this ServiceAccount: its workload identity reaches S3 or GCS.",
+        local=False,
+    ),
+    JobField(
         "logdir",
         "path",
         "storage",

@@ -173,6 +173,7 @@ class JobSpec:
     annotations: Mapping[str, str] = field(default_factory=dict)
     queue: str | None = None
     priority_class_name: str | None = None
+    service_account: str | None = None
     logdir: str | None = None
     log_archive: str | None = None
     min_nodes: int | None = None

@@ -99,6 +99,7 @@ PLACES: dict[str, Place] = {
     "annotations": _METADATA,
     "queue": _METADATA,
     "priorityClassName": PodSpecKey("priorityClassName"),
+    "serviceAccount": PodSpecKey("serviceAccountName"),
     "logdir": _METADATA,
     "logArchive": _CONTAINER,
     "minNodes": _ELASTIC,

@@ -51,6 +51,7 @@ from ..manifests import (
     Bespoke,
     CannotExpress,
     Place,
+    PodSpecKey,
     archive_field,
     cannot_express,
     clean_metadata,
@@ -141,6 +142,7 @@ PLACES: dict[str, Place] = {
         "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
         "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
     ),
+    "serviceAccount": PodSpecKey("serviceAccountName"),
     "logdir": _METADATA,
     "logArchive": _TRAINER,
     "minNodes": _NO_ELASTIC,
