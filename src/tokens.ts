@@ -419,6 +419,11 @@ export interface IJobBody {
   serviceAccount?: string | null;
 
   /**
+   * Secret with the credentials of a private registry (repeatable)
+   */
+  imagePullSecrets?: string[];
+
+  /**
    * TensorBoard log directory (on a PVC) the job writes to
    */
   logdir?: string | null;

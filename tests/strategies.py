@@ -123,6 +123,7 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
         "queue": st.from_regex(r"\A[a-z]([-a-z0-9]{0,10}[a-z0-9])?\Z"),
         "priorityClassName": st.sampled_from(["high", "system-cluster-critical", "team.low"]),
         "serviceAccount": st.sampled_from(["default", "s3-reader", "team.ml"]),
+        "imagePullSecrets": st.lists(st.sampled_from(["regcred", "ghcr.io-token"]), unique=True),
         "logdir": abs_paths,
         "workdir": abs_paths,
     }

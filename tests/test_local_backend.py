@@ -75,6 +75,12 @@ async def test_a_service_account_is_accepted_and_said_to_do_nothing_here(
         "serviceAccount (--service-account) has no effect on the local backend" in w
         for w in info.warnings
     ), info.warnings
+    pulls = await backend.submit(
+        spec(name="ps", command=[sys.executable, "-c", "pass"], imagePullSecrets=["regcred"])
+    )
+    assert any(
+        "imagePullSecrets (--image-pull-secret) has no effect" in w for w in pulls.warnings
+    ), pulls.warnings
     assert (await backend.wait("sa", timeout=120)).state is JobState.SUCCEEDED
     plain = await backend.submit(spec(name="plain", command=[sys.executable, "-c", "pass"]))
     assert not any("no effect" in w for w in plain.warnings)

@@ -386,6 +386,18 @@ FIELDS: tuple[JobField, ...] = (
         local=False,
     ),
     JobField(
+        "imagePullSecrets",
+        "names",
+        "advanced",
+        "Secret with the credentials of a private registry (repeatable)",
+        flag="--image-pull-secret",
+        metavar="NAME",
+        cli="list",
+        label="Image pull secrets",
+        hint="Secrets with the credentials of private registries, separated by spaces.",
+        local=False,
+    ),
+    JobField(
         "logdir",
         "path",
         "storage",

@@ -174,6 +174,7 @@ class JobSpec:
     queue: str | None = None
     priority_class_name: str | None = None
     service_account: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
     logdir: str | None = None
     log_archive: str | None = None
     min_nodes: int | None = None

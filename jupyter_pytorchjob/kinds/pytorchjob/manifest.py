@@ -100,6 +100,7 @@ PLACES: dict[str, Place] = {
     "queue": _METADATA,
     "priorityClassName": PodSpecKey("priorityClassName"),
     "serviceAccount": PodSpecKey("serviceAccountName"),
+    "imagePullSecrets": PodSpecKey.refs("imagePullSecrets"),
     "logdir": _METADATA,
     "logArchive": _CONTAINER,
     "minNodes": _ELASTIC,

@@ -143,6 +143,7 @@ PLACES: dict[str, Place] = {
         "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
     ),
     "serviceAccount": PodSpecKey("serviceAccountName"),
+    "imagePullSecrets": PodSpecKey.refs("imagePullSecrets"),
     "logdir": _METADATA,
     "logArchive": _TRAINER,
     "minNodes": _NO_ELASTIC,
