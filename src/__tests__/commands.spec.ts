@@ -406,9 +406,10 @@ describe('the commands', () => {
     await commands.execute(CommandIDs.newJob, {});
     const forms = Array.from(shell.widgets('main'));
     expect(forms).toHaveLength(2);
+    // The tab names the kind the form makes (#32).
     expect(forms.map(w => w.title.label)).toEqual([
-      'New PyTorch job',
-      'New PyTorch job'
+      'New PyTorchJob',
+      'New PyTorchJob'
     ]);
     expect(forms[0].id).toMatch(/^pytorchjob-form-/);
     expect(forms[0].id).not.toBe(forms[1].id);

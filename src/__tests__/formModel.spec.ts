@@ -95,6 +95,19 @@ describe('JobFormModel', () => {
     model.dispose();
   });
 
+  it('says nothing of an empty script before it is typed or submitted', async () => {
+    const client = fakeClient();
+    client.render.mockRejectedValue(invalid([['script', 'is empty']]));
+    const model = new JobFormModel({ client, defaults });
+    model.set({ mode: 'script' });
+    expect(await model.validate()).toBe(false);
+    expect(model.visibleErrors.size).toBe(0);
+    model.set({ script: ' ' });
+    expect(await model.validate()).toBe(false);
+    expect([...model.visibleErrors.keys()]).toEqual(['script']);
+    model.dispose();
+  });
+
   it('clears the errors and keeps the YAML once valid', async () => {
     const client = fakeClient();
     client.render.mockResolvedValue(rendered({ name: 'ok' }, 'yaml text'));

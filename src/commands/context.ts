@@ -169,11 +169,14 @@ export function showInMainArea<T extends Widget>(
  */
 export function pytorchTab<T extends Widget>(
   content: T,
-  title: { id: string; label: string; caption?: string }
+  title: { id: string; label?: string; caption?: string }
 ): MainAreaWidget<T> {
   const widget = new MainAreaWidget({ content });
   widget.id = title.id;
-  widget.title.label = title.label;
+  if (title.label !== undefined) {
+    // Without one, the tab shows the content's own (the form's, by kind).
+    widget.title.label = title.label;
+  }
   if (title.caption !== undefined) {
     widget.title.caption = title.caption;
   }

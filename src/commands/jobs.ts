@@ -263,10 +263,8 @@ namespace Private {
               });
             }
           }),
-          {
-            id: `pytorchjob-form-${UUID.uuid4()}`,
-            label: trans.__('New PyTorch job')
-          }
+          // No label: the form names its kind (New PyTorchJob, New TrainJob).
+          { id: `pytorchjob-form-${UUID.uuid4()}` }
         )
     });
   }

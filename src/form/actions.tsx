@@ -18,10 +18,14 @@ export function SubmitBar(props: {
   trans: TranslationBundle;
   preview: boolean;
   togglePreview: () => void;
+  /**
+   * The labels of the fields whose errors are shown.
+   */
+  toFix: readonly string[];
 }): JSX.Element {
   const { model, trans } = props;
   return (
-    <div className="jp-PyTorchJobForm-buttons">
+    <div className="jp-PyTorchJobForm-buttons jp-PyTorchJobForm-submitBar">
       <button
         type="button"
         className="jp-mod-styled jp-PyTorchJobForm-previewButton"
@@ -47,9 +51,14 @@ export function SubmitBar(props: {
       <span className="jp-PyTorchJobForm-validity" role="status">
         {model.validating
           ? trans.__('Checking…')
-          : model.errors.size > 0
-            ? trans._n('%1 field to fix', '%1 fields to fix', model.errors.size)
-            : model.yaml
+          : props.toFix.length > 0
+            ? trans._n(
+                '%1 field to fix: %2',
+                '%1 fields to fix: %2',
+                props.toFix.length,
+                props.toFix.join(', ')
+              )
+            : model.yaml && model.errors.size === 0
               ? trans.__('Valid')
               : ''}
       </span>

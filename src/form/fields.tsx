@@ -162,7 +162,12 @@ export function Field(props: {
           {hint}
         </div>
       )}
-      <FieldErrors errors={form.errors} field={name} id={`${id}-error`} />
+      <FieldErrors
+        errors={form.errors}
+        field={name}
+        id={`${id}-error`}
+        label={textOf(form, name).label}
+      />
     </div>
   );
 }
@@ -321,8 +326,18 @@ export function FieldErrors(props: {
   errors: Map<string, string[]>;
   field: string;
   id?: string;
+  /**
+   * The field's label, which starts a message that starts mid-sentence
+   * ("is required: …" becomes "Name is required: …").
+   */
+  label?: string;
 }): JSX.Element | null {
-  const messages = errorsUnder(props.errors, props.field);
+  const own = new Set(props.errors.get(props.field) ?? []);
+  const messages = errorsUnder(props.errors, props.field).map(message =>
+    props.label && own.has(message) && /^[a-z]/.test(message)
+      ? `${props.label} ${message}`
+      : message
+  );
   if (messages.length === 0) {
     return null;
   }

@@ -130,10 +130,10 @@ export class JobFormModel implements IDisposable {
     const visible = new Map<string, string[]>();
     for (const [field, messages] of this._errors) {
       const root = field.split(/[[.]/)[0];
+      // Switching to a script is no edit of it: "is empty" waits for one.
       if (
         this._touched.has(root) ||
-        (root === 'shm' && this._touched.has('shmEnabled')) ||
-        ((root === 'command' || root === 'script') && this._touched.has('mode'))
+        (root === 'shm' && this._touched.has('shmEnabled'))
       ) {
         visible.set(field, messages);
       }

@@ -22,6 +22,7 @@ import {
 import { KeyValueEditor, PvcEditor, TolerationEditor } from './rows';
 import {
   errorsUnder,
+  extrasPaths,
   FormSection,
   TRAINJOB,
   usesDataLoaderWorkers
@@ -149,7 +150,11 @@ const BESPOKE: Record<
       min={1}
       hint={
         <span className="jp-PyTorchJobForm-nodes">
-          {describeNodes(Number(form.state.nodes), form.trans)}
+          {describeNodes(
+            Number(form.state.nodes),
+            form.trans,
+            form.state.kind || undefined
+          )}
         </span>
       }
     />
@@ -373,7 +378,10 @@ function ExtrasField(props: { form: IFormContext }): JSX.Element | null {
         {form.texts.fields.extras.label}
       </span>
       <div className="jp-PyTorchJobForm-hint">
-        {form.trans.__('Kept from the YAML: %1', keys.join(', '))}
+        {form.trans.__(
+          'Kept from the YAML: %1',
+          extrasPaths(form.state.extras).join(', ')
+        )}
       </div>
       {errorsUnder(form.errors, 'extras').map((m, i) => (
         <div className="jp-PyTorchJobForm-error" key={i}>

@@ -707,6 +707,33 @@ export function errorsUnder(
 }
 
 /**
+ * The paths of what `extras` keeps (`spec.runPolicy.schedulingPolicy`), each
+ * down to its first value that is no object with keys.
+ */
+export function extrasPaths(extras: Record<string, unknown>): string[] {
+  const paths: string[] = [];
+  const walk = (value: unknown, path: string): void => {
+    const plain =
+      value !== null && typeof value === 'object' && !Array.isArray(value);
+    const keys = plain ? Object.keys(value as object) : [];
+    if (keys.length === 0) {
+      paths.push(path);
+      return;
+    }
+    for (const key of keys) {
+      walk(
+        (value as Record<string, unknown>)[key],
+        path ? `${path}.${key}` : key
+      );
+    }
+  };
+  for (const [key, value] of Object.entries(extras)) {
+    walk(value, key);
+  }
+  return paths;
+}
+
+/**
  * Whether a job writes to DataLoader workers that need `/dev/shm`: a
  * `num_workers` above 0 in the script or the command.
  */
