@@ -188,6 +188,7 @@ describe('the commands', () => {
       model: jobs,
       trans,
       settings: () => DEFAULT_SETTINGS,
+      editorServices: null,
       config: () => Promise.resolve(CONFIG),
       fileBrowser: null,
       docManager: null,

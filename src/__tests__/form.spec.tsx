@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { JobForm } from '../form/form';
 import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
+import { CodeEditor } from '@jupyterlab/codeeditor';
 import { PyTorchJobAPIError } from '../request';
 import { IFieldInfo } from '../tokens';
 import FIELDS_JSON from './fields.json';
@@ -295,6 +296,54 @@ describe('JobForm errors and titles (#32)', () => {
     ).toBe(
       'Kept from the YAML: spec.runPolicy.schedulingPolicy.minAvailable, metadata.finalizers'
     );
+  });
+});
+
+describe('JobForm YAML preview', () => {
+  it("edits the manifest in JupyterLab's editor: YAML, line numbers", async () => {
+    const made: CodeEditor.IOptions[] = [];
+    const factory = ((options: CodeEditor.IOptions) => {
+      made.push(options);
+      return {
+        model: options.model,
+        dispose: jest.fn()
+      } as unknown as CodeEditor.IEditor;
+    }) as CodeEditor.Factory;
+    const model = new JobFormModel({
+      client: fakeClient(),
+      defaults: DEFAULTS,
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    const form = new JobForm({
+      model,
+      trans,
+      onSubmitted: () => undefined,
+      editorFactory: factory
+    });
+    Widget.attach(form, document.body);
+    try {
+      form.preview = true;
+      await rendered(form);
+      expect(made).toHaveLength(1);
+      const { host, model: text, config } = made[0];
+      expect(host.closest('.jp-PyTorchJobForm-yaml')).not.toBeNull();
+      expect(
+        form.node.querySelector('textarea.jp-PyTorchJobForm-yamlText')
+      ).toBeNull();
+      expect(text.mimeType).toBe('text/x-yaml');
+      expect(config?.lineNumbers).toBe(true);
+      // An edit in the editor is the draft; a discard puts the editor back.
+      text.sharedModel.setSource('kind: X\n');
+      expect(model.yamlDraft).toBe('kind: X\n');
+      expect(model.yamlEdited).toBe(true);
+      model.resetYaml();
+      await rendered(form);
+      expect(text.sharedModel.getSource()).toBe(model.yamlDraft);
+    } finally {
+      Widget.detach(form);
+      form.dispose();
+    }
   });
 });
 

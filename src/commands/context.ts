@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+import { IEditorServices } from '@jupyterlab/codeeditor';
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import {
   MainAreaWidget,
@@ -71,6 +72,12 @@ export interface ICommandContext {
    * The document manager, for the directory picker of *Open TensorBoard…*.
    */
   docManager: IDocumentManager | null;
+
+  /**
+   * JupyterLab's editors (the form's YAML preview edits in one); null: a
+   * plain text area.
+   */
+  editorServices: IEditorServices | null;
 
   /**
    * The application's translator (for JupyterLab's own dialogs).

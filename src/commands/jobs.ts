@@ -252,6 +252,8 @@ namespace Private {
           new JobForm({
             model: formModel,
             trans,
+            editorFactory:
+              context.editorServices?.factoryService.newInlineEditor ?? null,
             onSubmitted: (job: IJob) => {
               model.track(job.name);
               for (const warning of job.warnings ?? []) {

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+import { CodeEditor } from '@jupyterlab/codeeditor';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
@@ -32,6 +33,7 @@ export class JobForm extends ReactWidget {
     this._trans = options.trans;
     this._texts = formTexts(options.trans);
     this._onSubmitted = options.onSubmitted;
+    this._editorFactory = options.editorFactory ?? null;
     this.addClass('jp-PyTorchJobForm');
     this.title.icon = pytorchIcon;
     this._updateTitle();
@@ -201,7 +203,13 @@ export class JobForm extends ReactWidget {
             ].map(name => textOf(form, name).label)}
           />
         </form>
-        {this._preview && <YamlPreview model={model} trans={trans} />}
+        {this._preview && (
+          <YamlPreview
+            model={model}
+            trans={trans}
+            editorFactory={this._editorFactory}
+          />
+        )}
       </div>
     );
   }
@@ -219,6 +227,7 @@ export class JobForm extends ReactWidget {
   }
 
   private _trans: TranslationBundle;
+  private _editorFactory: CodeEditor.Factory | null;
   private _onSubmitted: (job: IJob) => void;
   private _texts: FormTexts;
   private _preview = false;
@@ -247,5 +256,11 @@ export namespace JobForm {
      * Called with the job once submitted.
      */
     onSubmitted: (job: IJob) => void;
+
+    /**
+     * Makes the YAML preview's editor (JupyterLab's CodeMirror); absent or
+     * null: a plain text area.
+     */
+    editorFactory?: CodeEditor.Factory | null;
   }
 }

@@ -82,4 +82,36 @@ test.describe('the job form', () => {
       mask: varying(form)
     });
   });
+
+  for (const theme of ['light', 'dark']) {
+    test(`previews the YAML in JupyterLab's editor (${theme})`, async ({
+      page
+    }) => {
+      if (theme === 'dark') {
+        await useDarkTheme(page);
+      }
+      const form = await openForm(page);
+      await form.getByLabel('Name', { exact: true }).fill('yaml-demo');
+      await form.getByLabel('Working directory', { exact: true }).fill('');
+      await form.getByLabel('Command', { exact: true }).fill('python train.py');
+      await expect(form.locator('.jp-PyTorchJobForm-validity')).toHaveText(
+        'Valid'
+      );
+      await form.getByRole('button', { name: 'Preview YAML' }).click();
+      const yaml = form.locator('.jp-PyTorchJobForm-yaml');
+      const editor = yaml.locator('.cm-editor');
+      await expect(editor).toBeVisible();
+      await expect(editor.locator('.cm-lineNumbers')).toBeVisible();
+      await expect(editor.locator('.cm-content')).toContainText(
+        'kind: PyTorchJob'
+      );
+      await expect(
+        yaml.getByRole('button', { name: 'Apply YAML' })
+      ).toBeInViewport();
+      await expect(
+        yaml.getByRole('button', { name: 'Discard edits' })
+      ).toBeInViewport();
+      await expect(yaml).toHaveScreenshot(`form-yaml-${theme}.png`);
+    });
+  }
 });
