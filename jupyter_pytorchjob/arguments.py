@@ -267,6 +267,8 @@ def job_body(
             body[f.wire] = [_pvc(text) for text in items or []]
         elif f.cli == "toleration":
             body[f.wire] = [_toleration(text) for text in items or []]
+        elif f.cli == "list":
+            body[f.wire] = list(items or [])
 
     hint: str | None = None
     if options.script is not None and script_text is not None:

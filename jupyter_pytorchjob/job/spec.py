@@ -175,6 +175,8 @@ class JobSpec:
     annotations: Mapping[str, str] = field(default_factory=dict)
     queue: str | None = None
     priority_class_name: str | None = None
+    service_account: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
     logdir: str | None = None
     log_archive: str | None = None
     min_nodes: int | None = None
@@ -443,11 +445,19 @@ class _WireReader:
         return self.queue()
 
     def read_priority_class(self, f: JobField) -> str | None:
-        value = self.text(f.wire, default=None)
-        problem = rules.check_dns1123_subdomain(value) if value else None
-        if problem:
-            self.fail(f.wire, f"is the name of a PriorityClass and {problem}")
-        return value or None
+        return self.object_name(f.wire, "is the name of a PriorityClass and {}")
+
+    def read_object_name(self, f: JobField) -> str | None:
+        return self.object_name(f.wire, "must name a Kubernetes object: {}")
+
+    def read_names(self, f: JobField) -> tuple[str, ...]:
+        """Names of Kubernetes objects, each a DNS-1123 subdomain, duplicates dropped."""
+        names = self.string_list(f.wire)
+        for index, name in enumerate(names):
+            problem = rules.check_dns1123_subdomain(name.strip())
+            if problem:
+                self.fail(f"{f.wire}[{index}]", f"must name a Kubernetes object: {problem}")
+        return tuple(dict.fromkeys(name.strip() for name in names))
 
     def read_extras(self, f: JobField) -> dict[str, Any]:
         return self.extras()
@@ -537,6 +547,15 @@ class _WireReader:
             self.fail(name, problem)
             return default
         return value
+
+    def object_name(self, name: str, message: str) -> str | None:
+        """The name of a Kubernetes object (a DNS-1123 subdomain), None when empty;
+        ``message`` says what is wrong around the rule's ``{}``."""
+        value = self.text(name, default=None)
+        problem = rules.check_dns1123_subdomain(value) if value else None
+        if problem:
+            self.fail(name, message.format(problem))
+        return value or None
 
     def path(self, name: str) -> str | None:
         value = self.text(name, default=None)

@@ -269,6 +269,8 @@ namespace Private {
           new JobForm({
             model: formModel,
             trans,
+            editorFactory:
+              context.editorServices?.factoryService.newInlineEditor ?? null,
             onSubmitted: (job: IJob) => {
               model.track(job.name);
               for (const warning of job.warnings ?? []) {
@@ -280,10 +282,8 @@ namespace Private {
               });
             }
           }),
-          {
-            id: `pytorchjob-form-${UUID.uuid4()}`,
-            label: trans.__('New PyTorch job')
-          }
+          // No label: the form names its kind (New PyTorchJob, New TrainJob).
+          { id: `pytorchjob-form-${UUID.uuid4()}` }
         )
     });
   }
