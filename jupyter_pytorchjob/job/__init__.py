@@ -5,6 +5,7 @@
 * ``k8s_rules``   - the Kubernetes naming and quantity rules the spec checks.
 * ``errors``      - ``FieldError`` / ``JobSpecInvalid``: errors naming the field.
 * ``wire``        - the one wire convention (camelCase keys, epoch seconds).
+* ``wire_types``  - ``JobBody``/``IJobBody`` generated from the field table (``make fields``).
 * ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
 * ``failure``     - why a job failed and what it waits for, known failures' hints.
 * ``progress``    - ``JobProgress``, readings per source, their merge, metric history.
