@@ -58,6 +58,13 @@ def test_stamps_that_go_back_keep_the_replicas_own_order() -> None:
     assert texts(merge.take()) == ["w 3", "m 5", "m 2", "m 6", "w 7"]
 
 
+def test_stamps_of_different_widths_are_each_removed_whole() -> None:
+    merge = TimeMerge(["m"])
+    # A shorter stamp whose text has a space where the wider stamps end.
+    merge.add("m", b"05 wide\n6  gap\n07 Z end\n")
+    assert texts(merge.take()) == ["wide", " gap", "Z end"]
+
+
 def alternate(count: int) -> tuple[bytes, bytes, list[str]]:
     """Two logs as the pump writes them, master-0 on even and worker-0 on odd tenths of
     a second (a tie every 100 lines: the master's line first), and the merged order."""
