@@ -151,8 +151,9 @@ def _cut(data: bytes, start: int, limit: bytes, inclusive: bool, guess: int) -> 
     width = len(limit)
 
     def stamp_at(line: int) -> bytes:
-        if data[line + width : line + width + 1] == b" ":  # a stamp as wide as the limit
-            return data[line : line + width]
+        head = data[line : line + width + 1]
+        if head.find(b" ") == width and b"\n" not in head:  # as wide as the limit
+            return head[:width]
         return _stamp_at(data, line)
 
     low, high = start, len(data)
