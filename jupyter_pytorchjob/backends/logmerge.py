@@ -86,33 +86,41 @@ class TimeMerge:
                     heads.append((head, self.order[replica], replica))
         heapq.heapify(heads)
         out = []
+        buffers, starts, counts, runs, given = (
+            self.buffers,
+            self.starts,
+            self.counts,
+            self.runs,
+            self.given,
+        )
         while heads:
             _, order, replica = heapq.heappop(heads)
             # Its lines up to the next replica's head (ties: the replica first in order),
             # and none later than the horizon.
-            limit, inclusive = (horizon, True) if horizon is not None else (None, True)
+            limit, inclusive = horizon, True
             if heads and (limit is None or heads[0][0] <= limit):
                 limit, inclusive = heads[0][0], heads[0][1] > order
-            data, start = self.buffers[replica], self.starts[replica]
-            guess = self.runs.get(replica, 0)
-            end = len(data) if limit is None else _cut(data, start, limit, inclusive, guess)
-            self.runs[replica] = end - start
-            text = data[start:end]
-            lines = text[:-1].split(b"\n")
+            data, start = buffers[replica], starts[replica]
+            if limit is None:
+                end = len(data)
+            else:
+                end = _cut(data, start, limit, inclusive, runs.get(replica, 0))
+            runs[replica] = end - start
+            lines = data[start : end - 1].split(b"\n")
             last = _stamp_at(data, end - len(lines[-1]) - 1)
-            given = self.given.get(replica)
-            if given is not None and last < given:
-                last = given
-            self.given[replica] = last
+            before = given.get(replica)
+            if before is not None and last < before:
+                last = before
+            given[replica] = last
             out.append((replica, _texts(lines, len(last)), last, end - start))
-            self.counts[replica] -= len(lines)
-            self.starts[replica] = end
-            if self.counts[replica]:
+            count = counts[replica] = counts[replica] - len(lines)
+            if count:
+                starts[replica] = end
                 head = _stamp_at(data, end)
                 if horizon is None or head <= horizon:
                     heapq.heappush(heads, (head, order, replica))
             else:
-                self.buffers[replica], self.starts[replica] = b"", 0
+                buffers[replica], starts[replica] = b"", 0
         return out
 
 
@@ -135,8 +143,13 @@ def _texts(lines: list[bytes], width: int) -> bytes:
     return b"\n".join(texts)
 
 
-def _stamp_at(data: bytes, start: int) -> bytes:
-    """The stamp of the line starting at ``start`` (the whole line if it has no space)."""
+def _stamp_at(data: bytes, start: int, width: int = 0) -> bytes:
+    """The stamp of the line starting at ``start`` (the whole line if it has no space);
+    read at once if it is ``width`` wide."""
+    if width:
+        head = data[start : start + width + 1]
+        if head.find(b" ") == width and b"\n" not in head:
+            return head[:width]
     end = data.find(b"\n", start)
     space = data.find(b" ", start, end)
     return data[start : space if space >= 0 else end]
@@ -151,10 +164,7 @@ def _cut(data: bytes, start: int, limit: bytes, inclusive: bool, guess: int) -> 
     width = len(limit)
 
     def stamp_at(line: int) -> bytes:
-        head = data[line : line + width + 1]
-        if head.find(b" ") == width and b"\n" not in head:  # as wide as the limit
-            return head[:width]
-        return _stamp_at(data, line)
+        return _stamp_at(data, line, width)
 
     low, high = start, len(data)
     if taken(stamp_at(data.rfind(b"\n", 0, high - 1) + 1)):
