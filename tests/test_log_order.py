@@ -74,6 +74,13 @@ def test_a_run_ends_at_the_first_line_stamped_after_the_next_replicas_head() -> 
     assert texts(merge.take()) == ["x", " y", "z", "w", "v"]
 
 
+def test_a_line_with_nothing_after_its_stamp_stays_an_empty_line() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.add("m", b"01\n03 m\n")
+    merge.add("w", b"02 w\n")
+    assert [text for _, text, _, _ in merge.take()] == [b"\n", b"w\n", b"m\n"]
+
+
 def alternate(count: int) -> tuple[bytes, bytes, list[str]]:
     """Two logs as the pump writes them, master-0 on even and worker-0 on odd tenths of
     a second (a tie every 100 lines: the master's line first), and the merged order."""

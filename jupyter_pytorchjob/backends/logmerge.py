@@ -94,31 +94,42 @@ class TimeMerge:
             self.given,
         )
         while heads:
-            _, order, replica = heapq.heappop(heads)
+            head, order, replica = heapq.heappop(heads)
             # Its lines up to the next replica's head (ties: the replica first in order),
             # and none later than the horizon.
             limit, inclusive = horizon, True
             if heads and (limit is None or heads[0][0] <= limit):
                 limit, inclusive = heads[0][0], heads[0][1] > order
             data, start = buffers[replica], starts[replica]
-            if limit is None:
-                end = len(data)
-            else:
-                end = _cut(data, start, limit, inclusive, runs.get(replica, 0))
-            runs[replica] = end - start
-            lines = data[start : end - 1].split(b"\n")
-            last = _stamp_at(data, end - len(lines[-1]) - 1)
+            end = data.find(b"\n", start) + 1
+            following = _stamp_at(data, end, len(head)) if end < len(data) else None
+            if following is not None and (
+                limit is None or (following <= limit if inclusive else following < limit)
+            ):
+                # More than one line (where replicas alternate line by line, one is all).
+                if limit is not None:
+                    end = _cut(data, end, limit, inclusive, start + runs.get(replica, 0))
+                else:
+                    end = len(data)
+                runs[replica] = end - start
+                lines = data[start : end - 1].split(b"\n")
+                last = _stamp_at(data, end - len(lines[-1]) - 1, len(head))
+                following = _stamp_at(data, end, len(head)) if end < len(data) else None
+                text = _texts(lines, len(last))
+                taken = len(lines)
+            else:  # one line: ``head`` is its stamp, read up to its first space
+                cut = start + len(head) + 1
+                text, last, taken = data[cut:end] if cut < end else b"\n", head, 1
             before = given.get(replica)
             if before is not None and last < before:
                 last = before
             given[replica] = last
-            out.append((replica, _texts(lines, len(last)), last, end - start))
-            count = counts[replica] = counts[replica] - len(lines)
+            out.append((replica, text, last, end - start))
+            count = counts[replica] = counts[replica] - taken
             if count:
                 starts[replica] = end
-                head = _stamp_at(data, end)
-                if horizon is None or head <= horizon:
-                    heapq.heappush(heads, (head, order, replica))
+                if following is not None and (horizon is None or following <= horizon):
+                    heapq.heappush(heads, (following, order, replica))
             else:
                 buffers[replica], starts[replica] = b"", 0
         return out
@@ -155,26 +166,26 @@ def _stamp_at(data: bytes, start: int, width: int = 0) -> bytes:
     return data[start : space if space >= 0 else end]
 
 
-def _cut(data: bytes, start: int, limit: bytes, inclusive: bool, guess: int) -> int:
-    """Where the run of lines from ``start`` (whose first line is taken) ends: the first
-    line stamped after ``limit`` (or at it, unless ``inclusive``), bisecting between a
-    taken line's start and a line not taken's start (or the end), first around ``guess``
-    bytes on (runs of one replica tend to be alike)."""
+def _cut(data: bytes, low: int, limit: bytes, inclusive: bool, guess: int) -> int:
+    """Where a run of lines ends (``low``: the start of a line taken): the first line
+    stamped after ``limit`` (or at it, unless ``inclusive``), bisecting between a taken
+    line's start and a line not taken's start (or the end), first around ``guess`` (a
+    position: runs of one replica tend to be alike)."""
     taken = limit.__ge__ if inclusive else limit.__gt__
     width = len(limit)
 
     def stamp_at(line: int) -> bytes:
         return _stamp_at(data, line, width)
 
-    low, high = start, len(data)
+    high = len(data)
     if taken(stamp_at(data.rfind(b"\n", 0, high - 1) + 1)):
         return high  # all of them (the common case once the backlogs are read)
-    following = data.find(b"\n", low) + 1  # one line (where replicas alternate)
+    following = data.find(b"\n", low) + 1
     if following >= high or not taken(stamp_at(following)):
         return following
     low = following
-    if low < start + guess < high:
-        line = data.find(b"\n", start + guess - 1, high - 1) + 1
+    if low < guess < high:
+        line = data.find(b"\n", guess - 1, high - 1) + 1
         if line > low:
             if taken(stamp_at(line)):
                 low = line
