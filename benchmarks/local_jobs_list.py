@@ -50,8 +50,12 @@ async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
     template = "done-0"
     await backend.submit(spec(template, ["python", "-c", "print('x\\n' * 1000)"], nodes=2))
     await backend.wait(template, timeout=60, interval=0.1)
+    # Its supervisor may still be writing (atomically, through temp files) as it ends.
+    temp_files = shutil.ignore_patterns(".*.tmp")
     for i in range(1, finished):
-        shutil.copytree(backend.jobs_dir / template, backend.jobs_dir / f"done-{i}")
+        shutil.copytree(
+            backend.jobs_dir / template, backend.jobs_dir / f"done-{i}", ignore=temp_files
+        )
     for i in range(running):
         await backend.submit(spec(f"run-{i}", ["sleep", "600"]))
     await backend.list_jobs()  # as a server has since the jobs finished (the index, if any)

@@ -58,6 +58,29 @@ def test_stamps_that_go_back_keep_the_replicas_own_order() -> None:
     assert texts(merge.take()) == ["w 3", "m 5", "m 2", "m 6", "w 7"]
 
 
+def test_stamps_of_different_widths_are_each_removed_whole() -> None:
+    merge = TimeMerge(["m"])
+    # A shorter stamp whose text has a space where the wider stamps end.
+    merge.add("m", b"05 wide\n6  gap\n07 Z end\n")
+    assert texts(merge.take()) == ["wide", " gap", "Z end"]
+
+
+def test_a_run_ends_at_the_first_line_stamped_after_the_next_replicas_head() -> None:
+    merge = TimeMerge(["m", "w"])
+    # m's stamps are one character wider than w's "5" except one, whose text starts
+    # with a space where the wider stamps end.
+    merge.add("m", b"1a x\n2  y\n3a z\n6a v\n")
+    merge.add("w", b"5 w\n")
+    assert texts(merge.take()) == ["x", " y", "z", "w", "v"]
+
+
+def test_a_line_with_nothing_after_its_stamp_stays_an_empty_line() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.add("m", b"01\n03 m\n")
+    merge.add("w", b"02 w\n")
+    assert [text for _, text, _, _ in merge.take()] == [b"\n", b"w\n", b"m\n"]
+
+
 def alternate(count: int) -> tuple[bytes, bytes, list[str]]:
     """Two logs as the pump writes them, master-0 on even and worker-0 on odd tenths of
     a second (a tie every 100 lines: the master's line first), and the merged order."""

@@ -6,41 +6,39 @@ as it is sure of the order: up to the *horizon*, the newest stamp every replica 
 backlog is still being read (``opened``) has reached. A replica whose reader has caught
 up (``closed``: nothing more to read now) holds nothing back, so once every backlog is
 read, lines go out as they arrive. Ties keep each replica's own order, then the order of
-the replicas. A replica whose stamps go back in time (a clock stepped back) keeps its own
-order: its stamps are taken as never lower than the one before.
+the replicas.
 
-The per-line work runs at C speed (``split``, ``partition`` and the sort through
-``map``/``itemgetter``); Python code runs once per block and once per run of one
-replica's lines, which is every line only where replicas alternate line by line.
+A replica's pending lines stay the bytes they were read as: where a run of one replica's
+lines ends is found by bisecting those bytes on the stamps at a few line starts (the
+next replica's head stamp against the run's), so stamps are read per run, not per line;
+the per-line work is C-speed ``split``/``partition`` of what goes out. The bisection
+takes each replica's stamps as never going back; one whose clock stepped back keeps its
+own order, its lines around the step placed among the others' by the stamps probed, and
+the stamps ``take`` gives for it never go back.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from itertools import compress, repeat
-from operator import itemgetter, le, methodcaller, ne, sub
+import heapq
+from collections.abc import Sequence
+from operator import itemgetter, methodcaller
 
 _PARTITION = methodcaller("partition", b" ")
-_STAMP = itemgetter(0)
 _TEXT = itemgetter(2)
-_REPLICA = itemgetter(1)
 
 
 class TimeMerge:
-    """The pending lines of every replica and what can be given out in order.
-
-    ``offset_of(replica, stamp, size)`` makes a run's resume offset from its last line's
-    stamp and the run's size in bytes as read (lines, stamps and newlines): the local
-    backend counts bytes, the Kubernetes backend uses the stamp."""
+    """The pending lines of every replica and what can be given out in order."""
 
     def __init__(self, replicas: Sequence[str] = ()) -> None:
         self.order = {r: i for i, r in enumerate(replicas)}
-        self.stamps: dict[str, list[bytes]] = {}
-        self.texts: dict[str, list[bytes]] = {}
-        self.sizes: dict[str, list[int]] = {}
+        self.counts: dict[str, int] = {}  # replicas that had lines, how many are pending
+        self.buffers: dict[str, bytes] = {}  # each one's pending lines from ``starts``
+        self.starts: dict[str, int] = {}
         self.last: dict[str, bytes] = {}  # the newest stamp added, per replica
+        self.given: dict[str, bytes] = {}  # the newest stamp given out, per replica
         self.reading: set[str] = set()
+        self.runs: dict[str, int] = {}  # the bytes of each one's last run: where to look
 
     def opened(self, replica: str) -> None:
         """The replica's backlog is being read: nothing later than it goes out first."""
@@ -51,25 +49,23 @@ class TimeMerge:
         self.reading.discard(replica)
 
     def pending(self, replica: str) -> int:
-        return len(self.stamps.get(replica, ()))
+        """How many of the replica's lines are waiting to go out."""
+        return self.counts.get(replica, 0)
 
     def add(self, replica: str, block: bytes) -> None:
         """Whole lines of one replica (``<stamp> <text>\\n`` each), in its order."""
         if not block:
             return
-        lines = block[:-1].split(b"\n") if block.endswith(b"\n") else block.split(b"\n")
-        parts = list(map(_PARTITION, lines))
-        stamps = list(map(_STAMP, parts))
+        if not block.endswith(b"\n"):
+            block += b"\n"
+        if self.counts.get(replica):
+            block = self.buffers[replica][self.starts[replica] :] + block
+        self.order.setdefault(replica, len(self.order))
+        self.counts[replica] = block.count(b"\n")
+        self.buffers[replica], self.starts[replica] = block, 0
+        stamp = _stamp_at(block, block.rfind(b"\n", 0, len(block) - 1) + 1)
         before = self.last.get(replica)
-        if (before is not None and stamps[0] < before) or not all(map(le, stamps, stamps[1:])):
-            stamps = _never_back(stamps, before)
-        if replica not in self.stamps:
-            self.order.setdefault(replica, len(self.order))
-            self.stamps[replica], self.texts[replica], self.sizes[replica] = [], [], []
-        self.stamps[replica] += stamps
-        self.texts[replica] += map(_TEXT, parts)
-        self.sizes[replica] += map(len, lines)
-        self.last[replica] = stamps[-1]
+        self.last[replica] = stamp if before is None or stamp > before else before
 
     def take(self) -> list[tuple[str, bytes, bytes, int]]:
         """The lines that can go out now, as runs ``(replica, text, last stamp, size)``:
@@ -78,48 +74,139 @@ class TimeMerge:
         next line may be the oldest)."""
         horizon: bytes | None = None
         for replica in self.reading:
-            stamps = self.stamps.get(replica)
-            if not stamps:
+            if not self.counts.get(replica):
                 return []
-            if horizon is None or stamps[-1] < horizon:
-                horizon = stamps[-1]
-        counts = {}
-        for replica, stamps in sorted(self.stamps.items(), key=lambda kv: self.order[kv[0]]):
-            count = len(stamps) if horizon is None else bisect_right(stamps, horizon)
+            if horizon is None or self.last[replica] < horizon:
+                horizon = self.last[replica]
+        heads = []
+        for replica, count in self.counts.items():
             if count:
-                counts[replica] = count
-        runs: Iterable[tuple[str, int]]
-        if len(counts) <= 1:
-            runs = counts.items()
-        else:
-            tagged: list[tuple[bytes, str]] = []
-            for replica, count in counts.items():
-                tagged += zip(self.stamps[replica][:count], repeat(replica))
-            tagged.sort(key=_STAMP)  # stable: ties keep the replicas' and their own order
-            owners = list(map(_REPLICA, tagged))
-            # Where the replica changes, at C speed: the runs' starts, owners and lengths.
-            starts = [0, *compress(range(1, len(owners)), map(ne, owners, owners[1:]))]
-            lengths = map(sub, [*starts[1:], len(owners)], starts)
-            runs = zip(map(owners.__getitem__, starts), lengths, strict=True)
+                head = _stamp_at(self.buffers[replica], self.starts[replica])
+                if horizon is None or head <= horizon:
+                    heads.append((head, self.order[replica], replica))
+        heapq.heapify(heads)
         out = []
-        used = dict.fromkeys(counts, 0)
-        for replica, count in runs:
-            start = used[replica]
-            end = used[replica] = start + count
-            texts = self.texts[replica][start:end]
-            texts.append(b"")
-            size = sum(self.sizes[replica][start:end]) + count
-            out.append((replica, b"\n".join(texts), self.stamps[replica][end - 1], size))
-        for replica, count in counts.items():
-            del self.stamps[replica][:count], self.texts[replica][:count]
-            del self.sizes[replica][:count]
+        buffers, starts, counts, runs, given = (
+            self.buffers,
+            self.starts,
+            self.counts,
+            self.runs,
+            self.given,
+        )
+        while heads:
+            head, order, replica = heapq.heappop(heads)
+            # Its lines up to the next replica's head (ties: the replica first in order),
+            # and none later than the horizon.
+            limit, inclusive = horizon, True
+            if heads and (limit is None or heads[0][0] <= limit):
+                limit, inclusive = heads[0][0], heads[0][1] > order
+            data, start = buffers[replica], starts[replica]
+            end = data.find(b"\n", start) + 1
+            following = _stamp_at(data, end, len(head)) if end < len(data) else None
+            if following is not None and (
+                limit is None or (following <= limit if inclusive else following < limit)
+            ):
+                # More than one line (where replicas alternate line by line, one is all).
+                if limit is not None:
+                    end = _cut(data, end, limit, inclusive, start + runs.get(replica, 0))
+                else:
+                    end = len(data)
+                runs[replica] = end - start
+                lines = data[start : end - 1].split(b"\n")
+                last = _stamp_at(data, end - len(lines[-1]) - 1, len(head))
+                following = _stamp_at(data, end, len(head)) if end < len(data) else None
+                text = _texts(lines, len(last))
+                taken = len(lines)
+            else:  # one line: ``head`` is its stamp, read up to its first space
+                cut = start + len(head) + 1
+                text, last, taken = data[cut:end] if cut < end else b"\n", head, 1
+            before = given.get(replica)
+            if before is not None and last < before:
+                last = before
+            given[replica] = last
+            out.append((replica, text, last, end - start))
+            count = counts[replica] = counts[replica] - taken
+            if count:
+                starts[replica] = end
+                if following is not None and (horizon is None or following <= horizon):
+                    heapq.heappush(heads, (following, order, replica))
+            else:
+                buffers[replica], starts[replica] = b"", 0
         return out
 
 
-def _never_back(stamps: list[bytes], before: bytes | None) -> list[bytes]:
-    """``stamps`` with each one at least the one before (a clock that stepped back)."""
-    out = []
-    for stamp in stamps:
-        before = stamp if before is None or stamp > before else before
-        out.append(before)
-    return out
+def _texts(lines: list[bytes], width: int) -> bytes:
+    """The lines without their stamps, each ending with a newline. Where every stamp is
+    ``width`` wide (as the pump's and the kubelet's are), cut at that width: each line's
+    first ``width + 1`` bytes, joined, hold exactly one space per line, every one at
+    ``width``."""
+    heads = b"".join(map(itemgetter(slice(width + 1)), lines))
+    count = len(lines)
+    if (
+        len(heads) == count * (width + 1)
+        and heads.count(b" ") == count
+        and heads[width :: width + 1] == b" " * count
+    ):
+        texts = list(map(itemgetter(slice(width + 1, None)), lines))
+    else:
+        texts = list(map(_TEXT, map(_PARTITION, lines)))
+    texts.append(b"")
+    return b"\n".join(texts)
+
+
+def _stamp_at(data: bytes, start: int, width: int = 0) -> bytes:
+    """The stamp of the line starting at ``start`` (the whole line if it has no space);
+    read at once if it is ``width`` wide."""
+    if width:
+        head = data[start : start + width + 1]
+        if head.find(b" ") == width and b"\n" not in head:
+            return head[:width]
+    end = data.find(b"\n", start)
+    space = data.find(b" ", start, end)
+    return data[start : space if space >= 0 else end]
+
+
+def _cut(data: bytes, low: int, limit: bytes, inclusive: bool, guess: int) -> int:
+    """Where a run of lines ends (``low``: the start of a line taken): the first line
+    stamped after ``limit`` (or at it, unless ``inclusive``), bisecting between a taken
+    line's start and a line not taken's start (or the end), first around ``guess`` (a
+    position: runs of one replica tend to be alike)."""
+    taken = limit.__ge__ if inclusive else limit.__gt__
+    width = len(limit)
+
+    def stamp_at(line: int) -> bytes:
+        return _stamp_at(data, line, width)
+
+    high = len(data)
+    if taken(stamp_at(data.rfind(b"\n", 0, high - 1) + 1)):
+        return high  # all of them (the common case once the backlogs are read)
+    following = data.find(b"\n", low) + 1
+    if following >= high or not taken(stamp_at(following)):
+        return following
+    low = following
+    if low < guess < high:
+        line = data.find(b"\n", guess - 1, high - 1) + 1
+        if line > low:
+            if taken(stamp_at(line)):
+                low = line
+                following = data.find(b"\n", low) + 1
+                if following >= high or not taken(stamp_at(following)):
+                    return following
+                low = following
+            else:
+                high = line
+                before = data.rfind(b"\n", low, high - 1) + 1
+                if before <= low or taken(stamp_at(before)):
+                    return high
+                high = before
+    while True:
+        middle = (low + high) // 2
+        newline = data.find(b"\n", middle, high - 1)
+        if newline < 0:
+            newline = data.rfind(b"\n", low, middle)
+            if newline < 0:
+                return high
+        if taken(stamp_at(newline + 1)):
+            low = newline + 1
+        else:
+            high = newline + 1

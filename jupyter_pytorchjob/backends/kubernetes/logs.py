@@ -210,7 +210,7 @@ class LogMerger:
                 if discoverer.done():
                     discoverer.result()  # raises what the discoverer raised
                     if not self.ready and not any(
-                        self.merged.pending(r) for r in list(self.merged.stamps)
+                        self.merged.pending(r) for r in list(self.merged.counts)
                     ):
                         if self.unreadable:
                             raise BackendError(
