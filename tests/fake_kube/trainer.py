@@ -247,14 +247,17 @@ def trainer_schemas() -> dict[str, dict[str, Any] | None]:
 
 
 def shipped_runtimes() -> list[dict[str, Any]]:
-    """The runtimes as shipped (``manifests/base/runtimes``), read from
-    ``../shared/runtimes`` beside the checkout; none in a bare clone."""
+    """The runtimes v2.3.0 ships (``manifests/base/runtimes``), read from
+    ``../shared/runtimes`` beside the checkout and its ``more/`` (the torchtune ones with
+    their initializer jobs, ``torch-distributed-with-cache``, jax, mlx, xgboost); none in
+    a bare clone."""
     try:
         from tests.crd import CRDS_DIR
     except ImportError:
         return []
     folder = Path(CRDS_DIR).parent / "runtimes"
-    return [copy.deepcopy(read_yaml(p)) for p in sorted(folder.glob("*.yaml"))]
+    files = [*sorted(folder.glob("*.yaml")), *sorted((folder / "more").glob("*.yaml"))]
+    return [copy.deepcopy(read_yaml(p)) for p in files]
 
 
 # -- strategic merge (§1) -------------------------------------------------------------------
@@ -492,8 +495,8 @@ class Trainer:
         )
 
     def seed_runtimes(self) -> None:
-        """The shipped ClusterTrainingRuntimes (torch-distributed, deepspeed-distributed)
-        and the ``kubeflow-trainer-public`` ConfigMap the SDK reads (§7)."""
+        """The shipped ClusterTrainingRuntimes (``shipped_runtimes``) and the
+        ``kubeflow-trainer-public`` ConfigMap the SDK reads (§7)."""
         for runtime in shipped_runtimes():
             self.fake.add(runtime)
         self.fake.add_namespace("kubeflow-system")
