@@ -253,6 +253,18 @@ export interface IJobBody {
   runtime?: string | null;
 
   /**
+   * A TrainJob's dataset URI (`hf://…`, `s3://…`): its runtime's dataset
+   * initializer puts it in /workspace/dataset.
+   */
+  dataset?: string | null;
+
+  /**
+   * A TrainJob's model URI: its runtime's model initializer puts it in
+   * /workspace/model.
+   */
+  model?: string | null;
+
+  /**
    * The command line, one word per item.
    */
   command?: string[];

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.fields import DEFAULT_IMAGE
 from jupyter_pytorchjob.job.status import JobState
+from jupyter_pytorchjob.kinds import kind_named
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
 from jupyter_pytorchjob.kinds.trainjob.environment import nproc_per_node
 from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length
@@ -464,3 +465,61 @@ def test_the_name_limit_counts_the_runtimes_initializer_jobs() -> None:
     torch = runtime_of(shipped_runtime("torch_distributed.yaml"))
     manifest["metadata"]["name"] = "t" * 48
     assert TRAINJOB.runtime_problems(manifest, torch) == []
+
+
+# -- initializers (spec.initializer, Trainer v2.3.0 trainjob_types.go) --------------------
+
+
+def test_dataset_and_model_are_the_initializers_storage_uris() -> None:
+    """``--dataset``/``--model`` become ``initializer.dataset|model.storageUri`` (the CRD's
+    own rule checks them: trainer.kubeflow.org_trainjobs.yaml at v2.3.0); their ``env`` and
+    ``secretRef`` ride along untouched."""
+    require_crds(CRDS_DIR / "trainer.kubeflow.org_trainjobs.yaml")
+    body = {
+        "kind": "TrainJob",
+        "name": "tune",
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run"],
+        "dataset": "hf://tatsu-lab/alpaca",
+        "model": "hf://meta-llama/Llama-3.2-1B-Instruct",
+    }
+    manifest = TRAINJOB.build(JobSpec.from_wire(body))
+    assert manifest["spec"]["initializer"] == {
+        "dataset": {"storageUri": "hf://tatsu-lab/alpaca"},
+        "model": {"storageUri": "hf://meta-llama/Llama-3.2-1B-Instruct"},
+    }
+    assert crd_trainjob.schema_errors(manifest) == []
+    manifest["spec"]["initializer"]["model"]["secretRef"] = {"name": "hf-token"}
+    manifest["spec"]["initializer"]["model"]["env"] = [{"name": "ACCESS_TOKEN", "value": "x"}]
+    back = TRAINJOB.parse(manifest)
+    assert (back.dataset, back.model) == (body["dataset"], body["model"])
+    assert TRAINJOB.build(back) == manifest
+
+
+@pytest.mark.parametrize("uri", ["alpaca", "hf:/x", "3s://bucket/x", "s3://" + "b" * 2048])
+def test_a_storage_uri_the_crd_refuses_is_named(uri: str) -> None:
+    body = {"kind": "TrainJob", "name": "t", "command": ["x"], "dataset": uri, "model": uri}
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire(body)
+    assert [e.field for e in info.value.errors] == ["dataset", "model"]
+    assert "scheme://" in info.value.errors[0].message
+
+
+def test_a_pytorchjob_has_no_initializers() -> None:
+    for field in ("dataset", "model"):
+        spec = JobSpec.from_wire({"name": "p", "command": ["x"], field: "hf://a/b"})
+        with pytest.raises(JobSpecInvalid) as info:
+            kind_named("PyTorchJob").build(spec)
+        assert [e.field for e in info.value.errors] == [field]
+
+
+def test_a_dataset_counts_its_initializer_in_the_name_limit() -> None:
+    """A job that asks for a dataset runs a dataset-initializer job, whose pod name
+    ``<name>-dataset-initializer-0-0-xxxxx`` must fit 63 (jobset_webhook.go)."""
+    body = {"kind": "TrainJob", "name": "d" * 34, "command": ["x"]}
+    JobSpec.from_wire(body)
+    TRAINJOB.build(JobSpec.from_wire(body))
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire({**body, "dataset": "hf://a/b"}))
+    assert [e.field for e in info.value.errors] == ["name"]
+    assert "at most 33" in info.value.errors[0].message

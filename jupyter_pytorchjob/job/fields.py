@@ -124,6 +124,30 @@ FIELDS: tuple[JobField, ...] = (
         flag="--runtime",
         metavar="NAME",
     ),
+    # A TrainJob's initializers (spec.initializer.dataset|model.storageUri): the runtime's
+    # dataset-/model-initializer job downloads into its volume, /workspace/dataset|model.
+    JobField(
+        "dataset",
+        "storage_uri",
+        "basics",
+        "a TrainJob's dataset, a URI such as hf://tatsu-lab/alpaca or s3://bucket/path: the "
+        "runtime's dataset initializer puts it in /workspace/dataset (locally: file:// only, "
+        "copied)",
+        nullable=True,
+        flag="--dataset",
+        metavar="URI",
+    ),
+    JobField(
+        "model",
+        "storage_uri",
+        "basics",
+        "a TrainJob's model, a URI such as hf://meta-llama/Llama-3.2-1B-Instruct: the "
+        "runtime's model initializer puts it in /workspace/model (locally: file:// only, "
+        "copied)",
+        nullable=True,
+        flag="--model",
+        metavar="URI",
+    ),
     JobField(
         "command",
         "words",
@@ -453,6 +477,7 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "priority_class": {"type": "string"},
     "kind": {"type": "string"},
     "runtime": {"type": "string"},
+    "storage_uri": {"type": "string"},
     "count": {"type": ["integer", "string"]},
     "nproc": {"type": ["integer", "string"]},
     "optional_count": {"type": ["integer", "string"]},

@@ -77,6 +77,10 @@ SCRIPT_MAX_BYTES = 120 * 1024
 # Linux's limit on one argument or one NAME=value environment string, its NUL included:
 # a longer one makes exec fail (E2BIG) after the job was accepted.
 MAX_ARG_STRLEN = 131072
+# A TrainJob's initializer ``storageUri`` (Trainer v2.3.0 CRD trainer.kubeflow.org_trainjobs
+# .yaml, spec.initializer.{dataset,model}.storageUri: maxLength and the CEL rule).
+STORAGE_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://.+$")
+MAX_STORAGE_URI = 2048
 SHM_MOUNT = "/dev/shm"  # noqa: S108 - a path inside the pod, not a temp file
 
 
@@ -148,6 +152,8 @@ class JobSpec:
     image: str | None  # None: the runtime's (a TrainJob only)
     kind: str = "PyTorchJob"
     runtime: str | None = None
+    dataset: str | None = None  # a TrainJob's initializer.dataset.storageUri
+    model: str | None = None  # a TrainJob's initializer.model.storageUri
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     script: str | None = None
@@ -365,6 +371,21 @@ class _WireReader:
         problem = rules.check_dns1123_subdomain(value)
         if problem:
             self.fail(f.wire, f"must name a training runtime: {problem}")
+            return None
+        return value
+
+    def read_storage_uri(self, f: JobField) -> str | None:
+        """A URI as the TrainJob CRD takes it (``storageUri``: ``scheme://...``, at most
+        2048 characters); an empty one is unset."""
+        value = self.text(f.wire, default=None)
+        if not value:
+            return None
+        if len(value) > MAX_STORAGE_URI or not STORAGE_URI.match(value):
+            self.fail(
+                f.wire,
+                f"must be a URI such as hf://org/name or s3://bucket/path (scheme://..., at "
+                f"most {MAX_STORAGE_URI} characters), got {value[:80]!r}",
+            )
             return None
         return value
 

@@ -3,6 +3,7 @@
 * ``store``      - the on-disk state of each job (one directory per job).
 * ``index``      - the settled jobs in one file, so a list need not read each job's.
 * ``plan``       - JobSpec -> what each node process runs (argv, env, cwd).
+* ``initializers`` - a TrainJob's ``file://`` dataset and model copied to its /workspace.
 * ``supervisor`` - the detached per-job process that runs, restarts and logs nodes.
 * ``watchdog``   - the supervisor's parent: stops what it leaves, records how it died.
 * ``reaping``    - stopping leftovers: only our own children and the groups they hold.

@@ -46,7 +46,7 @@ from ..base import (
     unknown_replica,
 )
 from ..logmerge import TimeMerge
-from . import index
+from . import index, initializers
 from .controllers import CONTROLLERS, CRASH_BACK_OFF, FAILURE_KEY, MESSAGE_KEY
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
@@ -142,6 +142,7 @@ class LocalBackend(Backend):
                 ]
             )
         self._check_nodes(spec)
+        initializers.local_sources(spec)  # what cannot be copied is refused before planning
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
         info = await asyncio.to_thread(self._create, spec)
         info.warnings[:0] = spec.warnings
@@ -172,6 +173,7 @@ class LocalBackend(Backend):
         kind = kind_for(spec)
         manifest = kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        sources = initializers.local_sources(spec)
         jobdir = JobDir(self.jobs_dir / spec.name)
         port = free_port()
         plans = plan_nodes(
@@ -182,6 +184,7 @@ class LocalBackend(Backend):
             gpu_count=gpu_count() if spec.gpus else 0,
             script_path=jobdir.script,
             manifest=manifest,
+            workspace=jobdir.workspace if sources else None,
         )
         # Owner only: a job's logs, script and state are nobody else's to read.
         self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -200,6 +203,14 @@ class LocalBackend(Backend):
             for directory in claim_dir.values():
                 directory.mkdir(parents=True, exist_ok=True)
             jobdir.logs.mkdir()
+            for part, local in initializers.initialize(jobdir.workspace, sources).items():
+                jobdir.add_event(
+                    "Normal",
+                    "Initialized",
+                    f"{part} {getattr(spec, part)} copied to {initializers.WORKSPACE}/{part} "
+                    f"(here {local}), as the runtime's {part}-initializer would",
+                    spec.name,
+                )
             if spec.script is not None:
                 jobdir.script.parent.mkdir()
                 jobdir.script.write_text(spec.script, encoding="utf-8")

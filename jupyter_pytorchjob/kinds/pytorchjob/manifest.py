@@ -60,11 +60,18 @@ KIND = "PyTorchJob"
 def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
     """The PyTorchJob for ``spec``; raises ``JobSpecInvalid`` if the result would be
     refused by the operator's webhook (possible only through ``extras``)."""
-    if spec.kind != KIND or spec.runtime is not None:
-        problems = [FieldError("kind", f"must be {KIND} to build a {KIND}")]
-        if spec.runtime is not None:
-            problems = [FieldError("runtime", "only a TrainJob runs on a training runtime")]
-        raise JobSpecInvalid(problems)
+    trainjob_only = [
+        FieldError(wire, why)
+        for wire, value, why in (
+            ("runtime", spec.runtime, "only a TrainJob runs on a training runtime"),
+            ("dataset", spec.dataset, "only a TrainJob's runtime initializes a dataset"),
+            ("model", spec.model, "only a TrainJob's runtime initializes a model"),
+        )
+        if value is not None
+    ]
+    if spec.kind != KIND or trainjob_only:
+        wrong_kind = FieldError("kind", f"must be {KIND} to build a {KIND}")
+        raise JobSpecInvalid(trainjob_only or [wrong_kind])
     metadata = job_metadata(spec, namespace)
     run_policy: dict[str, Any] = {"cleanPodPolicy": spec.clean_pod_policy}
     if spec.backoff_limit is not None:

@@ -12,6 +12,8 @@ both named ``node``). The form's fields go where v2.3 takes them:
   annotations into one ``runtimePatches`` entry of our own manager, aimed at the ``node``
   replicated job (a container patch may only add env, mounts and a security context, so
   the volumes go on the pod and the mounts on container ``node``);
+* ``dataset``/``model`` -> ``initializer.dataset|model.storageUri`` (the runtime's
+  initializer jobs download them; their ``env`` and ``secretRef`` are kept in ``extras``);
 * ``deadline`` -> ``activeDeadlineSeconds``; the Kueue queue and the logdir as on a
   PyTorchJob (a label and an annotation).
 
@@ -175,6 +177,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         },
         "trainer": trainer,
     }
+    initializer = {
+        part: {"storageUri": uri}
+        for part, uri in (("dataset", spec.dataset), ("model", spec.model))
+        if uri is not None
+    }
+    if initializer:
+        body["initializer"] = initializer
     if spec.deadline is not None:
         body["activeDeadlineSeconds"] = spec.deadline
     pod_patch = _pod_patch(spec)
@@ -253,6 +262,13 @@ def _runtime_name(spec: Mapping[str, Any]) -> str | None:
     return None if name == DEFAULT_RUNTIME else name
 
 
+def _storage_uri(spec: Mapping[str, Any], part: str) -> Any:
+    """``initializer.<part>.storageUri`` (its env and secretRef stay in ``extras``)."""
+    initializer = spec.get("initializer")
+    entry = initializer.get(part) if isinstance(initializer, Mapping) else None
+    return entry.get("storageUri") if isinstance(entry, Mapping) else None
+
+
 def _our_pod_patch(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``node`` pod template of our own runtime patch (empty without one)."""
     for entry in spec.get("runtimePatches") or []:
@@ -294,6 +310,8 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "image": trainer.get("image"),
         "kind": KIND,
         "runtime": _runtime_name(spec),
+        "dataset": _storage_uri(spec, "dataset"),
+        "model": _storage_uri(spec, "model"),
         "command": run["command"],
         "args": run["args"],
         "script": run["script"],
