@@ -526,3 +526,72 @@ async def test_the_fake_stores_whole_numbers_as_an_api_server_does(
     clone = TRAINJOB.parse(job.manifest)
     assert (clone.gpus, clone.cpu) == (1, "2")
     assert TRAINJOB.build(clone.with_changes(name="clone"))["spec"]["trainer"]["numNodes"] == 1
+
+
+# -- initializers (the runtimes of ../shared/runtimes/more) -------------------------------
+
+
+async def test_initializers_run_first_as_their_own_replicas(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """On a torchtune runtime the dataset and model initializers are replicas before the
+    nodes, with their own logs; the node job starts when both completed (the runtime's
+    dependsOn), and the job's URIs reach the initializers as STORAGE_URI
+    (plugins/jobset/builder.go:41-97 at v2.3.0)."""
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    spec = trainjob(
+        runtime="torchtune-llama3.2-1b",
+        command=["tune", "run"],
+        dataset="hf://tatsu-lab/alpaca",
+        model="hf://meta-llama/Llama-3.2-1B-Instruct",
+        gpus=1,
+    )
+    await backend.submit(spec)
+    trainer = fake_kube.trainer
+    job = await backend.get_job("tj")
+    assert [(r.name, r.phase) for r in job.replicas] == [
+        ("dataset-initializer-0", "Pending"),
+        ("model-initializer-0", "Pending"),
+        ("node-0", "Pending"),
+    ]
+    (dataset_pod,) = trainer.pods(NS, "tj", "dataset-initializer")
+    (container,) = dataset_pod["spec"]["containers"]
+    assert {"name": "STORAGE_URI", "value": "hf://tatsu-lab/alpaca"} in container["env"]
+    assert trainer.pods(NS, "tj") == []  # the nodes wait for the initializers
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.run(NS, "tj", rjob)
+        (pod,) = trainer.pods(NS, "tj", rjob)
+        fake_kube.append_log(NS, pod["metadata"]["name"], rjob, f"{rjob} downloading\n")
+    job = await backend.get_job("tj")
+    assert job.state is JobState.CREATED  # initializing: no node runs yet
+    assert [r.phase for r in job.replicas] == ["Running", "Running", "Pending"]
+    chunks = [c async for c in backend.logs("tj")]
+    assert {c.replica: c.text for c in chunks} == {
+        "dataset-initializer-0": "dataset-initializer downloading\n",
+        "model-initializer-0": "model-initializer downloading\n",
+    }
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.succeed(NS, "tj", rjob=rjob)
+    trainer.run(NS, "tj")
+    job = await backend.get_job("tj")
+    assert [(r.name, r.phase) for r in job.replicas] == [
+        ("dataset-initializer-0", "Succeeded"),
+        ("model-initializer-0", "Succeeded"),
+        ("node-0", "Running"),
+    ]
+    assert job.state is JobState.RUNNING
+
+
+async def test_an_initializer_the_runtime_lacks_is_refused_by_its_field(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """torch-distributed has no dataset-initializer job: the Trainer's webhook would refuse
+    the job (plugins/jobset/jobset.go:112-115 at v2.3.0); we say so naming ``dataset``."""
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob(dataset="hf://tatsu-lab/alpaca"))
+    (error,) = info.value.errors
+    assert error.field == "dataset" and "no dataset-initializer job" in error.message
+    # The fake's webhook says the same of the manifest as written (kubectl create).
+    manifest = TRAINJOB.build(trainjob(dataset="hf://tatsu-lab/alpaca"), namespace=NS)
+    errors = fake_kube.trainer.webhook(manifest, None)
+    assert any("must have dataset-initializer job" in e for e in errors)

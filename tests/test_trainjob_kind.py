@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.fields import DEFAULT_IMAGE
+from jupyter_pytorchjob.job.progress import chief_replica
 from jupyter_pytorchjob.job.status import JobState
 from jupyter_pytorchjob.kinds import kind_named
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
@@ -211,15 +212,17 @@ def test_what_a_trainjob_cannot_express_is_refused_by_name(field: str, value: An
 # -- state ------------------------------------------------------------------------------
 
 
-def pod(index: int, phase: str, *, job: str = "demo", **status: Any) -> dict[str, Any]:
-    """A JobSet pod of the ``node`` replicated job, labelled as notes/trainjob.md §4 says."""
+def pod(
+    index: int, phase: str, *, job: str = "demo", rjob: str = "node", **status: Any
+) -> dict[str, Any]:
+    """A JobSet pod of the ``rjob`` replicated job, labelled as notes/trainjob.md §4 says."""
     return {
         "metadata": {
-            "name": f"{job}-node-0-{index}-abcde",
+            "name": f"{job}-{rjob}-0-{index}-abcde",
             "creationTimestamp": "2026-11-23T10:00:00Z",
             "labels": {
                 "jobset.sigs.k8s.io/jobset-name": job,
-                "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                "jobset.sigs.k8s.io/replicatedjob-name": rjob,
                 "batch.kubernetes.io/job-completion-index": str(index),
             },
         },
@@ -278,11 +281,18 @@ def test_a_job_without_pods_or_status_says_why_after_a_while() -> None:
 
 
 def test_pods_are_found_by_jobsets_labels() -> None:
+    """The node and initializer pods, as the Kubeflow SDK's get_job selects them
+    (kubeflow 0.5.0 trainer/backends/kubernetes/backend.py, notes/trainjob.md §7)."""
     assert TRAINJOB.pod_selector("demo") == (
-        "jobset.sigs.k8s.io/jobset-name=demo,jobset.sigs.k8s.io/replicatedjob-name=node"
+        "jobset.sigs.k8s.io/jobset-name=demo,jobset.sigs.k8s.io/replicatedjob-name in "
+        "(dataset-initializer,model-initializer,node)"
     )
     assert TRAINJOB.job_of_pod(pod(1, "Running")) == "demo"
     assert TRAINJOB.replica_of_pod(pod(1, "Running")) == "node-1"
+    assert TRAINJOB.container_of_pod(pod(1, "Running")) == "node"
+    model = pod(0, "Running", rjob="model-initializer")
+    assert TRAINJOB.replica_of_pod(model) == "model-initializer-0"
+    assert TRAINJOB.container_of_pod(model) == "model-initializer"
     assert TRAINJOB.suspend_patch(True) == {"spec": {"suspend": True}}
 
 
@@ -523,3 +533,40 @@ def test_a_dataset_counts_its_initializer_in_the_name_limit() -> None:
         TRAINJOB.build(JobSpec.from_wire({**body, "dataset": "hf://a/b"}))
     assert [e.field for e in info.value.errors] == ["name"]
     assert "at most 33" in info.value.errors[0].message
+
+
+def test_initializer_pods_are_replicas_before_the_nodes() -> None:
+    """A dataset initializer the job asks for shows before the nodes, Pending until its
+    pod comes; a running initializer leaves the job Created (no node runs yet: the
+    runtime's node job dependsOn it), and its failure names it."""
+    job = trainjob()
+    job["status"] = {}
+    job["spec"]["initializer"] = {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}}
+    info = TRAINJOB.job_info(job, [])
+    assert [r.name for r in info.replicas] == ["dataset-initializer-0", "node-0", "node-1"]
+    init = pod(0, "Running", rjob="dataset-initializer")
+    model = pod(0, "Pending", rjob="model-initializer")  # the runtime's, not asked for
+    info = TRAINJOB.job_info(job, [model, init])
+    assert [(r.name, r.phase) for r in info.replicas] == [
+        ("dataset-initializer-0", "Running"),
+        ("model-initializer-0", "Pending"),
+        ("node-0", "Pending"),
+        ("node-1", "Pending"),
+    ]
+    assert info.state is JobState.CREATED
+    failed = pod(
+        0,
+        "Running",
+        rjob="dataset-initializer",
+        containerStatuses=[
+            {
+                "name": "dataset-initializer",
+                "restartCount": 1,
+                "state": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    )
+    run = TRAINJOB.failed_run(job, [failed, pod(0, "Pending")])
+    assert (run.failure.replica, run.failure.exit_code) == ("dataset-initializer-0", 1)
+    # Progress is rank 0's: node-0, whatever sorts first.
+    assert chief_replica(["dataset-initializer-0", "model-initializer-0", "node-0"]) == "node-0"

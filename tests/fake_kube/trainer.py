@@ -45,9 +45,12 @@ What the fake plays, row by row:
   ``status.trainerStatus`` as the server-side apply of field manager ``trainer-status``
   does (the whole ``trainerStatus`` replaced); the token check is left out.
 
-Left out: the runtime snapshot ConfigMap (KEP-2599), initializer jobs' own containers (built
-from the runtime template only), MPI/JAX/XGBoost plugins, JobSet ``maxRestarts`` > 0,
-``dependsOn``/``startupPolicy`` ordering, Kueue/``managedBy`` other than the default
+- **Initializers**: the webhook's initializer checks, ``STORAGE_URI``/env/``envFrom`` into
+  the initializer containers (``Builder.Initializer``), JobSet's ``dependsOn`` (the node job
+  made once the initializers completed); the kubelet hooks take a replicated job.
+
+Left out: the runtime snapshot ConfigMap (KEP-2599), MPI/JAX/XGBoost plugins, JobSet
+``maxRestarts`` > 0, ``startupPolicy`` ordering, Kueue/``managedBy`` other than the default
 (such jobs are skipped, as the controller does), and the webhook's torchtune checks.
 """
 
@@ -80,6 +83,7 @@ MANAGED_BY = "trainer.kubeflow.org/trainjob-controller"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"  # §3, §8
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"  # §3, on the Job
 NODE = "node"  # the trainer replicatedJob and its container (§3)
+INITIALIZERS = ("dataset-initializer", "model-initializer")  # ancestor labels and jobs (§8)
 MASTER_PORT = 29500  # constants.ContainerTrainerPort (§3)
 # constants.TorchRunReservedEnvNames (§2)
 RESERVED_ENV = (
@@ -460,6 +464,7 @@ class Trainer:
                                 f"{cwhere}.env: Invalid value: {_go(cpatch['env'])}: must not "
                                 f"have env patches for the {cpatch['name']} container"
                             )
+        errors += self._initializer_errors(spec, rjobs)
         if old is not None and spec.get("runtimePatches") != (old.get("spec") or {}).get(
             "runtimePatches"
         ):
@@ -483,6 +488,39 @@ class Trainer:
                 errors.append(
                     f"spec.trainer.env: Invalid value: {_go(spec['trainer']['env'])}: must not "
                     f"have reserved envs, invalid envs configured: [{' '.join(reserved)}]"
+                )
+        return errors
+
+    @staticmethod
+    def _initializer_errors(spec: Mapping[str, Any], rjobs: Mapping[str, Any]) -> list[str]:
+        """An initializer needs its job, container and ``initializer`` volume mount in the
+        runtime (plugins/jobset/jobset.go:112-170 at v2.3.0)."""
+        errors = []
+        where = f"spec.runtimeRef: Invalid value: {_go(spec.get('runtimeRef'))}"
+        for part in ("dataset", "model"):
+            if (spec.get("initializer") or {}).get(part) is None:
+                continue
+            rjob = f"{part}-initializer"
+            containers = {
+                c["name"]: c
+                for c in (_pod_template(copy.deepcopy(rjobs[rjob])).get("spec") or {}).get(
+                    "containers"
+                )
+                or []
+            } if rjob in rjobs else {}  # fmt: skip
+            if rjob not in rjobs:
+                errors.append(
+                    f"{where}: must have {rjob} job when trainJob is configured with input "
+                    f"{part}Config"
+                )
+            elif rjob not in containers:
+                errors.append(f"{where}: must have container with name - {rjob} in the {rjob} job")
+            elif not any(
+                m.get("name") == "initializer" for m in containers[rjob].get("volumeMounts") or []
+            ):
+                errors.append(
+                    f"{where}: must have volumeMount with name - initializer in container "
+                    f"{rjob} of the {rjob} job"
                 )
         return errors
 
@@ -637,6 +675,8 @@ class Trainer:
             else:
                 job_spec.setdefault("parallelism", 1)
                 job_spec.setdefault("completions", 1)
+                if ancestor in INITIALIZERS:
+                    self._initializer_env(spec, ancestor, pod)
         network = js_spec.setdefault("network", {})
         network.setdefault("enableDNSHostnames", True)
         network.setdefault("publishNotReadyAddresses", True)
@@ -654,6 +694,25 @@ class Trainer:
             "spec": js_spec,
             "status": {},
         }  # fmt: skip
+
+    @staticmethod
+    def _initializer_env(spec: Mapping[str, Any], ancestor: str, pod: dict[str, Any]) -> None:
+        """``Builder.Initializer`` (plugins/jobset/builder.go:41-97 at v2.3.0): the
+        TrainJob's ``storageUri`` as ``STORAGE_URI``, its env upserted, its secret as
+        ``envFrom`` - into the container named as the initializer."""
+        wanted = (spec.get("initializer") or {}).get(ancestor.removesuffix("-initializer"))
+        if not wanted:
+            return
+        for container in pod.get("containers") or []:
+            if container.get("name") != ancestor:
+                continue
+            if wanted.get("storageUri") is not None:
+                _upsert_env(container, [{"name": "STORAGE_URI", "value": wanted["storageUri"]}])
+            _upsert_env(container, wanted.get("env") or [])
+            if wanted.get("secretRef"):
+                container.setdefault("envFrom", []).append(
+                    {"secretRef": {"name": wanted["secretRef"]["name"]}}
+                )
 
     @staticmethod
     def _torch_env(trainjob: Mapping[str, Any], container: dict[str, Any], nodes: int) -> None:
@@ -788,12 +847,17 @@ class Trainer:
         all_complete = True
         global_index = 0
         total = sum(int(r.get("replicas", 1)) for r in spec.get("replicatedJobs") or [])
+        before = {r["name"]: r for r in status.get("replicatedJobsStatus") or []}
         for rjob in spec.get("replicatedJobs") or []:
             counts = {"name": rjob["name"], "ready": 0, "succeeded": 0, "failed": 0,
                       "active": 0, "suspended": 0}  # fmt: skip
             for index in range(int(rjob.get("replicas", 1))):
                 job_name = f"{name}-{rjob['name']}-{index}"
                 job = self.fake.get("jobs", ns, job_name)
+                if job is None and not self._dependencies_reached(rjob, spec, before):
+                    all_complete = False  # not made until what it dependsOn is done
+                    global_index += 1
+                    continue
                 if job is None:
                     job = self._create_job(jobset, rjob, index, global_index, total)
                     changed = True
@@ -834,6 +898,25 @@ class Trainer:
             self._event("JobSet", jobset, "Normal", "AllJobsCompleted",
                         "jobset completed successfully", "jobset")  # fmt: skip
         return self._save("jobsets", jobset, status) or changed
+
+    @staticmethod
+    def _dependencies_reached(
+        rjob: Mapping[str, Any], spec: Mapping[str, Any], before: Mapping[str, Any]
+    ) -> bool:
+        """``dependencyReachedStatus`` (jobset v0.12.0 pkg/controllers/depends_on.go:9-27):
+        every ``dependsOn`` job reached its status in the last ``replicatedJobsStatus`` -
+        Complete: all its Jobs succeeded; Ready: all ready, failed or succeeded."""
+        replicas = {r["name"]: int(r.get("replicas", 1)) for r in spec.get("replicatedJobs") or []}
+        for dep in rjob.get("dependsOn") or []:
+            got = before.get(dep["name"]) or {}
+            if dep.get("status") == "Complete":
+                reached = got.get("succeeded", 0) == replicas.get(dep["name"])
+            else:
+                done = got.get("ready", 0) + got.get("failed", 0) + got.get("succeeded", 0)
+                reached = done == replicas.get(dep["name"])
+            if not reached:
+                return False
+        return True
 
     def _create_job(
         self,
@@ -988,9 +1071,9 @@ class Trainer:
 
     # -- the kubelet and the clock: test hooks ---------------------------------------------------
 
-    def run(self, ns: str, name: str) -> None:
-        """Every live pod's containers running; then the controllers reconcile."""
-        for pod in self.pods(ns, name):
+    def run(self, ns: str, name: str, rjob: str = NODE) -> None:
+        """Every live pod's containers of ``rjob`` running; then the controllers reconcile."""
+        for pod in self.pods(ns, name, rjob):
             if pod["status"].get("phase") not in ("Pending", "Running"):
                 continue
             for container in pod["spec"].get("containers") or []:
@@ -1001,9 +1084,9 @@ class Trainer:
                                 f"Started container {container['name']}", "kubelet")  # fmt: skip
         self.reconcile(ns, name)
 
-    def succeed(self, ns: str, name: str, index: int | None = None) -> None:
-        """Node ``index`` (every node when None) exits 0: its pod ends Succeeded."""
-        for pod in self.pods(ns, name):
+    def succeed(self, ns: str, name: str, index: int | None = None, rjob: str = NODE) -> None:
+        """Pod ``index`` (every one when None) of ``rjob`` exits 0: it ends Succeeded."""
+        for pod in self.pods(ns, name, rjob):
             labels = pod["metadata"]["labels"]
             if pod["status"].get("phase") not in ("Pending", "Running"):
                 continue
@@ -1013,10 +1096,13 @@ class Trainer:
 
     def _terminate(self, pod: dict[str, Any], code: int, reason: str | None = None) -> None:
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
-        entry = self.fake._status_entry(pod, NODE)
+        # The main container: an initializer's is named as its job (§8).
+        rjob = pod["metadata"]["labels"].get(RJOB_NAME)
+        container = rjob if rjob in INITIALIZERS else NODE
+        entry = self.fake._status_entry(pod, container)
         if entry is None or "running" not in (entry.get("state") or {}):
-            self.fake.append_log(ns, pname, NODE, b"")
-        self.fake.terminate(ns, pname, NODE, code, reason)
+            self.fake.append_log(ns, pname, container, b"")
+        self.fake.terminate(ns, pname, container, code, reason)
 
     def exit(self, ns: str, name: str, index: int = 0, exit_code: int = 1) -> None:
         """Node ``index``'s container exits non-zero: under ``OnFailure`` the kubelet restarts

@@ -76,6 +76,23 @@ def name_problems(
     ]
 
 
+def initializer_problems(
+    manifest: Mapping[str, Any], initializers: Iterable[str], runtime: str
+) -> list[FieldError]:
+    """An initializer the job asks for whose job the runtime lacks (the Trainer's webhook
+    refuses it: plugins/jobset/jobset.go:112-115,142-145 at v2.3.0), named by its field."""
+    have = set(initializers)
+    return [
+        FieldError(
+            rjob.removesuffix("-initializer"),
+            f"runtime {runtime!r} has no {rjob} job to fetch it; use a runtime that has one "
+            "(GET runtimes: initializers), such as the torchtune ones",
+        )
+        for rjob in _replicated_jobs(manifest.get("spec") or {})[1:]
+        if rjob not in have
+    ]
+
+
 def sdk_reads_limits(limits: Mapping[str, Any]) -> bool:
     """Whether the Kubeflow SDK can read a device from pod ``limits`` (none at all: yes)."""
     return not limits or any(
