@@ -11,8 +11,9 @@ JobSet, the Job controller); a PyTorchJob's follows the Training Operator v1.9.4
   Succeeded when the Master exits 0 (without a Master: when every Worker has, or one
   with ``elasticPolicy``);
 * OnFailure restarts a failed node in place and Always any node that ends, even with
-  exit 0 (so under Always the Master never succeeds): after a back-off of 10 s
-  doubling to 5 min, during which the node shows CrashLoopBackOff; the job stays
+  exit 0 (so under Always the Master never succeeds): as the kubelet does, the first
+  time at once, then after a back-off of 10 s doubling to 5 min, during which the node
+  shows CrashLoopBackOff, starting over once a run lasted 10 min; the job stays
   Running (no Restarting condition), the run's log becomes the previous log, and the
   job fails as soon as the restarts of the running nodes reach backoffLimit;
 * ExitCode recreates a node that exits with 128-255 (a new "pod": restarts 0, its
@@ -121,6 +122,11 @@ class Replica:
     ended: float | None = None  # when its last run ended
     # In CrashLoopBackOff: when the kubelet would start the container again.
     back_off_until: float | None = None
+    # The kubelet's back-off entry for the container (flowcontrol.Backoff): the wait
+    # before the next restart (None: no entry, the next crash restarts at once) and when
+    # it was last moved on (the restart).
+    back_off: float | None = None
+    back_off_updated: float = 0.0
 
     @property
     def rtype(self) -> str:
@@ -405,26 +411,37 @@ class Supervisor(OperatorRules):
         self.reconcile(failed=replica if replica.phase == "Failed" else None)
 
     def crash_loop(self, replica: Replica, code: int) -> None:
-        """Restarted in place after a back-off: the pod stays Running, restartCount + 1,
-        the run's log becomes the previous container's log."""
+        """Restarted in place: the pod stays Running, restartCount + 1, the run's log
+        becomes the previous container's log. When, as the kubelet decides it
+        (``doBackOff``, pkg/kubelet/kuberuntime/kuberuntime_manager.go, over client-go
+        util/flowcontrol/backoff.go, kubelet v1.20): a container without a back-off entry
+        restarts at once and gets one of 10 s; with one it waits it out in
+        CrashLoopBackOff and the entry doubles (at most 5 min); an entry not moved on for
+        twice the longest wait (``hasExpired``: a run of 10 min) counts as none."""
         replica.restarts += 1
-        delay = min(
-            self.back_off * 2 ** (replica.restarts - 1), self.back_off * CRASH_BACK_OFF_GROWTH
-        )
+        now = time.time()
+        longest = self.back_off * CRASH_BACK_OFF_GROWTH
+        if replica.back_off is None or now - replica.back_off_updated > 2 * longest:
+            delay, replica.back_off = 0.0, self.back_off
+        else:
+            delay = replica.back_off
+            replica.back_off = min(2 * delay, longest)
+        replica.back_off_updated = now + delay  # Backoff.Next runs at the restart
         replica.phase = "Running"
         replica.exit_code = code
-        replica.reason = "CrashLoopBackOff"
-        replica.message = (
-            f"back-off {go_duration(delay)} restarting failed container={self.container} "
-            f"pod={self.pod_name(replica)}"
-        )
-        replica.back_off_until = time.time() + delay
+        replica.back_off_until = now + delay
         log = self.jobdir.log(replica.plan.replica)
         if log.exists():
             log.replace(self.jobdir.log(replica.plan.replica, previous=True))
-        self.jobdir.add_event(
-            "Warning", "BackOff", "Back-off restarting failed container", replica.plan.replica
-        )
+        if delay:
+            replica.reason = "CrashLoopBackOff"
+            replica.message = (
+                f"back-off {go_duration(delay)} restarting failed container={self.container} "
+                f"pod={self.pod_name(replica)}"
+            )
+            self.jobdir.add_event(
+                "Warning", "BackOff", "Back-off restarting failed container", replica.plan.replica
+            )
         self.save()
 
     def reconcile(self, failed: Replica | None = None) -> None:
@@ -508,6 +525,7 @@ class Supervisor(OperatorRules):
             return
         self.remove_logs(replica)
         replica.restarts = 0
+        replica.back_off = None  # a new pod: a new container, no back-off entry
         self.jobdir.add_event(
             "Normal",
             "SuccessfulDeletePod",
@@ -582,6 +600,7 @@ class Supervisor(OperatorRules):
         )
         for replica in self.replicas.values():
             replica.restarts = 0
+            replica.back_off = None
             replica.exit_code = None
             self.remove_logs(replica)
 
