@@ -595,3 +595,71 @@ async def test_an_initializer_the_runtime_lacks_is_refused_by_its_field(
     manifest = TRAINJOB.build(trainjob(dataset="hf://tatsu-lab/alpaca"), namespace=NS)
     errors = fake_kube.trainer.webhook(manifest, None)
     assert any("must have dataset-initializer job" in e for e in errors)
+
+
+def node_container(fake_kube: FakeKube, name: str = "tj") -> dict[str, Any]:
+    trainer = fake_kube.trainer
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.run(NS, name, rjob)
+        trainer.succeed(NS, name, rjob=rjob)
+    (container,) = trainer.pod(NS, name, 0)["spec"]["containers"]
+    return container  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "completed"),
+    [
+        # torchtune.go:108-134 (getRecipeAndConfig) at v2.3.0: one node of one GPU
+        (1, ["full_finetune_single_device", "--config", "llama3_2/1B_full_single_device"]),
+        # torch.go:182-191: more than one GPU (auto) adds the rendezvous endpoint
+        (
+            2,
+            [
+                "--rdzv_endpoint=tj-node-0-0.tj:29500",
+                "full_finetune_distributed",
+                "--config",
+                "llama3_2/1B_full",
+            ],
+        ),
+    ],
+)
+async def test_a_torchtune_job_runs_the_command_the_runtime_completes(
+    backend: KubernetesBackend, fake_kube: FakeKube, gpus: int, completed: list[str]
+) -> None:
+    """``ptjob submit --runtime torchtune-llama3.2-1b -- tune run epochs=1``: the torch
+    plugin appends the rendezvous, recipe and config, then the runtime's own paths
+    (extractOverridesFromRuntime, torchtune.go:172-197; manifests/base/runtimes/
+    torchtune/llama3_2/llama3_2_1B.yaml), keeps the overrides as args and sets no
+    PET_MASTER_* (torch.go:175-200)."""
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    spec = trainjob(runtime="torchtune-llama3.2-1b", command=["tune", "run", "epochs=1"], gpus=gpus)
+    await backend.submit(spec)
+    container = node_container(fake_kube)
+    assert container["command"] == [
+        "tune",
+        "run",
+        *completed,
+        "output_dir=/workspace/output",
+        "tokenizer.path=/workspace/model/original/tokenizer.model",
+        "checkpointer.checkpoint_dir=/workspace/model",
+    ]
+    assert container["args"] == ["epochs=1"]
+    env = {e["name"] for e in container["env"]}
+    assert "PET_NNODES" in env and not {"PET_MASTER_ADDR", "PET_MASTER_PORT"} & env
+    job = await backend.get_job("tj")
+    assert [r.name for r in job.replicas][-1] == "node-0"
+
+
+async def test_a_torchtune_job_may_run_the_runtimes_command_as_written(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    runtime = read_yaml(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    await backend.submit(
+        JobSpec.from_wire({"name": "tj", "kind": "TrainJob", "runtime": "torchtune-llama3.2-1b"})
+    )
+    written = runtime["spec"]["template"]["spec"]["replicatedJobs"][2]["template"]["spec"]
+    assert (
+        node_container(fake_kube)["command"]
+        == (written["template"]["spec"]["containers"][0]["command"])
+    )

@@ -570,3 +570,42 @@ def test_initializer_pods_are_replicas_before_the_nodes() -> None:
     assert (run.failure.replica, run.failure.exit_code) == ("dataset-initializer-0", 1)
     # Progress is rank 0's: node-0, whatever sorts first.
     assert chief_replica(["dataset-initializer-0", "model-initializer-0", "node-0"]) == "node-0"
+
+
+# -- torchtune (BuiltinTrainer) runtimes -----------------------------------------------
+
+
+def test_tune_run_is_left_for_the_runtime_to_complete() -> None:
+    """The torch plugin completes a command that is exactly ``tune run`` (torch.go:175-200
+    at v2.3.0), so the overrides after it go as args; a runtime-set path among them is
+    refused (torchtune.go:87-101), and so is the archive wrapper around the command."""
+    body = {
+        "kind": "TrainJob",
+        "name": "tune",
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run", "epochs=1"],
+        "args": ["batch_size=2"],
+    }
+    manifest = TRAINJOB.build(JobSpec.from_wire(body))
+    trainer = manifest["spec"]["trainer"]
+    assert trainer["command"] == ["tune", "run"]
+    assert trainer["args"] == ["epochs=1", "batch_size=2"]
+    assert TRAINJOB.build(TRAINJOB.parse(manifest)) == manifest
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire({**body, "args": ["output_dir=/mine"]}))
+    assert [e.field for e in info.value.errors] == ["spec.trainer.args[1]"]
+    archived = {**body, "logdir": "/ws/runs", "pvc": [{"claim": "c", "mountPath": "/ws"}]}
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire(archived))
+    assert [e.field for e in info.value.errors] == ["logArchive"]
+
+
+def test_a_named_runtime_may_run_its_own_command() -> None:
+    """A TrainJob on a named runtime needs no command: the runtime's runs as written
+    (a torchtune runtime's full ``tune run ...``); torch-distributed has none."""
+    spec = JobSpec.from_wire({"kind": "TrainJob", "name": "t", "runtime": "torchtune-llama3.2-1b"})
+    trainer = TRAINJOB.build(spec)["spec"]["trainer"]
+    assert "command" not in trainer and "args" not in trainer
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({"kind": "TrainJob", "name": "t"})
+    assert [e.field for e in info.value.errors] == ["command"]

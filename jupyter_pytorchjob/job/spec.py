@@ -310,7 +310,10 @@ class _WireReader:
         self.resolve_runtime_defaults(values)
         if values["name"] is not None:
             self.check_name_length(values["name"], values["nodes"], master=values["master"])
-        self.check_entrypoint(values["command"], values["args"], values["script"])
+        runtime_command = values["kind"] == TRAINJOB_KIND and values["runtime"] is not None
+        self.check_entrypoint(
+            values["command"], values["args"], values["script"], optional=runtime_command
+        )
         self.check_elastic(values)
         self.check_log_archive(values)
         logdir, shm = values["logdir"], values["shm"]
@@ -650,8 +653,16 @@ class _WireReader:
             )
 
     def check_entrypoint(
-        self, command: tuple[str, ...], args: tuple[str, ...], script: str | None
+        self,
+        command: tuple[str, ...],
+        args: tuple[str, ...],
+        script: str | None,
+        *,
+        optional: bool = False,
     ) -> None:
+        """One of a command and a script; neither only where the runtime has its own
+        (``optional``: a TrainJob on a named runtime, e.g. a torchtune one, runs the
+        runtime's command as written)."""
         if script is not None and command:
             self.fail("command", "give either a command or a script, not both")
         elif script is not None:
@@ -666,7 +677,7 @@ class _WireReader:
                     f"is {size} bytes; a script shipped inside the job may be at most "
                     f"{SCRIPT_MAX_BYTES} bytes. Put larger code on a PVC and give a command",
                 )
-        elif not command and not args:
+        elif not command and not args and not optional:
             self.fail("command", "is required: give a command (e.g. python train.py) or a script")
         elif command and not command[0].strip():
             self.fail("command", "must not start with an empty word")

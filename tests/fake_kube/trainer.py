@@ -45,6 +45,9 @@ What the fake plays, row by row:
   ``status.trainerStatus`` as the server-side apply of field manager ``trainer-status``
   does (the whole ``trainerStatus`` replaced); the token check is left out.
 
+- **torchtune**: the webhook's ``validateTorchTune`` (model, nodes, immutable configs) and
+  the torch plugin completing ``tune run`` (rendezvous, ``getRecipeAndConfig``, the
+  runtime's paths; no ``PET_MASTER_*``).
 - **Initializers**: the webhook's initializer checks, ``STORAGE_URI``/env/``envFrom`` into
   the initializer containers (``Builder.Initializer``), JobSet's ``dependsOn`` (the node job
   made once the initializers completed); the kubelet hooks take a replicated job.
@@ -331,19 +334,72 @@ def nproc_per_node(trainjob: Mapping[str, Any], resources: Mapping[str, Any]) ->
     trainer = (trainjob.get("spec") or {}).get("trainer") or {}
     if trainer.get("numProcPerNode") is not None:
         return str(trainer["numProcPerNode"])
-    inspected = trainer.get("resourcesPerNode") or resources
-    gpus = 0
-    for part in ("requests", "limits"):
-        named = [v for k, v in (inspected.get(part) or {}).items() if "gpu" in k.lower()]
-        if named and not gpus:
-            gpus = _quantity_ceil(named[0])
-    if gpus > 0:
+    if gpus_per_node(trainjob, resources) > 0:
         return "auto"
     requested = (resources.get("requests") or {}).get("cpu")
     limit = (resources.get("limits") or {}).get("cpu")
     if requested is not None and _quantity_ceil(requested) != 0:
         return str(max(1, _quantity_ceil(requested)))
     return str(max(1, _quantity_ceil(limit))) if limit is not None else "1"
+
+
+def gpus_per_node(trainjob: Mapping[str, Any], resources: Mapping[str, Any]) -> int:
+    """``GetNumGPUPerNode`` as ``nproc_per_node`` reads it (``gpuQ`` in torch.go:131)."""
+    trainer = (trainjob.get("spec") or {}).get("trainer") or {}
+    inspected = trainer.get("resourcesPerNode") or resources
+    gpus = 0
+    for part in ("requests", "limits"):
+        named = [v for k, v in (inspected.get(part) or {}).items() if "gpu" in k.lower()]
+        if named and not gpus:
+            gpus = _quantity_ceil(named[0])
+    return gpus
+
+
+# torchtune (pkg/constants/constants.go:205-318 at v2.3.0)
+TUNE_RUN = ["tune", "run"]  # TorchTuneEntrypoint
+TUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir",
+                  "tokenizer.merges_file")  # TorchTuneImmutableConfigs  # fmt: skip
+
+
+def _tune_model(runtime_name: str) -> str:
+    """``getModelFromRuntimeRef`` (torchtune.go:199-205): torchtune-llama3.2-1b ->
+    llama3_2/1B."""
+    fields = runtime_name.split("-")
+    return f"{fields[1].replace('.', '_')}/{fields[2].upper()}" if len(fields) == 3 else ""
+
+
+def _tune_arg_set(args: list[str], item: str) -> bool:
+    """``isBoolArgEnabled`` (torchtune.go:149-161)."""
+    for arg in args:
+        name, sep, value = arg.partition("=")
+        if sep and item in name and value.strip().lower() == "true":
+            return True
+    return False
+
+
+def tune_recipe_and_config(
+    runtime_name: str, nodes: int, nproc: str, gpus: int, args: list[str]
+) -> tuple[str, str]:
+    """``getRecipeAndConfig`` (torchtune.go:108-134)."""
+    lora = any("model.lora_attn_modules" in a for a in args)  # isLoraConfigEnabled
+    qlora = not _tune_arg_set(args, "model.use_dora") and _tune_arg_set(
+        args, "model.quantize_base"
+    )  # isUseQLoraFinetune
+    recipe, suffix = "full_finetune_distributed", "_full"
+    if nodes == 1 and (nproc == "1" or gpus == 1):
+        if qlora:
+            recipe, suffix = "lora_finetune_single_device", "_qlora_single_device"
+        elif lora:
+            recipe, suffix = "lora_finetune_single_device", "_lora_single_device"
+        else:
+            recipe, suffix = "full_finetune_single_device", "_full_single_device"
+    elif nodes == 1 and qlora:
+        recipe, suffix = "lora_finetune_distributed", "_qlora"
+    elif nodes == 1 and lora:
+        recipe, suffix = "lora_finetune_distributed", "_lora"
+    elif nodes > 1:
+        suffix = "_full_multinode"
+    return recipe, f"{_tune_model(runtime_name)}{suffix}"
 
 
 def _suffix() -> str:
@@ -488,6 +544,34 @@ class Trainer:
                 errors.append(
                     f"spec.trainer.env: Invalid value: {_go(spec['trainer']['env'])}: must not "
                     f"have reserved envs, invalid envs configured: [{' '.join(reserved)}]"
+                )
+            if (spec.get("trainer") or {}).get("command") == TUNE_RUN:
+                errors += self._torchtune_errors(spec)
+        return errors
+
+    @staticmethod
+    def _torchtune_errors(spec: Mapping[str, Any]) -> list[str]:
+        """``validateTorchTune`` (torchtune.go:35-106 at v2.3.0): a supported model, one
+        node but for 70B, no immutable config in the args (LoRA/QLoRA rules left out)."""
+        errors = []
+        ref, trainer = spec["runtimeRef"], spec["trainer"]
+        model = _tune_model(ref.get("name", ""))
+        if model not in ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B"):
+            errors.append(
+                f"spec.runtimeRef.name: Invalid value: {_go(ref.get('name'))}: must have a "
+                f"supported pretrained model, invalid model configured: {model}"
+            )
+        nodes = int(trainer.get("numNodes") or 1)
+        if nodes > 1 and model != "llama3_3/70B":
+            errors.append(
+                f"spec.trainer.numNodes: Invalid value: {nodes}: must be 1 for {model} model"
+            )
+        for i, arg in enumerate(trainer.get("args") or []):
+            key = arg.split("=", 1)[0]
+            if key in TUNE_IMMUTABLE:
+                errors.append(
+                    f"spec.trainer.args[{i}]: Invalid value: {_go(arg)}: must not set immutable "
+                    f'config "{key}" in trainer args; it is managed by the runtime'
                 )
         return errors
 
@@ -662,6 +746,7 @@ class Trainer:
                 for container in pod.get("containers") or []:
                     if container.get("name") != NODE:
                         continue
+                    runtime_command = list(container.get("command") or [])
                     for key in ("image", "command", "args"):
                         if trainer.get(key) is not None:
                             container[key] = copy.deepcopy(trainer[key])
@@ -671,7 +756,7 @@ class Trainer:
                             container.get("resources") or {}, trainer["resourcesPerNode"]
                         )
                     if "torch" in ml_policy:
-                        self._torch_env(trainjob, container, nodes)
+                        self._torch_env(trainjob, container, nodes, runtime_command)
             else:
                 job_spec.setdefault("parallelism", 1)
                 job_spec.setdefault("completions", 1)
@@ -715,19 +800,43 @@ class Trainer:
                 )
 
     @staticmethod
-    def _torch_env(trainjob: Mapping[str, Any], container: dict[str, Any], nodes: int) -> None:
-        """``EnforceMLPolicy``, plugins/torch/torch.go (§3)."""
+    def _torch_env(
+        trainjob: Mapping[str, Any],
+        container: dict[str, Any],
+        nodes: int,
+        runtime_command: list[str],
+    ) -> None:
+        """``EnforceMLPolicy``, plugins/torch/torch.go (§3); a ``tune run`` command gets no
+        ``PET_MASTER_*`` but the rendezvous, recipe, config and the runtime's immutable
+        overrides appended (torch.go:175-200 at v2.3.0)."""
         name = trainjob["metadata"]["name"]
-        nproc = nproc_per_node(trainjob, container.get("resources") or {})
+        resources = container.get("resources") or {}
+        nproc = nproc_per_node(trainjob, resources)
         _upsert_env(container, [
             {"name": "PET_NNODES", "value": str(nodes)},
             {"name": "PET_NPROC_PER_NODE", "value": nproc},
             {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
                 "apiVersion": "v1",
                 "fieldPath": f"metadata.annotations['{COMPLETION_INDEX}']"}}},
-            {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
-            {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
         ])  # fmt: skip
+        trainer = (trainjob.get("spec") or {}).get("trainer") or {}
+        if trainer.get("command") == TUNE_RUN:
+            gpus = gpus_per_node(trainjob, resources)
+            words = []
+            if nodes > 1 or (nproc.isdigit() and int(nproc) > 1) or (nproc == "auto" and gpus > 1):
+                words.append(f"--rdzv_endpoint={name}-{NODE}-0-0.{name}:{MASTER_PORT}")
+            recipe, config = tune_recipe_and_config(
+                trainjob["spec"]["runtimeRef"]["name"], nodes, nproc, gpus,
+                list(trainer.get("args") or []),
+            )  # fmt: skip
+            words += [recipe, "--config", config]
+            words += [w for w in runtime_command if w.split("=")[0] in TUNE_IMMUTABLE]
+            container["command"] = [*TUNE_RUN, *words]
+        else:
+            _upsert_env(container, [
+                {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
+                {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
+            ])  # fmt: skip
         ports = container.setdefault("ports", [])
         if not any(p.get("containerPort") == MASTER_PORT for p in ports):
             ports.append({"containerPort": MASTER_PORT, "protocol": "TCP"})

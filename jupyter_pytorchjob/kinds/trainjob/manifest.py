@@ -14,6 +14,8 @@ both named ``node``). The form's fields go where v2.3 takes them:
   the volumes go on the pod and the mounts on container ``node``);
 * ``dataset``/``model`` -> ``initializer.dataset|model.storageUri`` (the runtime's
   initializer jobs download them; their ``env`` and ``secretRef`` are kept in ``extras``);
+* a ``tune run K=V...`` command (torchtune runtimes) -> ``command: [tune, run]`` and the
+  overrides as ``args``, which the torch plugin completes with the recipe and config;
 * ``deadline`` -> ``activeDeadlineSeconds``; the Kueue queue and the logdir as on a
   PyTorchJob (a label and an annotation).
 
@@ -65,7 +67,7 @@ from ..manifests import (
     toleration,
     volumes_and_mounts,
 )
-from .rules import check_manifest, sdk_limits_problem
+from .rules import TUNE_RUN, check_manifest, sdk_limits_problem
 
 GROUP = "trainer.kubeflow.org"
 VERSION = "v1alpha1"
@@ -78,6 +80,14 @@ NODE = "node"
 # Our runtime patch: a domain-prefixed manager, as the JobSet plugin requires.
 MANAGER = "pytorchjob.jupyter.org/ptjob"
 UNBUFFERED = "PYTHONUNBUFFERED"
+# A BuiltinTrainer (torchtune) job: the torch plugin appends the rendezvous, the recipe,
+# its config and the runtime's paths to a command that is exactly ``rules.TUNE_RUN``
+# (pkg/runtime/framework/plugins/torch/torch.go:175-200 at v2.3.0); config overrides
+# (epochs=1, batch_size=4...) go as args.
+TUNE_RUN_WHY = (
+    "the torch runtime completes the command (recipe, --config, paths) only when it is "
+    "exactly 'tune run' (torch.go:175 at v2.3.0)"
+)
 # The runtime injects only the PET_* variables torchrun reads: a script always starts
 # through torchrun.
 SCRIPT_LAUNCHER = "torchrun"
@@ -157,6 +167,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
     run, env = entrypoint(spec, SCRIPT_LAUNCHER, NODE)
+    if tuple(spec.command[: len(TUNE_RUN)]) == TUNE_RUN:
+        if spec.log_archive_base is not None:
+            raise JobSpecInvalid(
+                [FieldError("logArchive", "must be off for a 'tune run' job: " + TUNE_RUN_WHY)]
+            )
+        # Exactly `tune run`, the config overrides as args: the torch plugin completes it.
+        run = {"command": list(TUNE_RUN), "args": [*spec.command[2:], *spec.args]}
     # What the user left unset stays unset: the runtime decides it (its image; the torch
     # plugin's process rule).
     trainer: dict[str, Any] = {} if spec.image is None else {"image": spec.image}
