@@ -107,6 +107,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if spec.elastic:
         manifest["spec"]["elasticPolicy"] = _elastic_policy(spec)
     extras = copy.deepcopy(dict(spec.extras))
+    legacy = (extras.get("spec") or {}).get("elasticPolicy")
+    if isinstance(legacy, dict) and legacy.get("nProcPerNode") is not None:
+        # The deprecated elasticPolicy.nProcPerNode, which v1.9.4 accepts with a warning
+        # but never beside spec.nprocPerNode (pytorchjob_webhook.go:101-107): the process
+        # count stays where the job keeps it.
+        del manifest["spec"]["nprocPerNode"]
+        legacy["nProcPerNode"] = _nproc(spec)
     extra_replicas = (extras.get("spec") or {}).get("pytorchReplicaSpecs") or {}
     for rtype in list(extra_replicas):
         if rtype not in replica_specs:  # e.g. fewer nodes now: no Worker to extend
