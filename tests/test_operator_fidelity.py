@@ -22,6 +22,7 @@ import pytest
 from jupyter_pytorchjob.backends import BackendError, JobInfo, JobNotFound, JobState
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.index import read_index
 from jupyter_pytorchjob.job import JobSpec
 
 from .local_jobs import collect_logs, eventually, running
@@ -511,6 +512,33 @@ async def test_ttl_from_completion_kills_stragglers(cluster: Local | Kube) -> No
 
     assert await eventually(deleted)
     assert await eventually(lambda: not any(running(pid) for pid in pids))
+
+
+async def test_a_permanent_exit_code_failure_is_never_deleted_by_the_ttl(
+    cluster: Local | Kube,
+) -> None:
+    """ExitCode with a code < 128 fails the job without a completionTime (v1.9.4
+    pkg/controller.v1/common/pod.go:366-371), and CleanupJob counts the TTL from it
+    (common/job.go:428-430: no completionTime, no cleanup): the job stays."""
+    await cluster.submit(
+        {"restartPolicy": "ExitCode", "ttl": 1, "backoffLimit": 3}, {"master-0": [1]}
+    )
+    job = await cluster.play("demo")
+    assert job.state is JobState.FAILED
+    await cluster.elapse("demo", 2)
+    if isinstance(cluster, Local):
+        jobs_dir = cluster.backend.jobs_dir
+
+        async def settled_or_gone() -> bool:
+            """The supervisor is done with the job: it expired it, or settled it (listed
+            in the index) once nothing was left to wait for."""
+            return "demo" in read_index(jobs_dir) or not (jobs_dir / "demo").exists()
+
+        assert await eventually(settled_or_gone)
+        events = await cluster.backend.events("demo")
+        assert any(e.reason == "TTLNotApplied" for e in events)
+    job = await cluster.backend.get_job("demo")  # not JobNotFound
+    assert job.state is JobState.FAILED
 
 
 async def test_suspend_and_resume(cluster: Local | Kube) -> None:

@@ -100,6 +100,13 @@ RESTARTING = "PyTorchJob {name} is restarting because {count} {rtype} replica(s)
 FAILED = "PyTorchJob {name} is failed because {count} {rtype} replica(s) failed."  # :435
 RECREATING = "job {name} is restarting because {rtype} replica(s) failed."  # common/pod.go:362
 FAILING = 'job "{name}" is failing because "{rtype}" replica(s) failed.'  # common/pod.go:369
+# In job.json: the operator failed the job without a completionTime (the FAILING path).
+NO_COMPLETION_TIME = "no_completion_time"
+NO_TTL = (
+    "ttlSecondsAfterFinished is not applied: the operator fails an ExitCode job for a "
+    "permanent exit code without a completion time, and counts the TTL from that (the "
+    "job stays until deleted)"
+)
 BACKOFF = "Job {name} has failed because it has reached the specified backoff limit"
 DEADLINE = "Job {name} has failed because it was active longer than specified deadline"
 SUSPENDED = "PyTorchJob {name} is suspended."  # common/job.go:146-166
@@ -457,7 +464,12 @@ class Supervisor(OperatorRules):
         if failed is not None and failed.policy == "ExitCode":
             exit_code = failed.exit_code if failed.exit_code is not None else 0
             if exit_code < 128:  # not retryable, util/train/train_util.go:24-26
+                # common/pod.go:366-371 sets Failed but no completionTime, and CleanupJob
+                # (common/job.go:428-430) then never applies the TTL: the job stays.
+                self.job[NO_COMPLETION_TIME] = True
                 self.fail(self.text(FAILING, rtype=failed.rtype))
+                if self.run_policy.get("ttlSecondsAfterFinished") is not None:
+                    self.jobdir.add_event("Warning", "TTLNotApplied", NO_TTL, self.name)
                 return
             message = self.text(RECREATING, rtype=failed.rtype)
             self.jobdir.add_event("Warning", "PyTorchJobRestarting", message, self.name)
@@ -658,6 +670,8 @@ class Supervisor(OperatorRules):
                 await self.clean_pods()
             if self.state.finished:
                 ttl = self.run_policy.get("ttlSecondsAfterFinished")
+                if self.job.get(NO_COMPLETION_TIME):
+                    ttl = None
                 if ttl is not None and time.time() >= self.job["finished"] + ttl:
                     await self.expire()
                     return
