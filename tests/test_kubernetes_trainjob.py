@@ -470,6 +470,15 @@ SDK_SHAPES: dict[str, dict[str, Any]] = {
     "amd-memory": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4", "memory": "1Gi"},
     "all": {"nodes": 2, "cpu": "500m", "memory": "1Gi", "gpus": 1, "nprocPerNode": 1},
     "script": {"command": [], "script": "print(1)", "shm": "1Gi"},
+    # a torchtune runtime: initializer pods (steps of their own for the SDK) and tune run
+    "tune": {
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run", "epochs=1"],
+        "dataset": "hf://tatsu-lab/alpaca",
+        "model": "hf://meta-llama/Llama-3.2-1B-Instruct",
+        "gpus": 1,
+    },
+    "tune-own": {"runtime": "torchtune-llama3.2-1b", "command": []},
 }
 
 
@@ -481,7 +490,8 @@ async def test_the_kubeflow_sdk_lists_the_namespace_after_every_job_we_submit(
     sdk = await asyncio.to_thread(sdk_client)
     for name, body in SDK_SHAPES.items():
         await backend.submit(trainjob(name, **body))
-        fake_kube.trainer.run(NS, name)
+        for rjob in ("dataset-initializer", "model-initializer", "node"):
+            fake_kube.trainer.run(NS, name, rjob)
         listed = await asyncio.to_thread(sdk.list_jobs)
         assert name in {job.name for job in listed}
 
