@@ -865,9 +865,16 @@ export interface IRuntime {
   replicatedJobs: string[];
 
   /**
-   * Its initializer jobs (`dataset-initializer`, `model-initializer`).
+   * Its initializer jobs (`dataset-initializer`, `model-initializer`): only
+   * then may a job set `dataset` / `model` (show those fields).
    */
   initializers: string[];
+
+  /**
+   * Its `node` container's command: what runs when the job gives none (a
+   * torchtune runtime's `tune run …`), for the command's placeholder.
+   */
+  command?: string[];
 
   /**
    * Why this tool cannot submit to it; `null` when it can.

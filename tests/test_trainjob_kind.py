@@ -609,3 +609,19 @@ def test_a_named_runtime_may_run_its_own_command() -> None:
     with pytest.raises(JobSpecInvalid) as info:
         JobSpec.from_wire({"kind": "TrainJob", "name": "t"})
     assert [e.field for e in info.value.errors] == ["command"]
+
+
+def test_the_more_runtimes_as_the_picker_shows_them() -> None:
+    """v2.3.0's other runtimes (../shared/runtimes/more): the torchtune ones run torch with
+    both initializers and their own ``tune run`` command (what runs with none given, the
+    form's placeholder); the data cache has a dataset initializer; other frameworks are
+    listed as unusable by a torchrun job."""
+    tune = runtime_of(shipped_runtime("more/llama3_2_1B.yaml"))
+    assert (tune.framework, tune.policy, tune.usable) == ("torchtune", "torch", None)
+    assert tune.initializers == ["dataset-initializer", "model-initializer"]
+    assert tune.command[:2] == ["tune", "run"] and "llama3_2/1B_full" in tune.command
+    assert tune.to_wire()["command"] == tune.command
+    cache = runtime_of(shipped_runtime("more/torch_distributed_with_cache.yaml"))
+    assert cache.initializers == ["dataset-initializer"] and cache.usable is None
+    for file in ("jax_distributed.yaml", "mlx_distributed.yaml", "xgboost_distributed.yaml"):
+        assert runtime_of(shipped_runtime(f"more/{file}")).usable is not None, file
