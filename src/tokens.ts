@@ -265,6 +265,16 @@ export interface IJobBody {
   model?: string | null;
 
   /**
+   * A Secret whose keys the dataset initializer gets as env (credentials).
+   */
+  datasetSecret?: string | null;
+
+  /**
+   * A Secret whose keys the model initializer gets as env (credentials).
+   */
+  modelSecret?: string | null;
+
+  /**
    * The command line, one word per item.
    */
   command?: string[];

@@ -78,7 +78,7 @@ def test_a_manifest_goes_back_through_its_own_kind() -> None:
 def test_a_kind_lists_the_fields_it_expresses() -> None:
     wire = PYTORCHJOB.to_wire()
     assert wire["kind"] == "PyTorchJob" and wire["apiVersion"] == "kubeflow.org/v1"
-    trainjob_only = ("runtime", "dataset", "model")
+    trainjob_only = ("runtime", "dataset", "model", "datasetSecret", "modelSecret")
     every = JobSpec(name="x", image="y").to_wire()
     assert wire["fields"] == [f for f in every if f not in trainjob_only]
     trainjob = TRAINJOB.to_wire()["fields"]

@@ -554,6 +554,7 @@ async def test_initializers_run_first_as_their_own_replicas(
         command=["tune", "run"],
         dataset="hf://tatsu-lab/alpaca",
         model="hf://meta-llama/Llama-3.2-1B-Instruct",
+        modelSecret="hf-token",
         gpus=1,
     )
     await backend.submit(spec)
@@ -567,6 +568,8 @@ async def test_initializers_run_first_as_their_own_replicas(
     (dataset_pod,) = trainer.pods(NS, "tj", "dataset-initializer")
     (container,) = dataset_pod["spec"]["containers"]
     assert {"name": "STORAGE_URI", "value": "hf://tatsu-lab/alpaca"} in container["env"]
+    (model_pod,) = trainer.pods(NS, "tj", "model-initializer")
+    assert model_pod["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
     assert trainer.pods(NS, "tj") == []  # the nodes wait for the initializers
     for rjob in ("dataset-initializer", "model-initializer"):
         trainer.run(NS, "tj", rjob)

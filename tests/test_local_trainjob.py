@@ -249,3 +249,14 @@ async def test_other_initializer_uris_are_refused_naming_the_scheme(
     (error,) = info.value.errors
     assert error.field == "dataset" and expected in error.message
     assert await backend.list_jobs() == []  # nothing half-created
+
+
+async def test_an_initializer_secret_is_refused_locally(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(
+            trainjob(command=["true"], dataset=tmp_path.as_uri(), datasetSecret="creds")
+        )
+    assert [e.field for e in info.value.errors] == ["datasetSecret"]
+    assert await backend.list_jobs() == []

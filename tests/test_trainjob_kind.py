@@ -503,7 +503,14 @@ def test_dataset_and_model_are_the_initializers_storage_uris() -> None:
     manifest["spec"]["initializer"]["model"]["env"] = [{"name": "ACCESS_TOKEN", "value": "x"}]
     back = TRAINJOB.parse(manifest)
     assert (back.dataset, back.model) == (body["dataset"], body["model"])
+    assert (back.model_secret, back.dataset_secret) == ("hf-token", None)  # --model-secret
     assert TRAINJOB.build(back) == manifest
+    secret = TRAINJOB.build(JobSpec.from_wire({**body, "datasetSecret": "s3-creds"}))
+    assert secret["spec"]["initializer"]["dataset"]["secretRef"] == {"name": "s3-creds"}
+    assert crd_trainjob.schema_errors(secret) == []
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({**body, "modelSecret": "Not_A_Name"})
+    assert [e.field for e in info.value.errors] == ["modelSecret"]
 
 
 @pytest.mark.parametrize("uri", ["alpaca", "hf:/x", "3s://bucket/x", "s3://" + "b" * 2048])
@@ -516,8 +523,9 @@ def test_a_storage_uri_the_crd_refuses_is_named(uri: str) -> None:
 
 
 def test_a_pytorchjob_has_no_initializers() -> None:
-    for field in ("dataset", "model"):
-        spec = JobSpec.from_wire({"name": "p", "command": ["x"], field: "hf://a/b"})
+    for field in ("dataset", "model", "datasetSecret", "modelSecret"):
+        value = "hf://a/b" if field in ("dataset", "model") else "creds"
+        spec = JobSpec.from_wire({"name": "p", "command": ["x"], field: value})
         with pytest.raises(JobSpecInvalid) as info:
             kind_named("PyTorchJob").build(spec)
         assert [e.field for e in info.value.errors] == [field]

@@ -149,6 +149,26 @@ FIELDS: tuple[JobField, ...] = (
         metavar="URI",
     ),
     JobField(
+        "datasetSecret",
+        "secret_name",
+        "basics",
+        "a Secret in the job's namespace whose keys the dataset initializer gets as env "
+        "(credentials, e.g. ACCESS_TOKEN for a private Hugging Face dataset)",
+        nullable=True,
+        flag="--dataset-secret",
+        metavar="NAME",
+    ),
+    JobField(
+        "modelSecret",
+        "secret_name",
+        "basics",
+        "a Secret in the job's namespace whose keys the model initializer gets as env "
+        "(credentials, e.g. ACCESS_TOKEN for a gated model)",
+        nullable=True,
+        flag="--model-secret",
+        metavar="NAME",
+    ),
+    JobField(
         "command",
         "words",
         "basics",
@@ -478,6 +498,7 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "kind": {"type": "string"},
     "runtime": {"type": "string"},
     "storage_uri": {"type": "string"},
+    "secret_name": {"type": "string"},
     "count": {"type": ["integer", "string"]},
     "nproc": {"type": ["integer", "string"]},
     "optional_count": {"type": ["integer", "string"]},

@@ -154,6 +154,8 @@ class JobSpec:
     runtime: str | None = None
     dataset: str | None = None  # a TrainJob's initializer.dataset.storageUri
     model: str | None = None  # a TrainJob's initializer.model.storageUri
+    dataset_secret: str | None = None  # initializer.dataset.secretRef.name
+    model_secret: str | None = None  # initializer.model.secretRef.name
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     script: str | None = None
@@ -391,6 +393,14 @@ class _WireReader:
             )
             return None
         return value
+
+    def read_secret_name(self, f: JobField) -> str | None:
+        """A Secret's name (a DNS-1123 subdomain); empty is unset."""
+        value = self.text(f.wire, default=None)
+        problem = rules.check_dns1123_subdomain(value) if value else None
+        if problem:
+            self.fail(f.wire, f"is the name of a Secret and {problem}")
+        return value or None
 
     def read_resource_name(self, f: JobField) -> str:
         value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))

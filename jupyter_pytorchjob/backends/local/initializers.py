@@ -27,7 +27,11 @@ def local_sources(spec: JobSpec) -> dict[str, Path]:
     """Each initializer's local source (``dataset``/``model`` -> its path);
     ``JobSpecInvalid`` naming the field for a URI this machine cannot copy."""
     sources: dict[str, Path] = {}
-    problems: list[FieldError] = []
+    problems: list[FieldError] = [
+        FieldError(f"{part}Secret", "the local backend has no Secrets: a file:// copy needs none")
+        for part in PARTS
+        if getattr(spec, f"{part}_secret") is not None
+    ]
     for part in PARTS:
         uri = getattr(spec, part)
         if uri is None:

@@ -30,7 +30,7 @@ class PyTorchJobKind(JobKind):
     container = status.CONTAINER
     controller = "training-operator"
     installed_by = "Kubeflow Training Operator v1"
-    unsupported_fields = frozenset({"runtime", "dataset", "model"})
+    unsupported_fields = frozenset({"runtime", "dataset", "model", "datasetSecret", "modelSecret"})
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
         return build_manifest(spec, namespace=namespace)

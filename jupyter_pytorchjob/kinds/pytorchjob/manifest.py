@@ -66,6 +66,8 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
             ("runtime", spec.runtime, "only a TrainJob runs on a training runtime"),
             ("dataset", spec.dataset, "only a TrainJob's runtime initializes a dataset"),
             ("model", spec.model, "only a TrainJob's runtime initializes a model"),
+            ("datasetSecret", spec.dataset_secret, "only a TrainJob has initializers"),
+            ("modelSecret", spec.model_secret, "only a TrainJob has initializers"),
         )
         if value is not None
     ]

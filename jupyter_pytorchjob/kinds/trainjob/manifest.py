@@ -13,7 +13,8 @@ both named ``node``). The form's fields go where v2.3 takes them:
   replicated job (a container patch may only add env, mounts and a security context, so
   the volumes go on the pod and the mounts on container ``node``);
 * ``dataset``/``model`` -> ``initializer.dataset|model.storageUri`` (the runtime's
-  initializer jobs download them; their ``env`` and ``secretRef`` are kept in ``extras``);
+  initializer jobs download them), ``datasetSecret``/``modelSecret`` -> their
+  ``secretRef.name`` (credentials as env); their ``env`` is kept in ``extras``;
 * a ``tune run K=V...`` command (torchtune runtimes) -> ``command: [tune, run]`` and the
   overrides as ``args``, which the torch plugin completes with the recipe and config;
 * ``deadline`` -> ``activeDeadlineSeconds``; the Kueue queue and the logdir as on a
@@ -194,11 +195,15 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         },
         "trainer": trainer,
     }
-    initializer = {
-        part: {"storageUri": uri}
-        for part, uri in (("dataset", spec.dataset), ("model", spec.model))
-        if uri is not None
-    }
+    initializer: dict[str, Any] = {}
+    for part, uri, secret in (
+        ("dataset", spec.dataset, spec.dataset_secret),
+        ("model", spec.model, spec.model_secret),
+    ):
+        if uri is not None:
+            initializer.setdefault(part, {})["storageUri"] = uri
+        if secret is not None:
+            initializer.setdefault(part, {})["secretRef"] = {"name": secret}
     if initializer:
         body["initializer"] = initializer
     if spec.deadline is not None:
@@ -279,11 +284,11 @@ def _runtime_name(spec: Mapping[str, Any]) -> str | None:
     return None if name == DEFAULT_RUNTIME else name
 
 
-def _storage_uri(spec: Mapping[str, Any], part: str) -> Any:
-    """``initializer.<part>.storageUri`` (its env and secretRef stay in ``extras``)."""
+def _initializer(spec: Mapping[str, Any], part: str) -> Mapping[str, Any]:
+    """``initializer.<part>`` (its ``env`` stays in ``extras``); empty without one."""
     initializer = spec.get("initializer")
     entry = initializer.get(part) if isinstance(initializer, Mapping) else None
-    return entry.get("storageUri") if isinstance(entry, Mapping) else None
+    return entry if isinstance(entry, Mapping) else {}
 
 
 def _our_pod_patch(spec: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -327,8 +332,10 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "image": trainer.get("image"),
         "kind": KIND,
         "runtime": _runtime_name(spec),
-        "dataset": _storage_uri(spec, "dataset"),
-        "model": _storage_uri(spec, "model"),
+        "dataset": _initializer(spec, "dataset").get("storageUri"),
+        "model": _initializer(spec, "model").get("storageUri"),
+        "datasetSecret": (_initializer(spec, "dataset").get("secretRef") or {}).get("name"),
+        "modelSecret": (_initializer(spec, "model").get("secretRef") or {}).get("name"),
         "command": run["command"],
         "args": run["args"],
         "script": run["script"],
