@@ -395,12 +395,7 @@ class _WireReader:
         return value
 
     def read_secret_name(self, f: JobField) -> str | None:
-        """A Secret's name (a DNS-1123 subdomain); empty is unset."""
-        value = self.text(f.wire, default=None)
-        problem = rules.check_dns1123_subdomain(value) if value else None
-        if problem:
-            self.fail(f.wire, f"is the name of a Secret and {problem}")
-        return value or None
+        return self.object_name(f.wire, "a Secret")
 
     def read_resource_name(self, f: JobField) -> str:
         value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
@@ -475,10 +470,15 @@ class _WireReader:
         return self.queue()
 
     def read_priority_class(self, f: JobField) -> str | None:
-        value = self.text(f.wire, default=None)
+        return self.object_name(f.wire, "a PriorityClass")
+
+    def object_name(self, name: str, what: str) -> str | None:
+        """The name of ``what`` (a DNS-1123 subdomain, as most objects' names); empty
+        is unset."""
+        value = self.text(name, default=None)
         problem = rules.check_dns1123_subdomain(value) if value else None
         if problem:
-            self.fail(f.wire, f"is the name of a PriorityClass and {problem}")
+            self.fail(name, f"is the name of {what} and {problem}")
         return value or None
 
     def read_extras(self, f: JobField) -> dict[str, Any]:
