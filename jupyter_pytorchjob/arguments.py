@@ -60,13 +60,15 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     """The parser with every subcommand; shared by the CLI and the magic."""
     parser = _Parser(
         prog=prog,
-        description="Submit and inspect Kubeflow PyTorchJobs (or run them as local processes).",
+        description="Submit and inspect Kubeflow PyTorchJobs and TrainJobs "
+        "(or run them as local processes).",
     )
     sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
     render = sub.add_parser(
         "render",
-        help="print the PyTorchJob manifest (YAML); submits nothing",
-        description="Print the PyTorchJob manifest for the job flags; submits nothing. "
+        help="print the job's manifest (YAML, of its --kind); submits nothing",
+        description="Print the job's manifest (a PyTorchJob or a TrainJob, by --kind) for "
+        "the job flags; submits nothing. "
         "Give the training code as --script FILE or as -- COMMAND [ARGS...].",
     )
     _add_global_flags(render)

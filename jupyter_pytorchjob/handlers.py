@@ -54,7 +54,7 @@ def api_errors(
     errors}`` for invalid input, the backend's status and message otherwise."""
 
     @functools.wraps(method)
-    async def wrapper(self: PyTorchJobHandler, *args: Any, **kwargs: Any) -> None:
+    async def wrapper(self: JobAPIHandler, *args: Any, **kwargs: Any) -> None:
         try:
             invalid = job_name_problem(kwargs["name"]) if "name" in kwargs else None
             if invalid is not None:
@@ -70,8 +70,9 @@ def api_errors(
     return wrapper
 
 
-class PyTorchJobHandler(APIHandler):
-    """Shared plumbing: the backend, the form defaults, JSON bodies."""
+class JobAPIHandler(APIHandler):
+    """Shared plumbing of the job API (jobs of either kind): the backend, the form
+    defaults, JSON bodies."""
 
     def spec_wire(self, job: JobInfo) -> dict[str, Any] | None:
         """The job body read back from the job's manifest through its kind's parse;
@@ -116,7 +117,7 @@ class PyTorchJobHandler(APIHandler):
         self.finish(json.dumps(data))
 
 
-class ConfigHandler(PyTorchJobHandler):
+class ConfigHandler(JobAPIHandler):
     """``GET config``: backend and form defaults (in a cluster, the notebook's own
     image and PVC mounts)."""
 
@@ -131,7 +132,7 @@ class ConfigHandler(PyTorchJobHandler):
         self.write_json(config)
 
 
-class RenderHandler(PyTorchJobHandler):
+class RenderHandler(JobAPIHandler):
     """``POST render``: a job body -> its manifest, or edited YAML -> the job body.
 
     Creates nothing. With ``{"yaml": TEXT}`` the YAML (the preview editor's text)
@@ -178,7 +179,7 @@ class RenderHandler(PyTorchJobHandler):
         )
 
 
-class JobsHandler(PyTorchJobHandler):
+class JobsHandler(JobAPIHandler):
     """``GET jobs`` (the list) and ``POST jobs`` (submit)."""
 
     @web.authenticated
@@ -200,7 +201,7 @@ class JobsHandler(PyTorchJobHandler):
         self.write_json(job.to_wire(), status=201)
 
 
-class JobHandler(PyTorchJobHandler):
+class JobHandler(JobAPIHandler):
     """``GET jobs/{name}`` (with its manifest and form body), ``PATCH`` (suspend or
     resume) and ``DELETE``."""
 
@@ -265,7 +266,7 @@ def suspend_requested(body: dict[str, Any]) -> bool:
     return suspend
 
 
-class EventsHandler(PyTorchJobHandler):
+class EventsHandler(JobAPIHandler):
     """``GET jobs/{name}/events``."""
 
     @web.authenticated
@@ -277,7 +278,7 @@ class EventsHandler(PyTorchJobHandler):
         self.write_json({"events": [e.to_wire() for e in events]})
 
 
-class ProgressHandler(PyTorchJobHandler):
+class ProgressHandler(JobAPIHandler):
     """``GET jobs/{name}/progress``."""
 
     @web.authenticated
@@ -289,7 +290,7 @@ class ProgressHandler(PyTorchJobHandler):
         self.write_json(progress_wire(*await self.backend.progress(name)))
 
 
-class CompareHandler(PyTorchJobHandler):
+class CompareHandler(JobAPIHandler):
     """``GET compare?job=a&job=b``: the jobs' differing hyperparameters and metrics."""
 
     @web.authenticated
@@ -308,7 +309,7 @@ class CompareHandler(PyTorchJobHandler):
         self.write_json(compare_jobs(compared))
 
 
-class VolumesHandler(PyTorchJobHandler):
+class VolumesHandler(JobAPIHandler):
     """``GET volumes``: the claims a job can mount."""
 
     @web.authenticated
@@ -320,7 +321,7 @@ class VolumesHandler(PyTorchJobHandler):
         self.write_json({"volumes": [v.to_wire() for v in volumes]})
 
 
-class RuntimesHandler(PyTorchJobHandler):
+class RuntimesHandler(JobAPIHandler):
     """``GET runtimes``: the Kubeflow Trainer runtimes a TrainJob can run on here."""
 
     @web.authenticated

@@ -35,7 +35,7 @@ from jupyter_pytorchjob.function import (
     read_result_file,
     result_file_name,
 )
-from jupyter_pytorchjob.magics import runner as runner_module
+from jupyter_pytorchjob.sdk import runner as runner_module
 
 from .crd import TRAINJOB_CRD, require_crds
 from .test_magics import (  # noqa: F401 - fixtures: shell, fake, jupyter_server

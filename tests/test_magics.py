@@ -575,7 +575,7 @@ def test_logs_of_a_failed_job_show_its_failing_run(
 def test_status_says_what_a_job_waits_for(shell: InteractiveShell, fake: FakeBackend) -> None:
     job = fake._job("demo")
     job.waiting = JobWaiting("Unschedulable", "worker-0: 0/4 & co", "Lower --gpus.")
-    status = magics.results.JobStatus(job)
+    status = magics.JobStatus(job)
     assert "Waiting:  Unschedulable: worker-0: 0/4 & co\nHint:     Lower --gpus." in repr(status)
     assert "<b>Waiting:</b> Unschedulable: worker-0: 0/4 &amp; co" in status._repr_html_()
 

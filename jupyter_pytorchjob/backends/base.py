@@ -167,7 +167,8 @@ def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
 
 
 class Backend(ABC):
-    """Submit, inspect and remove PyTorchJobs; one implementation per place jobs run."""
+    """Submit, inspect and remove jobs of every kind it runs (``job_kinds``); one
+    implementation per place jobs run."""
 
     name: str = ""
 
@@ -271,8 +272,8 @@ class Backend(ABC):
         return []
 
     async def job_kinds(self) -> list[JobKind]:
-        """The job kinds this backend can run, preferred first. Locally every job runs
-        by the Training Operator v1's rules: a PyTorchJob."""
+        """The job kinds this backend can run, preferred first (by default only the
+        default kind)."""
         return [DEFAULT_KIND]
 
     async def runtimes(self) -> list[Runtime]:

@@ -47,7 +47,8 @@ from ..base import (
 )
 from ..logmerge import TimeMerge
 from . import index, initializers
-from .controllers import CONTROLLERS, CRASH_BACK_OFF, FAILURE_KEY, MESSAGE_KEY
+from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
+from .kubelet import CRASH_BACK_OFF
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
