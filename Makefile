@@ -13,7 +13,7 @@ LAB_PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help env dev lab cluster test-cluster test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
+.PHONY: help fields env dev lab cluster test-cluster test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
 
 help:
 	@echo "make lab | make test | make lint | make wheel | make clean"
@@ -95,6 +95,10 @@ bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/tensorboard_first_scalar.py --runs 1 --points 200 --tags 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_first_render.py --jobs 20 --running 1 --runs 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_progress_render.py --jobs 20 --running 1 --runs 1
+
+# The job body's declarations the field table generates (openapi.yaml, src/tokens.ts).
+fields:
+	python3 tools/generate_fields.py
 
 lint: dev
 	$(BIN)/ruff check .

@@ -290,6 +290,18 @@ class ProgressHandler(JobAPIHandler):
         self.write_json(progress_wire(*await self.backend.progress(name)))
 
 
+class RunHandler(JobAPIHandler):
+    """``GET jobs/{name}/run``."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer the run record: hparams, metrics (final, history), checkpoints,
+        artifacts, modes."""
+        self.write_json(await self.backend.run(name))
+
+
 class CompareHandler(JobAPIHandler):
     """``GET compare?job=a&job=b``: the jobs' differing hyperparameters and metrics."""
 
@@ -297,7 +309,7 @@ class CompareHandler(JobAPIHandler):
     @authorized
     @api_errors
     async def get(self) -> None:
-        """Answer ``{jobs, parameters, metrics}``; 400 naming ``job`` for fewer than
+        """Answer ``{jobs, hparams, parameters, metrics}``; 400 naming ``job`` for fewer than
         two, repeated or impossible names, 404 for a job that does not exist."""
         names = compared_names(self.get_arguments("job"))
         for name in names:
@@ -305,7 +317,11 @@ class CompareHandler(JobAPIHandler):
             if invalid is not None:
                 raise JobSpecInvalid([FieldError("job", invalid.errors[0].message)])
         jobs = await asyncio.gather(*(self.backend.get_job(name) for name in names))
-        compared = [ComparedJob(job.to_wire(), self.spec_wire(job)) for job in jobs]
+        runs = await asyncio.gather(*(self.backend.run_record(name) for name in names))
+        compared = [
+            ComparedJob(job.to_wire(), self.spec_wire(job), run.to_wire())
+            for job, run in zip(jobs, runs, strict=True)
+        ]
         self.write_json(compare_jobs(compared))
 
 
@@ -617,6 +633,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
+        (rf"/{API}/jobs/{NAME}/run", RunHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),

@@ -16,6 +16,7 @@ import {
   IJobEvent,
   IJobProgressDetail,
   IRenderResult,
+  IRunRecord,
   IRuntime,
   ITensorBoard,
   IVolume
@@ -96,6 +97,14 @@ export class PyTorchJobClient {
     return this._request<IJobProgressDetail>(
       URLExt.join(Private.jobPath(name), 'progress')
     );
+  }
+
+  /**
+   * `GET jobs/{name}/run`: the run's hyperparameters, metrics, checkpoints
+   * and artifacts.
+   */
+  run(name: string): Promise<IRunRecord> {
+    return this._request<IRunRecord>(URLExt.join(Private.jobPath(name), 'run'));
   }
 
   /**

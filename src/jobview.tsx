@@ -26,6 +26,7 @@ import {
 } from './format';
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
+import { RunSection } from './run';
 import { IJob, IJobEvent, IJobFailure, IMetricPoint, IReplica } from './tokens';
 
 /**
@@ -258,6 +259,14 @@ export class JobView extends ReactWidget {
               history={this._history}
               running={!isFinished(job.state)}
               now={now}
+              trans={trans}
+            />
+            <RunSection
+              client={this._client}
+              commands={this._commands}
+              name={name}
+              state={job.state}
+              running={!isFinished(job.state)}
               trans={trans}
             />
             <h3>{trans.__('Replicas')}</h3>

@@ -626,13 +626,26 @@ def test_help_comes_from_the_shared_parser(shell: InteractiveShell, fake: FakeBa
         shell.run_cell_magic("ptjob", "list", "print(1)\n")
 
 
-def test_cell_magic_renders_a_priority_class(
-    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("flags", "key", "value"),
+    [
+        ("--priority-class high", "priorityClassName", "high"),
+        ("--service-account s3-reader", "serviceAccountName", "s3-reader"),
+        ("--image-pull-secret regcred", "imagePullSecrets", [{"name": "regcred"}]),
+    ],
+)
+def test_cell_magic_renders_a_pod_field(
+    shell: InteractiveShell,
+    fake: FakeBackend,
+    capsys: pytest.CaptureFixture[str],
+    flags: str,
+    key: str,
+    value: Any,
 ) -> None:
-    shell.run_cell_magic("ptjob", "render --name p --priority-class high", "print(1)\n")
+    shell.run_cell_magic("ptjob", f"render --name p {flags}", "print(1)\n")
     manifest = yaml.safe_load(capsys.readouterr().out)
     master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
-    assert master["priorityClassName"] == "high"
+    assert master[key] == value
 
 
 def test_dash_h_prints_the_subcommand_help(

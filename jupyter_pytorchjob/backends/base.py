@@ -10,18 +10,22 @@ views never know where a job runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..job.progress import JobProgress, MetricHistory
+from ..job.progress import JobProgress, MetricHistory, chief_replica
+from ..job.run import RunLog, RunRecord, clone_body, clone_name, run_wire
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
-from ..kinds import DEFAULT_KIND, JobKind
+from ..kinds import DEFAULT_KIND, JobKind, kind_of
 from ..kinds.trainjob.runtimes import Runtime
+from .run_files import library_files
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -233,6 +237,54 @@ class Backend(ABC):
         jobs/{name}/progress``); ``JobNotFound``. By default the progress ``get_job``
         gives and no history."""
         return (await self.get_job(name)).progress, None
+
+    async def run(self, name: str) -> dict[str, Any]:
+        """The run record (``GET jobs/{name}/run``, ``job.run()``, ``ptjob run``): what
+        ``run_record`` found, each metric's final value and history; ``JobNotFound``."""
+        record = await self.run_record(name)
+        progress, history = await self.progress(name)
+        return run_wire(
+            record,
+            progress.to_wire() if progress is not None else None,
+            history.to_wire() if history is not None else {},
+        )
+
+    async def run_record(self, name: str) -> RunRecord:
+        """What the run reported: the lines ``report`` printed in the
+        chief replica's log (every backend reads its logs, also once its pods are gone:
+        the archive), then what Lightning/Hugging Face wrote in its log directory where
+        this server reads it; ``JobNotFound``."""
+        info = await self.get_job(name)
+        chief = chief_replica(r.name for r in info.replicas)
+        found = RunLog()
+        with contextlib.suppress(BackendError):  # no log (yet, or any more): no reports
+            async for chunk in self.logs(name, replica=chief):
+                if not chunk.notice:
+                    found.feed(chunk.text.splitlines())
+        record = found.record
+        if info.logdir:
+            try:
+                logdir = await self.job_logdir(name)
+            except BackendError:
+                return record  # not readable from here: what the job reported
+            record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
+        return record
+
+    async def clone(
+        self, name: str, *, new_name: str | None = None, resume_from: str | None = None
+    ) -> JobInfo:
+        """Submit a copy of job ``name`` (its body read back from its manifest) as
+        ``new_name`` (default ``<name>-2``, ``-3``...: the first free one), resuming from
+        the checkpoint ``resume_from`` if given (``PTJOB_RESUME_FROM``); ``JobNotFound``,
+        ``JobSpecInvalid``."""
+        info = await self.get_job(name)
+        if info.manifest is None:
+            raise BackendError(f"job {name} has no manifest to clone", status=409)
+        body = kind_of(info.manifest).parse(info.manifest).to_wire()
+        if new_name is None:
+            new_name = clone_name(name, (job.name for job in await self.list_jobs()))
+        spec = JobSpec.from_wire(clone_body(body, name=new_name, resume_from=resume_from))
+        return await self.submit(spec)
 
     async def wait(
         self,

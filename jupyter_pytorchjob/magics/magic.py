@@ -31,7 +31,7 @@ from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
 from ..kinds import kind_for
-from ..sdk import JobHandle, JobStatus, JobTable, Runner, RuntimeTable
+from ..sdk import JobHandle, JobStatus, JobTable, Runner, RuntimeTable, RunView
 from ..sdk.handle import display, follow_chunks
 from ..sdk.submission import print_warnings, submit_spec
 from .results import Progress
@@ -210,6 +210,17 @@ class PtjobMagics(Magics):
             print(f"(stopped waiting for {name}; the job goes on: {job.state.value})")
             return job.state.value
 
+    def _do_run(self, invocation: Invocation) -> RunView:
+        return self._handle(invocation.options).run()
+
+    def _do_clone(self, invocation: Invocation) -> JobHandle:
+        options = invocation.options
+        clone = self._handle(options).clone(
+            name=options.new_name, from_checkpoint=options.from_checkpoint
+        )
+        print(f"Submitted {clone.name}, a copy of {options.job}.")
+        return clone
+
     def _do_tensorboard(self, invocation: Invocation) -> None:
         """TensorBoard inline, through the Jupyter server that runs this kernel."""
         self._handle(invocation.options).tensorboard()
@@ -224,7 +235,9 @@ PtjobMagics.ptjob.__doc__ = (
     "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
     "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
     "    %ptjob runtimes                       Kubeflow Trainer runtimes (--kind trainjob)\n"
-    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
+    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n"
+    "    %ptjob run NAME                       hyperparameters, metrics, checkpoints, artifacts\n"
+    "    %ptjob clone NAME [--from-checkpoint PATH]  a copy ($PTJOB_RESUME_FROM=PATH)\n\n"
     "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
     "of every replica), so the job never depends on the notebook's files. A script\n"
     f"may be at most {SCRIPT_MAX_BYTES // 1024} KiB ({SCRIPT_MAX_BYTES} bytes: one environment\n"

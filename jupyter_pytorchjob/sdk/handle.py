@@ -1,6 +1,6 @@
 """``JobHandle`` (``jupyter_pytorchjob.Job``): a submitted job for use from Python, and
-what its calls return - ``JobTable``, ``JobStatus``, ``RuntimeTable`` (HTML in a
-notebook, text elsewhere) and ``JobFailed``. Plain Python: IPython is imported only
+what its calls return - ``JobTable``, ``JobStatus``, ``RuntimeTable``, ``RunView`` (HTML
+in a notebook, text elsewhere) and ``JobFailed``. Plain Python: IPython is imported only
 when it already runs this process (to show TensorBoard inline)."""
 
 from __future__ import annotations
@@ -17,15 +17,23 @@ from ..frontends.backend_choice import backend_name
 from ..frontends.formatting import (
     LogWriter,
     format_jobs,
+    format_run,
     format_runtimes,
     format_status,
     jobs_html,
+    run_html,
     runtimes_html,
     status_html,
 )
 from ..frontends.logs import job_logs
 from ..frontends.server import ServerError, running_server, server_tensorboard
-from ..function import ResultError, ResultLines, read_result_file, result_key_of
+from ..function import (
+    ResultError,
+    ResultLines,
+    read_result_file,
+    result_key_of,
+    signed_as_of,
+)
 from ..job.errors import JobSpecInvalid
 from ..job.progress import chief_replica
 from ..kinds import kind_of
@@ -167,10 +175,27 @@ class JobStatus:
         return status_html(self.info)
 
 
+class RunView(dict):  # type: ignore[type-arg]
+    """``job.run()`` / ``%ptjob run``: the run record (``GET jobs/{name}/run``) as a dict
+    - ``hparams``, ``metrics`` (``final``, ``history``), ``checkpoints``, ``artifacts``,
+    ``modes`` - shown as tables."""
+
+    def __init__(self, name: str, run: dict[str, Any]) -> None:
+        super().__init__(run)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return format_run(self.name, self)
+
+    def _repr_html_(self) -> str:
+        return run_html(self.name, self)
+
+
 class JobHandle:
     """A submitted job, for use from Python (``jupyter_pytorchjob.Job`` is this class):
-    ``status()``, ``logs()``, ``wait()``, ``result()``, ``tensorboard()``,
-    ``suspend()``, ``resume()``, ``delete()``; ``JobHandle.list()`` lists the jobs.
+    ``status()``, ``logs()``, ``wait()``, ``result()``, ``run()``, ``clone()``,
+    ``tensorboard()``, ``suspend()``, ``resume()``, ``delete()``; ``JobHandle.list()``
+    lists the jobs.
 
     Holds only the job's name and where it runs (backend - default ``$PTJOB_BACKEND``,
     else local - and namespace); every call asks the backend afresh, on a private event
@@ -265,6 +290,25 @@ class JobHandle:
             raise self._failure(job)
         return job.state.value
 
+    def run(self) -> RunView:
+        """What the run was: the hyperparameters, checkpoints and artifacts its script
+        reported (``report(hparams=, checkpoint=, artifact=)``) or Lightning/Hugging Face
+        wrote in its log directory, each metric's final value and history (a dict)."""
+        return RunView(self.name, self.runner.run(self._backend().run(self.name)))
+
+    def clone(self, *, name: str | None = None, from_checkpoint: str | None = None) -> JobHandle:
+        """Submit a copy of this job (``name``: default ``<name>-2``, ``-3``...), with
+        ``$PTJOB_RESUME_FROM`` set to ``from_checkpoint`` (a function job's function gets
+        it as ``resume_from=`` when it takes that parameter); the new job's handle."""
+        job = self.runner.run(
+            self._backend().clone(self.name, new_name=name, resume_from=from_checkpoint)
+        )
+        handle = JobHandle(
+            job.name, backend=self.backend, namespace=self.namespace, runner=self._runner
+        )
+        handle.result_key = self.result_key
+        return handle
+
     def error(self) -> JobFailed | None:
         """Why the job failed (``JobFailed``, not raised: its ``failure`` summary and the
         failing replica's last lines), or None while it has not failed."""
@@ -301,8 +345,11 @@ class JobHandle:
                 else "call wait() first"
             )
             raise ResultError(f"job {self.name} is {job.state.value}, so it has no result: {hint}")
-        key = self.result_key or self._key_from_manifest(job)
-        found = self._result_lines(job, key)
+        script = self._script(job)
+        key = self.result_key or self._key_from_script(script)
+        # A clone (``clone()``) runs its original's script: signed with that one's name.
+        signed_as = signed_as_of(script) or self.name
+        found = self._result_lines(job, key, signed_as)
         if found.file is None:
             return found.value(self._log_name(job))
         try:
@@ -313,13 +360,16 @@ class JobHandle:
                 f"job's log directory on its PVC, which cannot be read here ({err.message}); "
                 "in a cluster, run this notebook with the same PVC mounted"
             ) from None
-        return read_result_file(logdir, self.name, key)
+        return read_result_file(logdir, signed_as, key)
 
-    def _key_from_manifest(self, job: JobInfo) -> bytes:
-        script = None
+    @staticmethod
+    def _script(job: JobInfo) -> str | None:
         if job.manifest is not None:
             with contextlib.suppress(JobSpecInvalid):
-                script = kind_of(job.manifest).parse(job.manifest).script
+                return kind_of(job.manifest).parse(job.manifest).script
+        return None
+
+    def _key_from_script(self, script: str | None) -> bytes:
         key = result_key_of(script)
         if key is None:
             raise ResultError(
@@ -333,13 +383,13 @@ class JobHandle:
         chief = chief_replica(r.name for r in job.replicas)
         return f"the log of {chief}" if chief else "the job's logs"
 
-    def _result_lines(self, job: JobInfo, key: bytes) -> ResultLines:
+    def _result_lines(self, job: JobInfo, key: bytes, signed_as: str) -> ResultLines:
         """The result block(s) found in rank 0's log: its last lines first, then (not
         found there: other processes of that node wrote much after it) the whole log."""
         chief = chief_replica(r.name for r in job.replicas)
         backend = self._backend()
         for tail in (RESULT_TAIL_LINES, None):
-            found = ResultLines(self.name, key)
+            found = ResultLines(signed_as, key)
             chunks = self.runner.stream(
                 functools.partial(backend.logs, self.name, replica=chief, tail=tail),
                 name=f"ptjob-result:{self.name}",

@@ -23,7 +23,11 @@ import { JobsModel } from '../model';
 import { DEFAULT_SETTINGS } from '../settings';
 import { TensorBoardsModel } from '../tensorboard/model';
 import { IConfig, IJob, ITensorBoard } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -184,6 +188,7 @@ describe('the commands', () => {
       model: jobs,
       trans,
       settings: () => DEFAULT_SETTINGS,
+      editorServices: null,
       config: () => Promise.resolve(CONFIG),
       fileBrowser: null,
       docManager: null,
@@ -402,9 +407,10 @@ describe('the commands', () => {
     await commands.execute(CommandIDs.newJob, {});
     const forms = Array.from(shell.widgets('main'));
     expect(forms).toHaveLength(2);
+    // The tab names the kind the form makes (#32).
     expect(forms.map(w => w.title.label)).toEqual([
-      'New PyTorch job',
-      'New PyTorch job'
+      'New PyTorchJob',
+      'New PyTorchJob'
     ]);
     expect(forms[0].id).toMatch(/^pytorchjob-form-/);
     expect(forms[0].id).not.toBe(forms[1].id);

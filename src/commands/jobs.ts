@@ -16,6 +16,7 @@ import { JobFormModel } from '../form/model';
 import { formatError } from '../format';
 import { pytorchIcon } from '../icons';
 import { JobView } from '../jobview';
+import { resumedBody } from '../run';
 import { finishedNotice } from '../progress';
 import { IConfig, IJob, IJobBody } from '../tokens';
 import {
@@ -175,11 +176,27 @@ function addFormCommands(context: ICommandContext): void {
         name => trans.__('Clone & edit %1', name),
         trans.__('Clone & edit job')
       ),
-    describedBy: { args: NAME_SCHEMA },
+    describedBy: {
+      args: {
+        ...NAME_SCHEMA,
+        properties: {
+          ...NAME_SCHEMA.properties,
+          resumeFrom: { type: 'string' }
+        }
+      }
+    },
     execute: async args => {
       const spec = await Private.readBack(context, nameArg(args));
+      if (!spec) {
+        return undefined;
+      }
       // A clone needs a name of its own: the model suggests one.
-      return spec ? openForm({ ...spec, name: '' }) : undefined;
+      const resumeFrom = args['resumeFrom'];
+      return openForm(
+        typeof resumeFrom === 'string' && resumeFrom
+          ? resumedBody(spec, resumeFrom)
+          : { ...spec, name: '' }
+      );
     }
   });
 }
@@ -252,6 +269,8 @@ namespace Private {
           new JobForm({
             model: formModel,
             trans,
+            editorFactory:
+              context.editorServices?.factoryService.newInlineEditor ?? null,
             onSubmitted: (job: IJob) => {
               model.track(job.name);
               for (const warning of job.warnings ?? []) {
@@ -263,10 +282,8 @@ namespace Private {
               });
             }
           }),
-          {
-            id: `pytorchjob-form-${UUID.uuid4()}`,
-            label: trans.__('New PyTorch job')
-          }
+          // No label: the form names its kind (New PyTorchJob, New TrainJob).
+          { id: `pytorchjob-form-${UUID.uuid4()}` }
         )
     });
   }
