@@ -283,14 +283,15 @@ def job_body(
     if script_text is not None:
         body["script"] = script_text
         body["args"] = command
-    else:
-        if not command:
-            raise UsageError(
-                "COMMAND: give the training code as --script FILE or after --, "
-                "e.g. -- python train.py"
-            )
+    elif command:
         body["command"] = command
         hint = next((w for w in command if w.endswith(".py")), command[0])
+    elif body.get("runtime") is not None and str(body.get("kind", "")).lower() == "trainjob":
+        hint = str(body["runtime"])  # the runtime's own command (a torchtune one's)
+    else:
+        raise UsageError(
+            "COMMAND: give the training code as --script FILE or after --, e.g. -- python train.py"
+        )
     if "name" not in body:
         body["name"] = suggest_name(hint)
     return body

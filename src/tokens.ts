@@ -289,6 +289,26 @@ export interface IJobBody {
   runtime?: string | null;
 
   /**
+   * a TrainJob's dataset, a URI such as hf://tatsu-lab/alpaca or s3://bucket/path: the runtime's dataset initializer puts it in /workspace/dataset (locally: file:// only, copied)
+   */
+  dataset?: string | null;
+
+  /**
+   * a TrainJob's model, a URI such as hf://meta-llama/Llama-3.2-1B-Instruct: the runtime's model initializer puts it in /workspace/model (locally: file:// only, copied)
+   */
+  model?: string | null;
+
+  /**
+   * a Secret in the job's namespace whose keys the dataset initializer gets as env (credentials, e.g. ACCESS_TOKEN for a private Hugging Face dataset)
+   */
+  datasetSecret?: string | null;
+
+  /**
+   * a Secret in the job's namespace whose keys the model initializer gets as env (credentials, e.g. ACCESS_TOKEN for a gated model)
+   */
+  modelSecret?: string | null;
+
+  /**
    * the command line, one word per item
    */
   command?: string[];
@@ -898,9 +918,16 @@ export interface IRuntime {
   replicatedJobs: string[];
 
   /**
-   * Its initializer jobs (`dataset-initializer`, `model-initializer`).
+   * Its initializer jobs (`dataset-initializer`, `model-initializer`): only
+   * then may a job set `dataset` / `model` (show those fields).
    */
   initializers: string[];
+
+  /**
+   * Its `node` container's command: what runs when the job gives none (a
+   * torchtune runtime's `tune run …`), for the command's placeholder.
+   */
+  command?: string[];
 
   /**
    * Why this tool cannot submit to it; `null` when it can.

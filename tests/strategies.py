@@ -149,13 +149,27 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
+# initializer storageUris as v2.3.0's examples and docs write them
+STORAGE_URIS = {
+    "dataset": ["hf://tatsu-lab/alpaca", "s3://bucket/data/train", "file:///tmp/data"],
+    "model": ["hf://meta-llama/Llama-3.2-1B-Instruct", "s3://models/llama"],
+}
+
+
 @st.composite
 def trainjob_bodies(draw: st.DrawFn) -> dict[str, Any]:
     """Valid TrainJob bodies: ``job_bodies`` less what a TrainJob cannot express."""
     supported = set(TRAINJOB.supported_fields())
     body = {k: v for k, v in draw(job_bodies()).items() if k in supported}
     body["kind"] = "TrainJob"
-    body["name"] = body["name"][: trainjob_name_length(body["nodes"])].rstrip("-")
+    jobs = ["node"]
+    for part, uris in STORAGE_URIS.items():
+        uri = draw(st.one_of(st.none(), st.sampled_from(uris)))
+        if uri is not None:
+            body[part] = uri
+            jobs.append(f"{part}-initializer")  # its pods bound the name too
+    limit = trainjob_name_length(int(body["nodes"]), jobs)
+    body["name"] = body["name"][:limit].rstrip("-")
     sdk_gpu = body.get("gpuResource", "nvidia.com/gpu") == "nvidia.com/gpu"
     if body.get("gpus") not in (None, 0, "0", "") and not sdk_gpu and not body.get("cpu"):
         body["cpu"] = "1"  # the Kubeflow SDK reads no other GPU without a CPU

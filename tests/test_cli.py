@@ -122,6 +122,24 @@ def test_render_a_trainjob() -> None:
     assert refused.returncode == 2 and "--restart-policy" in refused.stderr
 
 
+def test_render_a_torchtune_job_with_its_initializers() -> None:
+    """``--runtime`` of a torchtune runtime: ``tune run`` and the config overrides (the
+    runtime completes the rest), or nothing at all (the runtime's own command);
+    ``--dataset``/``--model`` are the initializers' URIs, a bad one named by its flag."""
+    tune = ("render", "--kind", "trainjob", "--runtime", "torchtune-llama3.2-1b")
+    result = ptjob(*tune, "--dataset", "hf://tatsu-lab/alpaca", "--", "tune", "run", "epochs=1")
+    assert result.returncode == 0, result.stderr
+    spec = yaml.safe_load(result.stdout)["spec"]
+    assert (spec["trainer"]["command"], spec["trainer"]["args"]) == (["tune", "run"], ["epochs=1"])
+    assert spec["initializer"] == {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}}
+    own = ptjob(*tune)
+    assert own.returncode == 0, own.stderr
+    assert "command" not in yaml.safe_load(own.stdout)["spec"]["trainer"]
+    assert ptjob("render", "--kind", "trainjob").returncode == 2  # torch-distributed: no command
+    bad = ptjob(*tune, "--model", "Llama-3.2-1B")
+    assert bad.returncode == 2 and "--model" in bad.stderr and "scheme://" in bad.stderr
+
+
 def test_render_an_elastic_job() -> None:
     args = ["--name", "e", "--no-master", "--nodes", "2", "--min-nodes", "1", "--max-nodes", "3"]
     result = ptjob("render", *args, "--max-restarts", "10", "--", "python", "t.py")

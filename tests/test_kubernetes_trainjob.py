@@ -485,6 +485,15 @@ SDK_SHAPES: dict[str, dict[str, Any]] = {
     "amd-memory": {"gpus": 1, "gpuResource": "amd.com/gpu", "cpu": "4", "memory": "1Gi"},
     "all": {"nodes": 2, "cpu": "500m", "memory": "1Gi", "gpus": 1, "nprocPerNode": 1},
     "script": {"command": [], "script": "print(1)", "shm": "1Gi"},
+    # a torchtune runtime: initializer pods (steps of their own for the SDK) and tune run
+    "tune": {
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run", "epochs=1"],
+        "dataset": "hf://tatsu-lab/alpaca",
+        "model": "hf://meta-llama/Llama-3.2-1B-Instruct",
+        "gpus": 1,
+    },
+    "tune-own": {"runtime": "torchtune-llama3.2-1b", "command": []},
 }
 
 
@@ -496,7 +505,8 @@ async def test_the_kubeflow_sdk_lists_the_namespace_after_every_job_we_submit(
     sdk = await asyncio.to_thread(sdk_client)
     for name, body in SDK_SHAPES.items():
         await backend.submit(trainjob(name, **body))
-        fake_kube.trainer.run(NS, name)
+        for rjob in ("dataset-initializer", "model-initializer", "node"):
+            fake_kube.trainer.run(NS, name, rjob)
         listed = await asyncio.to_thread(sdk.list_jobs)
         assert name in {job.name for job in listed}
 
@@ -541,3 +551,143 @@ async def test_the_fake_stores_whole_numbers_as_an_api_server_does(
     clone = TRAINJOB.parse(job.manifest)
     assert (clone.gpus, clone.cpu) == (1, "2")
     assert TRAINJOB.build(clone.with_changes(name="clone"))["spec"]["trainer"]["numNodes"] == 1
+
+
+# -- initializers (the runtimes of ../shared/runtimes/more) -------------------------------
+
+
+async def test_initializers_run_first_as_their_own_replicas(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """On a torchtune runtime the dataset and model initializers are replicas before the
+    nodes, with their own logs; the node job starts when both completed (the runtime's
+    dependsOn), and the job's URIs reach the initializers as STORAGE_URI
+    (plugins/jobset/builder.go:41-97 at v2.3.0)."""
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    spec = trainjob(
+        runtime="torchtune-llama3.2-1b",
+        command=["tune", "run"],
+        dataset="hf://tatsu-lab/alpaca",
+        model="hf://meta-llama/Llama-3.2-1B-Instruct",
+        modelSecret="hf-token",
+        gpus=1,
+    )
+    await backend.submit(spec)
+    trainer = fake_kube.trainer
+    job = await backend.get_job("tj")
+    assert [(r.name, r.phase) for r in job.replicas] == [
+        ("dataset-initializer-0", "Pending"),
+        ("model-initializer-0", "Pending"),
+        ("node-0", "Pending"),
+    ]
+    (dataset_pod,) = trainer.pods(NS, "tj", "dataset-initializer")
+    (container,) = dataset_pod["spec"]["containers"]
+    assert {"name": "STORAGE_URI", "value": "hf://tatsu-lab/alpaca"} in container["env"]
+    (model_pod,) = trainer.pods(NS, "tj", "model-initializer")
+    assert model_pod["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
+    assert trainer.pods(NS, "tj") == []  # the nodes wait for the initializers
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.run(NS, "tj", rjob)
+        (pod,) = trainer.pods(NS, "tj", rjob)
+        fake_kube.append_log(NS, pod["metadata"]["name"], rjob, f"{rjob} downloading\n")
+    job = await backend.get_job("tj")
+    assert job.state is JobState.CREATED  # initializing: no node runs yet
+    assert [r.phase for r in job.replicas] == ["Running", "Running", "Pending"]
+    chunks = [c async for c in backend.logs("tj")]
+    assert {c.replica: c.text for c in chunks} == {
+        "dataset-initializer-0": "dataset-initializer downloading\n",
+        "model-initializer-0": "model-initializer downloading\n",
+    }
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.succeed(NS, "tj", rjob=rjob)
+    trainer.run(NS, "tj")
+    job = await backend.get_job("tj")
+    assert [(r.name, r.phase) for r in job.replicas] == [
+        ("dataset-initializer-0", "Succeeded"),
+        ("model-initializer-0", "Succeeded"),
+        ("node-0", "Running"),
+    ]
+    assert job.state is JobState.RUNNING
+
+
+async def test_an_initializer_the_runtime_lacks_is_refused_by_its_field(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """torch-distributed has no dataset-initializer job: the Trainer's webhook would refuse
+    the job (plugins/jobset/jobset.go:112-115 at v2.3.0); we say so naming ``dataset``."""
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob(dataset="hf://tatsu-lab/alpaca"))
+    (error,) = info.value.errors
+    assert error.field == "dataset" and "no dataset-initializer job" in error.message
+    # The fake's webhook says the same of the manifest as written (kubectl create).
+    manifest = TRAINJOB.build(trainjob(dataset="hf://tatsu-lab/alpaca"), namespace=NS)
+    errors = fake_kube.trainer.webhook(manifest, None)
+    assert any("must have dataset-initializer job" in e for e in errors)
+
+
+def node_container(fake_kube: FakeKube, name: str = "tj") -> dict[str, Any]:
+    trainer = fake_kube.trainer
+    for rjob in ("dataset-initializer", "model-initializer"):
+        trainer.run(NS, name, rjob)
+        trainer.succeed(NS, name, rjob=rjob)
+    (container,) = trainer.pod(NS, name, 0)["spec"]["containers"]
+    return container  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "completed"),
+    [
+        # torchtune.go:108-134 (getRecipeAndConfig) at v2.3.0: one node of one GPU
+        (1, ["full_finetune_single_device", "--config", "llama3_2/1B_full_single_device"]),
+        # torch.go:182-191: more than one GPU (auto) adds the rendezvous endpoint
+        (
+            2,
+            [
+                "--rdzv_endpoint=tj-node-0-0.tj:29500",
+                "full_finetune_distributed",
+                "--config",
+                "llama3_2/1B_full",
+            ],
+        ),
+    ],
+)
+async def test_a_torchtune_job_runs_the_command_the_runtime_completes(
+    backend: KubernetesBackend, fake_kube: FakeKube, gpus: int, completed: list[str]
+) -> None:
+    """``ptjob submit --runtime torchtune-llama3.2-1b -- tune run epochs=1``: the torch
+    plugin appends the rendezvous, recipe and config, then the runtime's own paths
+    (extractOverridesFromRuntime, torchtune.go:172-197; manifests/base/runtimes/
+    torchtune/llama3_2/llama3_2_1B.yaml), keeps the overrides as args and sets no
+    PET_MASTER_* (torch.go:175-200)."""
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    spec = trainjob(runtime="torchtune-llama3.2-1b", command=["tune", "run", "epochs=1"], gpus=gpus)
+    await backend.submit(spec)
+    container = node_container(fake_kube)
+    assert container["command"] == [
+        "tune",
+        "run",
+        *completed,
+        "output_dir=/workspace/output",
+        "tokenizer.path=/workspace/model/original/tokenizer.model",
+        "checkpointer.checkpoint_dir=/workspace/model",
+    ]
+    assert container["args"] == ["epochs=1"]
+    env = {e["name"] for e in container["env"]}
+    assert "PET_NNODES" in env and not {"PET_MASTER_ADDR", "PET_MASTER_PORT"} & env
+    job = await backend.get_job("tj")
+    assert [r.name for r in job.replicas][-1] == "node-0"
+
+
+async def test_a_torchtune_job_may_run_the_runtimes_command_as_written(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    require_crds(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    runtime = read_yaml(CRDS_DIR.parent / "runtimes" / "more" / "llama3_2_1B.yaml")
+    await backend.submit(
+        JobSpec.from_wire({"name": "tj", "kind": "TrainJob", "runtime": "torchtune-llama3.2-1b"})
+    )
+    written = runtime["spec"]["template"]["spec"]["replicatedJobs"][2]["template"]["spec"]
+    assert (
+        node_container(fake_kube)["command"]
+        == (written["template"]["spec"]["containers"][0]["command"])
+    )

@@ -16,6 +16,7 @@ import pytest
 from jupyter_pytorchjob.backends import JobState
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.plan import plan_nodes
+from jupyter_pytorchjob.job import JobSpecInvalid
 from jupyter_pytorchjob.kinds import TRAINJOB
 from jupyter_pytorchjob.kinds.trainjob.environment import local_nodes, nproc_per_node
 
@@ -194,3 +195,68 @@ async def test_the_state_is_read_with_the_nodes_it_comes_from(backend: LocalBack
     (jobdir / "job.json").write_text(json.dumps(job))
     assert (await backend.get_job("tj")).state is JobState.SUSPENDED
     shutil.rmtree(jobdir)  # no supervisor to stop: the fixture's delete would wait for one
+
+
+READ_WORKSPACE = """\
+import os, sys
+data, model = sys.argv[1], os.environ["MODEL_DIR"]
+print(open(os.path.join(data, "train.txt")).read().strip(), os.listdir(model), flush=True)
+"""
+
+
+async def test_file_initializers_fill_the_jobs_workspace(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    """``file://`` dataset and model are copied where Trainer's initializers put theirs
+    (/workspace/dataset, /workspace/model: v2.3.0 pkg/initializers/utils/utils.py:27-33),
+    and /workspace in the job's arguments and env is that copy, as a PVC mount is."""
+    data = tmp_path / "my data"
+    data.mkdir()
+    (data / "train.txt").write_text("hello\n")
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"w")
+    info = await backend.submit(
+        trainjob(
+            command=[*python(READ_WORKSPACE), "/workspace/dataset"],
+            env={"MODEL_DIR": "/workspace/model"},
+            dataset=data.as_uri(),
+            model=weights.as_uri(),
+        )
+    )
+    assert info.state is not JobState.FAILED
+    job = await backend.wait("tj", timeout=60)
+    logs = await collect_logs(backend, "tj")
+    assert job.state is JobState.SUCCEEDED, logs
+    assert logs["node-0"].strip().splitlines()[-1] == "hello ['weights.bin']"
+    events = [e.message for e in await backend.events("tj") if e.reason == "Initialized"]
+    assert len(events) == 2 and "copied to /workspace/dataset" in events[0]
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("hf://tatsu-lab/alpaca", "the local backend downloads nothing: hf:// is fetched"),
+        ("s3://bucket/data", "s3:// is fetched by the runtime's dataset-initializer"),
+        ("file:///no/such/dir", "/no/such/dir does not exist"),
+        ("file://host/data", "must be file:///absolute/path"),
+    ],
+)
+async def test_other_initializer_uris_are_refused_naming_the_scheme(
+    backend: LocalBackend, uri: str, expected: str
+) -> None:
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(trainjob(command=["true"], dataset=uri))
+    (error,) = info.value.errors
+    assert error.field == "dataset" and expected in error.message
+    assert await backend.list_jobs() == []  # nothing half-created
+
+
+async def test_an_initializer_secret_is_refused_locally(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    with pytest.raises(JobSpecInvalid) as info:
+        await backend.submit(
+            trainjob(command=["true"], dataset=tmp_path.as_uri(), datasetSecret="creds")
+        )
+    assert [e.field for e in info.value.errors] == ["datasetSecret"]
+    assert await backend.list_jobs() == []

@@ -694,3 +694,22 @@ def test_the_crd_schema_alone_lets_webhook_errors_through() -> None:
     for manifest in (trainer, chief):
         assert check_manifest(manifest)
         assert schema_errors(manifest, strict=False) == []
+
+
+def test_the_deprecated_elastic_nproc_per_node_renders_clones_and_applies() -> None:
+    """v1.9.4 accepts ``elasticPolicy.nProcPerNode`` with a warning, never beside
+    ``spec.nprocPerNode`` (pkg/webhooks/pytorch/pytorchjob_webhook.go:101-107): the job
+    reads back with its count, builds again where it was, and a changed count goes there."""
+    manifest = copy.deepcopy(IMAGENET)  # as it stood before nprocPerNode (v1.7)
+    manifest["spec"]["elasticPolicy"]["nProcPerNode"] = 2
+    assert check_manifest(manifest) == []
+    spec = parse_manifest(manifest)
+    assert spec.nproc_per_node == 2
+    rebuilt = build_manifest(spec)
+    assert "nprocPerNode" not in rebuilt["spec"] and manifest_errors(rebuilt) == []
+    assert rebuilt["spec"]["elasticPolicy"]["nProcPerNode"] == 2
+    assert keeps(manifest, rebuilt) == [] and parse_manifest(rebuilt) == spec
+    body = {**spec.to_wire(), "nprocPerNode": 4}  # the form edits the count
+    edited = build_manifest(JobSpec.from_wire(body))
+    assert edited["spec"]["elasticPolicy"]["nProcPerNode"] == 4
+    assert "nprocPerNode" not in edited["spec"] and check_manifest(edited) == []

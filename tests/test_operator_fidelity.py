@@ -22,6 +22,7 @@ import pytest
 from jupyter_pytorchjob.backends import BackendError, JobInfo, JobNotFound, JobState
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.index import read_index
 from jupyter_pytorchjob.job import JobSpec
 
 from .local_jobs import collect_logs, eventually, running
@@ -233,8 +234,9 @@ async def test_on_failure_restarts_in_place_without_restarting_condition(
 
 
 async def test_on_failure_shows_crash_loop_back_off(tmp_path: Path) -> None:
-    """Between two attempts the node waits as a pod in CrashLoopBackOff: phase Running,
-    the exit code, the back-off in the message; the run's log is the previous one."""
+    """The kubelet restarts a first crash at once; between the next attempts the node
+    waits as a pod in CrashLoopBackOff: phase Running, the exit code, the back-off in the
+    message; the run's log is the previous one."""
     local = Local(tmp_path)
     local.backend.crash_back_off = 30  # long enough to look at
     await local.submit({"restartPolicy": "OnFailure", "backoffLimit": 3}, {"master-0": [3]})
@@ -249,12 +251,53 @@ async def test_on_failure_shows_crash_loop_back_off(tmp_path: Path) -> None:
         assert (job.state, master.phase, master.restarts, master.exit_code) == (
             JobState.RUNNING,
             "Running",
-            1,
+            2,  # the first restart waited for nothing
             3,
         )
         assert master.message is not None and master.message.startswith("back-off 30s ")
         previous = await collect_logs(local.backend, "demo", previous=True)
-        assert previous == {"master-0": "attempt 0\n"}
+        assert previous == {"master-0": "attempt 1\n"}
+    finally:
+        await local.backend.delete_job("demo")
+
+
+CRASH_THEN_RUN = """\
+import os, pathlib, sys, time
+count = pathlib.Path(os.environ["COUNT"])
+n = int(count.read_text()) if count.exists() else 0
+count.write_text(str(n + 1))
+if n == 1:
+    time.sleep(float(os.environ["RUN"]))
+sys.exit(3 if n < 3 else 0)
+"""
+
+
+async def test_the_kubelets_back_off_starts_at_once_and_over_after_a_long_run(
+    tmp_path: Path,
+) -> None:
+    """kubelet ``doBackOff`` (pkg/kubelet/kuberuntime/kuberuntime_manager.go, v1.20) over
+    client-go util/flowcontrol/backoff.go: a crash without a back-off entry restarts at
+    once; an entry not moved on for twice the longest wait (``hasExpired``: 10 min with
+    the kubelet's 5 min, here 60 first waits) is none. Attempt 0 crashes (restarted at
+    once), attempt 1 runs past that and crashes (at once again), attempt 2 crashes (one
+    back-off), attempt 3 succeeds: one BackOff event, where the old rule had three."""
+    local = Local(tmp_path)
+    local.backend.crash_back_off = 0.05  # the longest wait 1.5 s, forgotten after 3 s
+    body = {
+        "name": "demo",
+        "shm": "off",
+        "restartPolicy": "OnFailure",
+        "backoffLimit": 10,
+        "env": {"COUNT": str(tmp_path / "count"), "RUN": "3.5"},
+        "command": [sys.executable, "-c", CRASH_THEN_RUN],
+    }
+    await local.backend.submit(JobSpec.from_wire(body))
+    try:
+        job = await local.backend.wait("demo", timeout=60)
+        assert job.state is JobState.SUCCEEDED
+        assert job.replicas[0].restarts == 3
+        backoffs = [e for e in await local.backend.events("demo") if e.reason == "BackOff"]
+        assert len(backoffs) == 1
     finally:
         await local.backend.delete_job("demo")
 
@@ -469,6 +512,33 @@ async def test_ttl_from_completion_kills_stragglers(cluster: Local | Kube) -> No
 
     assert await eventually(deleted)
     assert await eventually(lambda: not any(running(pid) for pid in pids))
+
+
+async def test_a_permanent_exit_code_failure_is_never_deleted_by_the_ttl(
+    cluster: Local | Kube,
+) -> None:
+    """ExitCode with a code < 128 fails the job without a completionTime (v1.9.4
+    pkg/controller.v1/common/pod.go:366-371), and CleanupJob counts the TTL from it
+    (common/job.go:428-430: no completionTime, no cleanup): the job stays."""
+    await cluster.submit(
+        {"restartPolicy": "ExitCode", "ttl": 1, "backoffLimit": 3}, {"master-0": [1]}
+    )
+    job = await cluster.play("demo")
+    assert job.state is JobState.FAILED
+    await cluster.elapse("demo", 2)
+    if isinstance(cluster, Local):
+        jobs_dir = cluster.backend.jobs_dir
+
+        async def settled_or_gone() -> bool:
+            """The supervisor is done with the job: it expired it, or settled it (listed
+            in the index) once nothing was left to wait for."""
+            return "demo" in read_index(jobs_dir) or not (jobs_dir / "demo").exists()
+
+        assert await eventually(settled_or_gone)
+        events = await cluster.backend.events("demo")
+        assert any(e.reason == "TTLNotApplied" for e in events)
+    job = await cluster.backend.get_job("demo")  # not JobNotFound
+    assert job.state is JobState.FAILED
 
 
 async def test_suspend_and_resume(cluster: Local | Kube) -> None:

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.fields import DEFAULT_IMAGE
+from jupyter_pytorchjob.job.progress import chief_replica
 from jupyter_pytorchjob.job.status import JobState
+from jupyter_pytorchjob.kinds import kind_named
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
 from jupyter_pytorchjob.kinds.trainjob.environment import nproc_per_node
 from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length
@@ -233,15 +235,17 @@ def test_what_a_trainjob_cannot_express_is_refused_by_name(field: str, value: An
 # -- state ------------------------------------------------------------------------------
 
 
-def pod(index: int, phase: str, *, job: str = "demo", **status: Any) -> dict[str, Any]:
-    """A JobSet pod of the ``node`` replicated job, labelled as notes/trainjob.md §4 says."""
+def pod(
+    index: int, phase: str, *, job: str = "demo", rjob: str = "node", **status: Any
+) -> dict[str, Any]:
+    """A JobSet pod of the ``rjob`` replicated job, labelled as notes/trainjob.md §4 says."""
     return {
         "metadata": {
-            "name": f"{job}-node-0-{index}-abcde",
+            "name": f"{job}-{rjob}-0-{index}-abcde",
             "creationTimestamp": "2026-11-23T10:00:00Z",
             "labels": {
                 "jobset.sigs.k8s.io/jobset-name": job,
-                "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                "jobset.sigs.k8s.io/replicatedjob-name": rjob,
                 "batch.kubernetes.io/job-completion-index": str(index),
             },
         },
@@ -300,11 +304,18 @@ def test_a_job_without_pods_or_status_says_why_after_a_while() -> None:
 
 
 def test_pods_are_found_by_jobsets_labels() -> None:
+    """The node and initializer pods, as the Kubeflow SDK's get_job selects them
+    (kubeflow 0.5.0 trainer/backends/kubernetes/backend.py, notes/trainjob.md §7)."""
     assert TRAINJOB.pod_selector("demo") == (
-        "jobset.sigs.k8s.io/jobset-name=demo,jobset.sigs.k8s.io/replicatedjob-name=node"
+        "jobset.sigs.k8s.io/jobset-name=demo,jobset.sigs.k8s.io/replicatedjob-name in "
+        "(dataset-initializer,model-initializer,node)"
     )
     assert TRAINJOB.job_of_pod(pod(1, "Running")) == "demo"
     assert TRAINJOB.replica_of_pod(pod(1, "Running")) == "node-1"
+    assert TRAINJOB.container_of_pod(pod(1, "Running")) == "node"
+    model = pod(0, "Running", rjob="model-initializer")
+    assert TRAINJOB.replica_of_pod(model) == "model-initializer-0"
+    assert TRAINJOB.container_of_pod(model) == "model-initializer"
     assert TRAINJOB.suspend_patch(True) == {"spec": {"suspend": True}}
 
 
@@ -487,3 +498,161 @@ def test_the_name_limit_counts_the_runtimes_initializer_jobs() -> None:
     torch = runtime_of(shipped_runtime("torch_distributed.yaml"))
     manifest["metadata"]["name"] = "t" * 48
     assert TRAINJOB.runtime_problems(manifest, torch) == []
+
+
+# -- initializers (spec.initializer, Trainer v2.3.0 trainjob_types.go) --------------------
+
+
+def test_dataset_and_model_are_the_initializers_storage_uris() -> None:
+    """``--dataset``/``--model`` become ``initializer.dataset|model.storageUri`` (the CRD's
+    own rule checks them: trainer.kubeflow.org_trainjobs.yaml at v2.3.0); their ``env`` and
+    ``secretRef`` ride along untouched."""
+    require_crds(CRDS_DIR / "trainer.kubeflow.org_trainjobs.yaml")
+    body = {
+        "kind": "TrainJob",
+        "name": "tune",
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run"],
+        "dataset": "hf://tatsu-lab/alpaca",
+        "model": "hf://meta-llama/Llama-3.2-1B-Instruct",
+    }
+    manifest = TRAINJOB.build(JobSpec.from_wire(body))
+    assert manifest["spec"]["initializer"] == {
+        "dataset": {"storageUri": "hf://tatsu-lab/alpaca"},
+        "model": {"storageUri": "hf://meta-llama/Llama-3.2-1B-Instruct"},
+    }
+    assert crd_trainjob.schema_errors(manifest) == []
+    manifest["spec"]["initializer"]["model"]["secretRef"] = {"name": "hf-token"}
+    manifest["spec"]["initializer"]["model"]["env"] = [{"name": "ACCESS_TOKEN", "value": "x"}]
+    back = TRAINJOB.parse(manifest)
+    assert (back.dataset, back.model) == (body["dataset"], body["model"])
+    assert (back.model_secret, back.dataset_secret) == ("hf-token", None)  # --model-secret
+    assert TRAINJOB.build(back) == manifest
+    secret = TRAINJOB.build(JobSpec.from_wire({**body, "datasetSecret": "s3-creds"}))
+    assert secret["spec"]["initializer"]["dataset"]["secretRef"] == {"name": "s3-creds"}
+    assert crd_trainjob.schema_errors(secret) == []
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({**body, "modelSecret": "Not_A_Name"})
+    assert [e.field for e in info.value.errors] == ["modelSecret"]
+
+
+@pytest.mark.parametrize("uri", ["alpaca", "hf:/x", "3s://bucket/x", "s3://" + "b" * 2048])
+def test_a_storage_uri_the_crd_refuses_is_named(uri: str) -> None:
+    body = {"kind": "TrainJob", "name": "t", "command": ["x"], "dataset": uri, "model": uri}
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire(body)
+    assert [e.field for e in info.value.errors] == ["dataset", "model"]
+    assert "scheme://" in info.value.errors[0].message
+
+
+def test_a_pytorchjob_has_no_initializers() -> None:
+    for field in ("dataset", "model", "datasetSecret", "modelSecret"):
+        value = "hf://a/b" if field in ("dataset", "model") else "creds"
+        spec = JobSpec.from_wire({"name": "p", "command": ["x"], field: value})
+        with pytest.raises(JobSpecInvalid) as info:
+            kind_named("PyTorchJob").build(spec)
+        assert [e.field for e in info.value.errors] == [field]
+
+
+def test_a_dataset_counts_its_initializer_in_the_name_limit() -> None:
+    """A job that asks for a dataset runs a dataset-initializer job, whose pod name
+    ``<name>-dataset-initializer-0-0-xxxxx`` must fit 63 (jobset_webhook.go)."""
+    body = {"kind": "TrainJob", "name": "d" * 34, "command": ["x"]}
+    JobSpec.from_wire(body)
+    TRAINJOB.build(JobSpec.from_wire(body))
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire({**body, "dataset": "hf://a/b"}))
+    assert [e.field for e in info.value.errors] == ["name"]
+    assert "at most 33" in info.value.errors[0].message
+
+
+def test_initializer_pods_are_replicas_before_the_nodes() -> None:
+    """A dataset initializer the job asks for shows before the nodes, Pending until its
+    pod comes; a running initializer leaves the job Created (no node runs yet: the
+    runtime's node job dependsOn it), and its failure names it."""
+    job = trainjob()
+    job["status"] = {}
+    job["spec"]["initializer"] = {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}}
+    info = TRAINJOB.job_info(job, [])
+    assert [r.name for r in info.replicas] == ["dataset-initializer-0", "node-0", "node-1"]
+    init = pod(0, "Running", rjob="dataset-initializer")
+    model = pod(0, "Pending", rjob="model-initializer")  # the runtime's, not asked for
+    info = TRAINJOB.job_info(job, [model, init])
+    assert [(r.name, r.phase) for r in info.replicas] == [
+        ("dataset-initializer-0", "Running"),
+        ("model-initializer-0", "Pending"),
+        ("node-0", "Pending"),
+        ("node-1", "Pending"),
+    ]
+    assert info.state is JobState.CREATED
+    failed = pod(
+        0,
+        "Running",
+        rjob="dataset-initializer",
+        containerStatuses=[
+            {
+                "name": "dataset-initializer",
+                "restartCount": 1,
+                "state": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    )
+    run = TRAINJOB.failed_run(job, [failed, pod(0, "Pending")])
+    assert (run.failure.replica, run.failure.exit_code) == ("dataset-initializer-0", 1)
+    # Progress is rank 0's: node-0, whatever sorts first.
+    assert chief_replica(["dataset-initializer-0", "model-initializer-0", "node-0"]) == "node-0"
+
+
+# -- torchtune (BuiltinTrainer) runtimes -----------------------------------------------
+
+
+def test_tune_run_is_left_for_the_runtime_to_complete() -> None:
+    """The torch plugin completes a command that is exactly ``tune run`` (torch.go:175-200
+    at v2.3.0), so the overrides after it go as args; a runtime-set path among them is
+    refused (torchtune.go:87-101), and so is the archive wrapper around the command."""
+    body = {
+        "kind": "TrainJob",
+        "name": "tune",
+        "runtime": "torchtune-llama3.2-1b",
+        "command": ["tune", "run", "epochs=1"],
+        "args": ["batch_size=2"],
+    }
+    manifest = TRAINJOB.build(JobSpec.from_wire(body))
+    trainer = manifest["spec"]["trainer"]
+    assert trainer["command"] == ["tune", "run"]
+    assert trainer["args"] == ["epochs=1", "batch_size=2"]
+    assert TRAINJOB.build(TRAINJOB.parse(manifest)) == manifest
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire({**body, "args": ["output_dir=/mine"]}))
+    assert [e.field for e in info.value.errors] == ["spec.trainer.args[1]"]
+    archived = {**body, "logdir": "/ws/runs", "pvc": [{"claim": "c", "mountPath": "/ws"}]}
+    with pytest.raises(JobSpecInvalid) as info:
+        TRAINJOB.build(JobSpec.from_wire(archived))
+    assert [e.field for e in info.value.errors] == ["logArchive"]
+
+
+def test_a_named_runtime_may_run_its_own_command() -> None:
+    """A TrainJob on a named runtime needs no command: the runtime's runs as written
+    (a torchtune runtime's full ``tune run ...``); torch-distributed has none."""
+    spec = JobSpec.from_wire({"kind": "TrainJob", "name": "t", "runtime": "torchtune-llama3.2-1b"})
+    trainer = TRAINJOB.build(spec)["spec"]["trainer"]
+    assert "command" not in trainer and "args" not in trainer
+    with pytest.raises(JobSpecInvalid) as info:
+        JobSpec.from_wire({"kind": "TrainJob", "name": "t"})
+    assert [e.field for e in info.value.errors] == ["command"]
+
+
+def test_the_more_runtimes_as_the_picker_shows_them() -> None:
+    """v2.3.0's other runtimes (../shared/runtimes/more): the torchtune ones run torch with
+    both initializers and their own ``tune run`` command (what runs with none given, the
+    form's placeholder); the data cache has a dataset initializer; other frameworks are
+    listed as unusable by a torchrun job."""
+    tune = runtime_of(shipped_runtime("more/llama3_2_1B.yaml"))
+    assert (tune.framework, tune.policy, tune.usable) == ("torchtune", "torch", None)
+    assert tune.initializers == ["dataset-initializer", "model-initializer"]
+    assert tune.command[:2] == ["tune", "run"] and "llama3_2/1B_full" in tune.command
+    assert tune.to_wire()["command"] == tune.command
+    cache = runtime_of(shipped_runtime("more/torch_distributed_with_cache.yaml"))
+    assert cache.initializers == ["dataset-initializer"] and cache.usable is None
+    for file in ("jax_distributed.yaml", "mlx_distributed.yaml", "xgboost_distributed.yaml"):
+        assert runtime_of(shipped_runtime(f"more/{file}")).usable is not None, file

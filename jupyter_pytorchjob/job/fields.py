@@ -139,6 +139,60 @@ FIELDS: tuple[JobField, ...] = (
         flag="--runtime",
         metavar="NAME",
     ),
+    # A TrainJob's initializers (spec.initializer.dataset|model.storageUri): the runtime's
+    # dataset-/model-initializer job downloads into its volume, /workspace/dataset|model.
+    JobField(
+        "dataset",
+        "storage_uri",
+        "basics",
+        "a TrainJob's dataset, a URI such as hf://tatsu-lab/alpaca or s3://bucket/path: the "
+        "runtime's dataset initializer puts it in /workspace/dataset (locally: file:// only, "
+        "copied)",
+        nullable=True,
+        flag="--dataset",
+        metavar="URI",
+        label="Dataset",
+        hint="A URI such as hf://tatsu-lab/alpaca: the runtime's dataset initializer puts it "
+        "in /workspace/dataset.",
+    ),
+    JobField(
+        "model",
+        "storage_uri",
+        "basics",
+        "a TrainJob's model, a URI such as hf://meta-llama/Llama-3.2-1B-Instruct: the "
+        "runtime's model initializer puts it in /workspace/model (locally: file:// only, "
+        "copied)",
+        nullable=True,
+        flag="--model",
+        metavar="URI",
+        label="Model",
+        hint="A URI such as hf://meta-llama/Llama-3.2-1B-Instruct: the runtime's model "
+        "initializer puts it in /workspace/model.",
+    ),
+    JobField(
+        "datasetSecret",
+        "secret_name",
+        "basics",
+        "a Secret in the job's namespace whose keys the dataset initializer gets as env "
+        "(credentials, e.g. ACCESS_TOKEN for a private Hugging Face dataset)",
+        nullable=True,
+        flag="--dataset-secret",
+        metavar="NAME",
+        label="Dataset secret",
+        hint="A Secret whose keys the dataset initializer gets as env (credentials).",
+    ),
+    JobField(
+        "modelSecret",
+        "secret_name",
+        "basics",
+        "a Secret in the job's namespace whose keys the model initializer gets as env "
+        "(credentials, e.g. ACCESS_TOKEN for a gated model)",
+        nullable=True,
+        flag="--model-secret",
+        metavar="NAME",
+        label="Model secret",
+        hint="A Secret whose keys the model initializer gets as env (credentials).",
+    ),
     JobField(
         "command",
         "words",
@@ -501,6 +555,8 @@ _FORM_OF_READER: Mapping[str, str] = {
     "names": "list",
     "kind": "choice",
     "runtime": "custom",
+    "storage_uri": "text",
+    "secret_name": "text",
     "count": "number",
     "nproc": "number",
     "optional_count": "number",
@@ -532,6 +588,8 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "names": {"type": "array", "items": {"type": "string"}},
     "kind": {"type": "string"},
     "runtime": {"type": "string"},
+    "storage_uri": {"type": "string"},
+    "secret_name": {"type": "string"},
     "count": {"type": ["integer", "string"]},
     "nproc": {"type": ["integer", "string"]},
     "optional_count": {"type": ["integer", "string"]},

@@ -363,11 +363,16 @@ def _metric_number(value: Any) -> float | None:
 
 def chief_replica(replicas: Iterable[str]) -> str | None:
     """The replica whose log tells the job's progress: the master, else rank 0 (``worker-0``,
-    a TrainJob's ``node-0``); None for none. Rank 0 is the process training scripts
-    print progress on."""
+    a TrainJob's ``node-0``, never its ``dataset-initializer-0``); None for none. Rank 0
+    is the process training scripts print progress on."""
 
-    def order(name: str) -> tuple[bool, str, int]:
+    def order(name: str) -> tuple[bool, bool, str, int]:
         prefix, _, index = name.rpartition("-")
-        return (not name.startswith("master-"), prefix, int(index) if index.isdigit() else 0)
+        return (
+            not name.startswith("master-"),
+            prefix.endswith("-initializer"),
+            prefix,
+            int(index) if index.isdigit() else 0,
+        )
 
     return min(replicas, key=order, default=None)

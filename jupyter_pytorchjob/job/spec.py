@@ -79,6 +79,10 @@ SCRIPT_MAX_BYTES = 120 * 1024
 # Linux's limit on one argument or one NAME=value environment string, its NUL included:
 # a longer one makes exec fail (E2BIG) after the job was accepted.
 MAX_ARG_STRLEN = 131072
+# A TrainJob's initializer ``storageUri`` (Trainer v2.3.0 CRD trainer.kubeflow.org_trainjobs
+# .yaml, spec.initializer.{dataset,model}.storageUri: maxLength and the CEL rule).
+STORAGE_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://.+$")
+MAX_STORAGE_URI = 2048
 SHM_MOUNT = "/dev/shm"  # noqa: S108 - a path inside the pod, not a temp file
 
 
@@ -150,6 +154,10 @@ class JobSpec:
     image: str | None  # None: the runtime's (a TrainJob only)
     kind: str = "PyTorchJob"
     runtime: str | None = None
+    dataset: str | None = None  # a TrainJob's initializer.dataset.storageUri
+    model: str | None = None  # a TrainJob's initializer.model.storageUri
+    dataset_secret: str | None = None  # initializer.dataset.secretRef.name
+    model_secret: str | None = None  # initializer.model.secretRef.name
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     script: str | None = None
@@ -308,7 +316,10 @@ class _WireReader:
         self.resolve_runtime_defaults(values)
         if values["name"] is not None:
             self.check_name_length(values["name"], values["nodes"], master=values["master"])
-        self.check_entrypoint(values["command"], values["args"], values["script"])
+        runtime_command = values["kind"] == TRAINJOB_KIND and values["runtime"] is not None
+        self.check_entrypoint(
+            values["command"], values["args"], values["script"], optional=runtime_command
+        )
         self.check_elastic(values)
         self.check_log_archive(values)
         logdir, shm = values["logdir"], values["shm"]
@@ -371,6 +382,24 @@ class _WireReader:
             self.fail(f.wire, f"must name a training runtime: {problem}")
             return None
         return value
+
+    def read_storage_uri(self, f: JobField) -> str | None:
+        """A URI as the TrainJob CRD takes it (``storageUri``: ``scheme://...``, at most
+        2048 characters); an empty one is unset."""
+        value = self.text(f.wire, default=None)
+        if not value:
+            return None
+        if len(value) > MAX_STORAGE_URI or not STORAGE_URI.match(value):
+            self.fail(
+                f.wire,
+                f"must be a URI such as hf://org/name or s3://bucket/path (scheme://..., at "
+                f"most {MAX_STORAGE_URI} characters), got {value[:80]!r}",
+            )
+            return None
+        return value
+
+    def read_secret_name(self, f: JobField) -> str | None:
+        return self.object_name(f.wire, "is the name of a Secret and {}")
 
     def read_resource_name(self, f: JobField) -> str:
         value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
@@ -650,8 +679,16 @@ class _WireReader:
             )
 
     def check_entrypoint(
-        self, command: tuple[str, ...], args: tuple[str, ...], script: str | None
+        self,
+        command: tuple[str, ...],
+        args: tuple[str, ...],
+        script: str | None,
+        *,
+        optional: bool = False,
     ) -> None:
+        """One of a command and a script; neither only where the runtime has its own
+        (``optional``: a TrainJob on a named runtime, e.g. a torchtune one, runs the
+        runtime's command as written)."""
         if script is not None and command:
             self.fail("command", "give either a command or a script, not both")
         elif script is not None:
@@ -666,7 +703,7 @@ class _WireReader:
                     f"is {size} bytes; a script shipped inside the job may be at most "
                     f"{SCRIPT_MAX_BYTES} bytes. Put larger code on a PVC and give a command",
                 )
-        elif not command and not args:
+        elif not command and not args and not optional:
             self.fail("command", "is required: give a command (e.g. python train.py) or a script")
         elif command and not command[0].strip():
             self.fail("command", "must not start with an empty word")

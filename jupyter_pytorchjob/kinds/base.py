@@ -123,6 +123,10 @@ class JobKind(ABC):
     def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
         """The replica a pod runs, as the views name it (``master-0``, ``node-1``...)."""
 
+    def container_of_pod(self, pod: Mapping[str, Any]) -> str:
+        """The container whose log is the pod's replica's (``container`` for most)."""
+        return self.container
+
     def event_sources(
         self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
     ) -> dict[tuple[str, str], str]:
@@ -147,7 +151,9 @@ class JobKind(ABC):
     def failed_run(self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> FailedRun:
         """Where a failed job's failure is: the replica that failed first and the pod and
         run whose log holds its output (``pods.first_failed_run``)."""
-        return first_failed_run(job, pods, container=self.container, replica_of=self.replica_of_pod)
+        return first_failed_run(
+            job, pods, container_of=self.container_of_pod, replica_of=self.replica_of_pod
+        )
 
     @abstractmethod
     def missing_message(self) -> str:

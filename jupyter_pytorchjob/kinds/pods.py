@@ -113,7 +113,7 @@ def first_failed_run(
     job: Mapping[str, Any],
     pods: Sequence[Mapping[str, Any]],
     *,
-    container: str,
+    container_of: Callable[[Mapping[str, Any]], str],
     replica_of: Callable[[Mapping[str, Any]], str],
 ) -> FailedRun:
     """The replica that failed first among ``pods`` (by when its failed run finished; a
@@ -129,6 +129,7 @@ def first_failed_run(
             failure = JobFailure(replica, "Evicted", str(status.get("message") or ""))
             found.append((_finished(status), FailedRun(failure, name)))
             continue
+        container = container_of(pod)
         main: Mapping[str, Any] = next(
             (s for s in status.get("containerStatuses") or [] if s.get("name") == container), {}
         )

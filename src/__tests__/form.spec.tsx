@@ -12,7 +12,7 @@ import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
 import { CodeEditor } from '@jupyterlab/codeeditor';
 import { PyTorchJobAPIError } from '../request';
-import { IFieldInfo } from '../tokens';
+import { IFieldInfo, IRuntime } from '../tokens';
 import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
 
@@ -393,46 +393,51 @@ describe('JobForm of a field only the table declares', () => {
 describe('JobForm kinds', () => {
   const texts = formTexts(trans).fields;
 
-  async function open(kinds: typeof KINDS): Promise<JobForm> {
+  async function open(
+    kinds: typeof KINDS,
+    runtimes?: IRuntime[]
+  ): Promise<JobForm> {
     const client = fakeClient() as unknown as Record<string, jest.Mock>;
-    client.runtimes = jest.fn().mockResolvedValue([
-      {
-        name: 'torch-distributed',
-        kind: 'ClusterTrainingRuntime',
-        framework: 'torch',
-        deprecated: false,
-        nodes: 2,
-        image: 'torch:2',
-        policy: 'torch',
-        replicatedJobs: ['node'],
-        initializers: [],
-        unusable: null
-      },
-      {
-        name: 'old-torch',
-        kind: 'TrainingRuntime',
-        framework: 'torch',
-        deprecated: true,
-        nodes: 1,
-        image: 'torch:1',
-        policy: 'torch',
-        replicatedJobs: ['node'],
-        initializers: [],
-        unusable: null
-      },
-      {
-        name: 'mpi-distributed',
-        kind: 'ClusterTrainingRuntime',
-        framework: 'deepspeed',
-        deprecated: false,
-        nodes: 1,
-        image: 'ds:1',
-        policy: 'mpi',
-        replicatedJobs: ['launcher', 'node'],
-        initializers: [],
-        unusable: 'runs mpi jobs, not torch (torchrun) ones'
-      }
-    ]);
+    client.runtimes = jest.fn().mockResolvedValue(
+      runtimes ?? [
+        {
+          name: 'torch-distributed',
+          kind: 'ClusterTrainingRuntime',
+          framework: 'torch',
+          deprecated: false,
+          nodes: 2,
+          image: 'torch:2',
+          policy: 'torch',
+          replicatedJobs: ['node'],
+          initializers: [],
+          unusable: null
+        },
+        {
+          name: 'old-torch',
+          kind: 'TrainingRuntime',
+          framework: 'torch',
+          deprecated: true,
+          nodes: 1,
+          image: 'torch:1',
+          policy: 'torch',
+          replicatedJobs: ['node'],
+          initializers: [],
+          unusable: null
+        },
+        {
+          name: 'mpi-distributed',
+          kind: 'ClusterTrainingRuntime',
+          framework: 'deepspeed',
+          deprecated: false,
+          nodes: 1,
+          image: 'ds:1',
+          policy: 'mpi',
+          replicatedJobs: ['launcher', 'node'],
+          initializers: [],
+          unusable: 'runs mpi jobs, not torch (torchrun) ones'
+        }
+      ]
+    );
     const model = new JobFormModel({
       client: client as unknown as FormClient,
       defaults: {
@@ -457,6 +462,65 @@ describe('JobForm kinds', () => {
     Widget.detach(form);
     form.dispose();
   }
+
+  const tune: IRuntime = {
+    name: 'torchtune-llama3.2-1b',
+    kind: 'ClusterTrainingRuntime',
+    framework: 'torchtune',
+    deprecated: false,
+    nodes: 1,
+    image: 'tune:1',
+    policy: 'torch',
+    replicatedJobs: ['dataset-initializer', 'model-initializer', 'node'],
+    initializers: ['dataset-initializer', 'model-initializer'],
+    unusable: null
+  };
+  const initializerFields = [
+    'dataset',
+    'model',
+    'datasetSecret',
+    'modelSecret'
+  ];
+
+  it('shows dataset and model only on a runtime with their initializers', async () => {
+    const plain = { ...tune, name: 'torch-distributed', initializers: [] };
+    const form = await open([KINDS[1]], [plain, tune]);
+    const q = (selector: string) => form.node.querySelector(selector);
+    for (const name of initializerFields) {
+      expect(q(`[data-field="${name}"]`)).toBeNull();
+    }
+    type(q('#form-f-runtime') as HTMLSelectElement, tune.name);
+    await rendered(form);
+    for (const name of initializerFields) {
+      expect(q(`[data-field="${name}"]`)).not.toBeNull();
+    }
+    expect(q('[data-field="dataset"] label')!.textContent).toBe('Dataset');
+    type(q('#form-f-dataset') as HTMLInputElement, 'hf://tatsu-lab/alpaca');
+    expect(form.model.body).toMatchObject({
+      runtime: tune.name,
+      dataset: 'hf://tatsu-lab/alpaca'
+    });
+    // Back on a runtime without them: a value set stays in view.
+    type(q('#form-f-runtime') as HTMLSelectElement, plain.name);
+    await rendered(form);
+    expect(q('[data-field="dataset"]')).not.toBeNull();
+    expect(q('[data-field="model"]')).toBeNull();
+    close(form);
+  });
+
+  it('shows dataset and model for file:// only where no runtimes are listed', async () => {
+    const form = await open([KINDS[1]], []);
+    const q = (selector: string) => form.node.querySelector(selector);
+    for (const name of ['dataset', 'model']) {
+      expect(q(`#form-f-${name}-hint`)!.textContent).toBe(
+        'file:// only on this backend'
+      );
+    }
+    // Secrets need a cluster.
+    expect(q('[data-field="datasetSecret"]')).toBeNull();
+    expect(q('[data-field="modelSecret"]')).toBeNull();
+    close(form);
+  });
 
   it('has no kind switch where the backend runs one kind', async () => {
     const form = await open([KINDS[1]]);

@@ -24,9 +24,13 @@ import {
   errorsUnder,
   extrasPaths,
   FormSection,
+  stateText,
   TRAINJOB,
   usesDataLoaderWorkers
 } from './state';
+
+// The runtime a TrainJob without one runs on (the server's default).
+const DEFAULT_RUNTIME = 'torch-distributed';
 
 /**
  * A collapsible section of the form; it says when its fields have errors.
@@ -140,6 +144,12 @@ const BESPOKE: Record<
   image: () => null, // after the kind and the runtime that decide its default
   kind: form => <KindFields form={form} />,
   runtime: () => null,
+  dataset: form => initializerField(form, 'dataset', 'dataset-initializer'),
+  model: form => initializerField(form, 'model', 'model-initializer'),
+  datasetSecret: form =>
+    initializerField(form, 'datasetSecret', 'dataset-initializer'),
+  modelSecret: form =>
+    initializerField(form, 'modelSecret', 'model-initializer'),
   command: form => <EntryFields form={form} />,
   args: form => <TextField form={form} name="args" />,
   script: () => null,
@@ -180,6 +190,40 @@ const BESPOKE: Record<
   tolerations: form => <TolerationEditor form={form} />,
   extras: form => <ExtrasField form={form} />
 };
+
+/**
+ * A TrainJob's dataset or model (or its Secret): shown only when the chosen
+ * runtime has the initializer that fetches it (`GET runtimes`), or when set
+ * (a clone). With no runtimes listed (the local backend), the URIs show, for
+ * file:// copies only, and the Secrets, which need a cluster, do not.
+ */
+function initializerField(
+  form: IFormContext,
+  name: 'dataset' | 'model' | 'datasetSecret' | 'modelSecret',
+  initializer: string
+): JSX.Element | null {
+  const set = stateText(form.state, name).trim() !== '';
+  const secret = name.endsWith('Secret');
+  if (form.runtimes.length === 0 && !form.runtimesError) {
+    if (secret && !set) {
+      return null;
+    }
+    return (
+      <TextField
+        form={form}
+        name={name}
+        hint={
+          secret ? undefined : form.trans.__('file:// only on this backend')
+        }
+      />
+    );
+  }
+  const chosen = form.runtimes.find(
+    r => r.name === (form.state.runtime || DEFAULT_RUNTIME)
+  );
+  const fetches = !chosen || chosen.initializers.includes(initializer);
+  return fetches || set ? <TextField form={form} name={name} /> : null;
+}
 
 /**
  * A field a TrainJob's runtime decides when it is left empty: the placeholder

@@ -46,9 +46,15 @@ What the fake plays, row by row:
   ``status.trainerStatus`` as the server-side apply of field manager ``trainer-status``
   does (the whole ``trainerStatus`` replaced); the token check is left out.
 
-Left out: the runtime snapshot ConfigMap (KEP-2599), initializer jobs' own containers (built
-from the runtime template only), MPI/JAX/XGBoost plugins, JobSet ``maxRestarts`` > 0,
-``dependsOn``/``startupPolicy`` ordering, Kueue/``managedBy`` other than the default
+- **torchtune**: the webhook's ``validateTorchTune`` (model, nodes, immutable configs) and
+  the torch plugin completing ``tune run`` (rendezvous, ``getRecipeAndConfig``, the
+  runtime's paths; no ``PET_MASTER_*``).
+- **Initializers**: the webhook's initializer checks, ``STORAGE_URI``/env/``envFrom`` into
+  the initializer containers (``Builder.Initializer``), JobSet's ``dependsOn`` (the node job
+  made once the initializers completed); the kubelet hooks take a replicated job.
+
+Left out: the runtime snapshot ConfigMap (KEP-2599), MPI/JAX/XGBoost plugins, JobSet
+``maxRestarts`` > 0, ``startupPolicy`` ordering, Kueue/``managedBy`` other than the default
 (such jobs are skipped, as the controller does), and the webhook's torchtune checks.
 """
 
@@ -81,6 +87,7 @@ MANAGED_BY = "trainer.kubeflow.org/trainjob-controller"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"  # §3, §8
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"  # §3, on the Job
 NODE = "node"  # the trainer replicatedJob and its container (§3)
+INITIALIZERS = ("dataset-initializer", "model-initializer")  # ancestor labels and jobs (§8)
 MASTER_PORT = 29500  # constants.ContainerTrainerPort (§3)
 # constants.TorchRunReservedEnvNames (§2)
 RESERVED_ENV = (
@@ -247,14 +254,17 @@ def trainer_schemas() -> dict[str, dict[str, Any] | None]:
 
 
 def shipped_runtimes() -> list[dict[str, Any]]:
-    """The runtimes as shipped (``manifests/base/runtimes``), read from
-    ``../shared/runtimes`` beside the checkout; none in a bare clone."""
+    """The runtimes v2.3.0 ships (``manifests/base/runtimes``), read from
+    ``../shared/runtimes`` beside the checkout and its ``more/`` (the torchtune ones with
+    their initializer jobs, ``torch-distributed-with-cache``, jax, mlx, xgboost); none in
+    a bare clone."""
     try:
         from tests.crd import CRDS_DIR
     except ImportError:
         return []
     folder = Path(CRDS_DIR).parent / "runtimes"
-    return [copy.deepcopy(read_yaml(p)) for p in sorted(folder.glob("*.yaml"))]
+    files = [*sorted(folder.glob("*.yaml")), *sorted((folder / "more").glob("*.yaml"))]
+    return [copy.deepcopy(read_yaml(p)) for p in files]
 
 
 # -- strategic merge (§1) -------------------------------------------------------------------
@@ -324,19 +334,72 @@ def nproc_per_node(trainjob: Mapping[str, Any], resources: Mapping[str, Any]) ->
     trainer = (trainjob.get("spec") or {}).get("trainer") or {}
     if trainer.get("numProcPerNode") is not None:
         return str(trainer["numProcPerNode"])
-    inspected = trainer.get("resourcesPerNode") or resources
-    gpus = 0
-    for part in ("requests", "limits"):
-        named = [v for k, v in (inspected.get(part) or {}).items() if "gpu" in k.lower()]
-        if named and not gpus:
-            gpus = _quantity_ceil(named[0])
-    if gpus > 0:
+    if gpus_per_node(trainjob, resources) > 0:
         return "auto"
     requested = (resources.get("requests") or {}).get("cpu")
     limit = (resources.get("limits") or {}).get("cpu")
     if requested is not None and _quantity_ceil(requested) != 0:
         return str(max(1, _quantity_ceil(requested)))
     return str(max(1, _quantity_ceil(limit))) if limit is not None else "1"
+
+
+def gpus_per_node(trainjob: Mapping[str, Any], resources: Mapping[str, Any]) -> int:
+    """``GetNumGPUPerNode`` as ``nproc_per_node`` reads it (``gpuQ`` in torch.go:131)."""
+    trainer = (trainjob.get("spec") or {}).get("trainer") or {}
+    inspected = trainer.get("resourcesPerNode") or resources
+    gpus = 0
+    for part in ("requests", "limits"):
+        named = [v for k, v in (inspected.get(part) or {}).items() if "gpu" in k.lower()]
+        if named and not gpus:
+            gpus = _quantity_ceil(named[0])
+    return gpus
+
+
+# torchtune (pkg/constants/constants.go:205-318 at v2.3.0)
+TUNE_RUN = ["tune", "run"]  # TorchTuneEntrypoint
+TUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir",
+                  "tokenizer.merges_file")  # TorchTuneImmutableConfigs  # fmt: skip
+
+
+def _tune_model(runtime_name: str) -> str:
+    """``getModelFromRuntimeRef`` (torchtune.go:199-205): torchtune-llama3.2-1b ->
+    llama3_2/1B."""
+    fields = runtime_name.split("-")
+    return f"{fields[1].replace('.', '_')}/{fields[2].upper()}" if len(fields) == 3 else ""
+
+
+def _tune_arg_set(args: list[str], item: str) -> bool:
+    """``isBoolArgEnabled`` (torchtune.go:149-161)."""
+    for arg in args:
+        name, sep, value = arg.partition("=")
+        if sep and item in name and value.strip().lower() == "true":
+            return True
+    return False
+
+
+def tune_recipe_and_config(
+    runtime_name: str, nodes: int, nproc: str, gpus: int, args: list[str]
+) -> tuple[str, str]:
+    """``getRecipeAndConfig`` (torchtune.go:108-134)."""
+    lora = any("model.lora_attn_modules" in a for a in args)  # isLoraConfigEnabled
+    qlora = not _tune_arg_set(args, "model.use_dora") and _tune_arg_set(
+        args, "model.quantize_base"
+    )  # isUseQLoraFinetune
+    recipe, suffix = "full_finetune_distributed", "_full"
+    if nodes == 1 and (nproc == "1" or gpus == 1):
+        if qlora:
+            recipe, suffix = "lora_finetune_single_device", "_qlora_single_device"
+        elif lora:
+            recipe, suffix = "lora_finetune_single_device", "_lora_single_device"
+        else:
+            recipe, suffix = "full_finetune_single_device", "_full_single_device"
+    elif nodes == 1 and qlora:
+        recipe, suffix = "lora_finetune_distributed", "_qlora"
+    elif nodes == 1 and lora:
+        recipe, suffix = "lora_finetune_distributed", "_lora"
+    elif nodes > 1:
+        suffix = "_full_multinode"
+    return recipe, f"{_tune_model(runtime_name)}{suffix}"
 
 
 def _suffix() -> str:
@@ -457,6 +520,7 @@ class Trainer:
                                 f"{cwhere}.env: Invalid value: {_go(cpatch['env'])}: must not "
                                 f"have env patches for the {cpatch['name']} container"
                             )
+        errors += self._initializer_errors(spec, rjobs)
         if old is not None and spec.get("runtimePatches") != (old.get("spec") or {}).get(
             "runtimePatches"
         ):
@@ -481,6 +545,67 @@ class Trainer:
                     f"spec.trainer.env: Invalid value: {_go(spec['trainer']['env'])}: must not "
                     f"have reserved envs, invalid envs configured: [{' '.join(reserved)}]"
                 )
+            if (spec.get("trainer") or {}).get("command") == TUNE_RUN:
+                errors += self._torchtune_errors(spec)
+        return errors
+
+    @staticmethod
+    def _torchtune_errors(spec: Mapping[str, Any]) -> list[str]:
+        """``validateTorchTune`` (torchtune.go:35-106 at v2.3.0): a supported model, one
+        node but for 70B, no immutable config in the args (LoRA/QLoRA rules left out)."""
+        errors = []
+        ref, trainer = spec["runtimeRef"], spec["trainer"]
+        model = _tune_model(ref.get("name", ""))
+        if model not in ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B"):
+            errors.append(
+                f"spec.runtimeRef.name: Invalid value: {_go(ref.get('name'))}: must have a "
+                f"supported pretrained model, invalid model configured: {model}"
+            )
+        nodes = int(trainer.get("numNodes") or 1)
+        if nodes > 1 and model != "llama3_3/70B":
+            errors.append(
+                f"spec.trainer.numNodes: Invalid value: {nodes}: must be 1 for {model} model"
+            )
+        for i, arg in enumerate(trainer.get("args") or []):
+            key = arg.split("=", 1)[0]
+            if key in TUNE_IMMUTABLE:
+                errors.append(
+                    f"spec.trainer.args[{i}]: Invalid value: {_go(arg)}: must not set immutable "
+                    f'config "{key}" in trainer args; it is managed by the runtime'
+                )
+        return errors
+
+    @staticmethod
+    def _initializer_errors(spec: Mapping[str, Any], rjobs: Mapping[str, Any]) -> list[str]:
+        """An initializer needs its job, container and ``initializer`` volume mount in the
+        runtime (plugins/jobset/jobset.go:112-170 at v2.3.0)."""
+        errors = []
+        where = f"spec.runtimeRef: Invalid value: {_go(spec.get('runtimeRef'))}"
+        for part in ("dataset", "model"):
+            if (spec.get("initializer") or {}).get(part) is None:
+                continue
+            rjob = f"{part}-initializer"
+            containers = {
+                c["name"]: c
+                for c in (_pod_template(copy.deepcopy(rjobs[rjob])).get("spec") or {}).get(
+                    "containers"
+                )
+                or []
+            } if rjob in rjobs else {}  # fmt: skip
+            if rjob not in rjobs:
+                errors.append(
+                    f"{where}: must have {rjob} job when trainJob is configured with input "
+                    f"{part}Config"
+                )
+            elif rjob not in containers:
+                errors.append(f"{where}: must have container with name - {rjob} in the {rjob} job")
+            elif not any(
+                m.get("name") == "initializer" for m in containers[rjob].get("volumeMounts") or []
+            ):
+                errors.append(
+                    f"{where}: must have volumeMount with name - initializer in container "
+                    f"{rjob} of the {rjob} job"
+                )
         return errors
 
     def runtime(self, trainjob: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -492,8 +617,8 @@ class Trainer:
         )
 
     def seed_runtimes(self) -> None:
-        """The shipped ClusterTrainingRuntimes (torch-distributed, deepspeed-distributed)
-        and the ``kubeflow-trainer-public`` ConfigMap the SDK reads (§7)."""
+        """The shipped ClusterTrainingRuntimes (``shipped_runtimes``) and the
+        ``kubeflow-trainer-public`` ConfigMap the SDK reads (§7)."""
         for runtime in shipped_runtimes():
             self.fake.add(runtime)
         self.fake.add_namespace("kubeflow-system")
@@ -621,6 +746,7 @@ class Trainer:
                 for container in pod.get("containers") or []:
                     if container.get("name") != NODE:
                         continue
+                    runtime_command = list(container.get("command") or [])
                     for key in ("image", "command", "args"):
                         if trainer.get(key) is not None:
                             container[key] = copy.deepcopy(trainer[key])
@@ -630,10 +756,12 @@ class Trainer:
                             container.get("resources") or {}, trainer["resourcesPerNode"]
                         )
                     if "torch" in ml_policy:
-                        self._torch_env(trainjob, container, nodes)
+                        self._torch_env(trainjob, container, nodes, runtime_command)
             else:
                 job_spec.setdefault("parallelism", 1)
                 job_spec.setdefault("completions", 1)
+                if ancestor in INITIALIZERS:
+                    self._initializer_env(spec, ancestor, pod)
         network = js_spec.setdefault("network", {})
         network.setdefault("enableDNSHostnames", True)
         network.setdefault("publishNotReadyAddresses", True)
@@ -653,19 +781,62 @@ class Trainer:
         }  # fmt: skip
 
     @staticmethod
-    def _torch_env(trainjob: Mapping[str, Any], container: dict[str, Any], nodes: int) -> None:
-        """``EnforceMLPolicy``, plugins/torch/torch.go (§3)."""
+    def _initializer_env(spec: Mapping[str, Any], ancestor: str, pod: dict[str, Any]) -> None:
+        """``Builder.Initializer`` (plugins/jobset/builder.go:41-97 at v2.3.0): the
+        TrainJob's ``storageUri`` as ``STORAGE_URI``, its env upserted, its secret as
+        ``envFrom`` - into the container named as the initializer."""
+        wanted = (spec.get("initializer") or {}).get(ancestor.removesuffix("-initializer"))
+        if not wanted:
+            return
+        for container in pod.get("containers") or []:
+            if container.get("name") != ancestor:
+                continue
+            if wanted.get("storageUri") is not None:
+                _upsert_env(container, [{"name": "STORAGE_URI", "value": wanted["storageUri"]}])
+            _upsert_env(container, wanted.get("env") or [])
+            if wanted.get("secretRef"):
+                container.setdefault("envFrom", []).append(
+                    {"secretRef": {"name": wanted["secretRef"]["name"]}}
+                )
+
+    @staticmethod
+    def _torch_env(
+        trainjob: Mapping[str, Any],
+        container: dict[str, Any],
+        nodes: int,
+        runtime_command: list[str],
+    ) -> None:
+        """``EnforceMLPolicy``, plugins/torch/torch.go (§3); a ``tune run`` command gets no
+        ``PET_MASTER_*`` but the rendezvous, recipe, config and the runtime's immutable
+        overrides appended (torch.go:175-200 at v2.3.0)."""
         name = trainjob["metadata"]["name"]
-        nproc = nproc_per_node(trainjob, container.get("resources") or {})
+        resources = container.get("resources") or {}
+        nproc = nproc_per_node(trainjob, resources)
         _upsert_env(container, [
             {"name": "PET_NNODES", "value": str(nodes)},
             {"name": "PET_NPROC_PER_NODE", "value": nproc},
             {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
                 "apiVersion": "v1",
                 "fieldPath": f"metadata.annotations['{COMPLETION_INDEX}']"}}},
-            {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
-            {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
         ])  # fmt: skip
+        trainer = (trainjob.get("spec") or {}).get("trainer") or {}
+        if trainer.get("command") == TUNE_RUN:
+            gpus = gpus_per_node(trainjob, resources)
+            words = []
+            if nodes > 1 or (nproc.isdigit() and int(nproc) > 1) or (nproc == "auto" and gpus > 1):
+                words.append(f"--rdzv_endpoint={name}-{NODE}-0-0.{name}:{MASTER_PORT}")
+            recipe, config = tune_recipe_and_config(
+                trainjob["spec"]["runtimeRef"]["name"], nodes, nproc, gpus,
+                list(trainer.get("args") or []),
+            )  # fmt: skip
+            words += [recipe, "--config", config]
+            words += [w for w in runtime_command if w.split("=")[0] in TUNE_IMMUTABLE]
+            container["command"] = [*TUNE_RUN, *words]
+        else:
+            _upsert_env(container, [
+                {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
+                {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
+            ])  # fmt: skip
         ports = container.setdefault("ports", [])
         if not any(p.get("containerPort") == MASTER_PORT for p in ports):
             ports.append({"containerPort": MASTER_PORT, "protocol": "TCP"})
@@ -785,12 +956,17 @@ class Trainer:
         all_complete = True
         global_index = 0
         total = sum(int(r.get("replicas", 1)) for r in spec.get("replicatedJobs") or [])
+        before = {r["name"]: r for r in status.get("replicatedJobsStatus") or []}
         for rjob in spec.get("replicatedJobs") or []:
             counts = {"name": rjob["name"], "ready": 0, "succeeded": 0, "failed": 0,
                       "active": 0, "suspended": 0}  # fmt: skip
             for index in range(int(rjob.get("replicas", 1))):
                 job_name = f"{name}-{rjob['name']}-{index}"
                 job = self.fake.get("jobs", ns, job_name)
+                if job is None and not self._dependencies_reached(rjob, spec, before):
+                    all_complete = False  # not made until what it dependsOn is done
+                    global_index += 1
+                    continue
                 if job is None:
                     job = self._create_job(jobset, rjob, index, global_index, total)
                     changed = True
@@ -831,6 +1007,25 @@ class Trainer:
             self._event("JobSet", jobset, "Normal", "AllJobsCompleted",
                         "jobset completed successfully", "jobset")  # fmt: skip
         return self._save("jobsets", jobset, status) or changed
+
+    @staticmethod
+    def _dependencies_reached(
+        rjob: Mapping[str, Any], spec: Mapping[str, Any], before: Mapping[str, Any]
+    ) -> bool:
+        """``dependencyReachedStatus`` (jobset v0.12.0 pkg/controllers/depends_on.go:9-27):
+        every ``dependsOn`` job reached its status in the last ``replicatedJobsStatus`` -
+        Complete: all its Jobs succeeded; Ready: all ready, failed or succeeded."""
+        replicas = {r["name"]: int(r.get("replicas", 1)) for r in spec.get("replicatedJobs") or []}
+        for dep in rjob.get("dependsOn") or []:
+            got = before.get(dep["name"]) or {}
+            if dep.get("status") == "Complete":
+                reached = got.get("succeeded", 0) == replicas.get(dep["name"])
+            else:
+                done = got.get("ready", 0) + got.get("failed", 0) + got.get("succeeded", 0)
+                reached = done == replicas.get(dep["name"])
+            if not reached:
+                return False
+        return True
 
     def _create_job(
         self,
@@ -985,9 +1180,9 @@ class Trainer:
 
     # -- the kubelet and the clock: test hooks ---------------------------------------------------
 
-    def run(self, ns: str, name: str) -> None:
-        """Every live pod's containers running; then the controllers reconcile."""
-        for pod in self.pods(ns, name):
+    def run(self, ns: str, name: str, rjob: str = NODE) -> None:
+        """Every live pod's containers of ``rjob`` running; then the controllers reconcile."""
+        for pod in self.pods(ns, name, rjob):
             if pod["status"].get("phase") not in ("Pending", "Running"):
                 continue
             for container in pod["spec"].get("containers") or []:
@@ -998,9 +1193,9 @@ class Trainer:
                                 f"Started container {container['name']}", "kubelet")  # fmt: skip
         self.reconcile(ns, name)
 
-    def succeed(self, ns: str, name: str, index: int | None = None) -> None:
-        """Node ``index`` (every node when None) exits 0: its pod ends Succeeded."""
-        for pod in self.pods(ns, name):
+    def succeed(self, ns: str, name: str, index: int | None = None, rjob: str = NODE) -> None:
+        """Pod ``index`` (every one when None) of ``rjob`` exits 0: it ends Succeeded."""
+        for pod in self.pods(ns, name, rjob):
             labels = pod["metadata"]["labels"]
             if pod["status"].get("phase") not in ("Pending", "Running"):
                 continue
@@ -1010,10 +1205,13 @@ class Trainer:
 
     def _terminate(self, pod: dict[str, Any], code: int, reason: str | None = None) -> None:
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
-        entry = container_status(pod, NODE)
+        # The main container: an initializer's is named as its job (§8).
+        rjob = pod["metadata"]["labels"].get(RJOB_NAME)
+        container = rjob if rjob in INITIALIZERS else NODE
+        entry = container_status(pod, container)
         if entry is None or "running" not in (entry.get("state") or {}):
-            self.fake.append_log(ns, pname, NODE, b"")
-        self.fake.terminate(ns, pname, NODE, code, reason)
+            self.fake.append_log(ns, pname, container, b"")
+        self.fake.terminate(ns, pname, container, code, reason)
 
     def exit(self, ns: str, name: str, index: int = 0, exit_code: int = 1) -> None:
         """Node ``index``'s container exits non-zero: under ``OnFailure`` the kubelet restarts

@@ -144,8 +144,9 @@ class FailureReader:
         failure = run.failure
         lines: list[str] = []
         if run.pod is not None:
+            pod = next((p for p in pods if p["metadata"]["name"] == run.pod), None)
             query = {
-                "container": kind.container,
+                "container": kind.container if pod is None else kind.container_of_pod(pod),
                 "previous": run.previous,
                 "tailLines": SCAN_LINES,
                 "limitBytes": SCAN_BYTES,

@@ -303,7 +303,7 @@ class LogMerger:
 
     def _restarts(self, pod: Mapping[str, Any]) -> int:
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
-            if status.get("name") == self.kind.container:
+            if status.get("name") == self.kind.container_of_pod(pod):
                 return int(status.get("restartCount") or 0)
         return 0
 
@@ -317,6 +317,7 @@ class LogMerger:
 
     async def _read(self, pod: Mapping[str, Any], replica: str) -> None:
         name = pod["metadata"]["name"]
+        container = self.kind.container_of_pod(pod)
         first = True
         # Following, the backlog is read first on its own: where it ends is where the
         # merge stops holding the other replicas' lines back.
@@ -324,7 +325,7 @@ class LogMerger:
         while True:
             last = self.last_ns.get(replica)
             query: dict[str, Any] = {
-                "container": self.kind.container,
+                "container": container,
                 "follow": self.follow and not backlog,
                 "timestamps": True,
                 "previous": self.previous,
@@ -369,7 +370,7 @@ class LogMerger:
                 self._caught_up(replica)
                 continue
             first = False
-            if not self.follow or not await self._still_running(name):
+            if not self.follow or not await self._still_running(name, container):
                 return
             # The stream broke while the container runs (a dropped connection): resume.
 
@@ -422,13 +423,13 @@ class LogMerger:
         offset = self.last_ns.get(replica, 0)
         await self._give(LogChunk(replica, text, offset, self.previous, notice=True))
 
-    async def _still_running(self, pod_name: str) -> bool:
+    async def _still_running(self, pod_name: str, container: str) -> bool:
         try:
             pod = await self.core.read_namespaced_pod(pod_name, self.namespace)
         except ApiException:
             return False
         for status in pod.status.container_statuses or []:
-            if status.name == self.kind.container:
+            if status.name == container:
                 return bool(status.state and status.state.running)
         return False
 

@@ -3,10 +3,11 @@
 * ``store``      - the on-disk state of each job (one directory per job).
 * ``index``      - the settled jobs in one file, so a list need not read each job's.
 * ``plan``       - JobSpec -> what each node process runs (argv, env, cwd).
+* ``initializers`` - a TrainJob's ``file://`` dataset and model copied to its /workspace.
 * ``supervisor`` - the detached per-job process that runs, restarts and logs nodes,
   consulting the controller of the job's kind.
 * ``replica``    - one node as its pod would be (process, phase, restarts, exit).
-* ``kubelet``    - the kubelet's restart in place (CrashLoopBackOff's wait, its texts).
+* ``kubelet``    - the kubelet's restart in place (at once, then CrashLoopBackOff's wait).
 * ``controller`` - the contract between the supervisor and the controller it consults.
 * ``operator_controller`` - the Training Operator v1's rules (a PyTorchJob).
 * ``jobset_controller`` - Kubeflow Trainer v2's and JobSet's rules (a TrainJob).

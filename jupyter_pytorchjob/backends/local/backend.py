@@ -47,7 +47,7 @@ from ..base import (
     unknown_replica,
 )
 from ..logmerge import TimeMerge
-from . import index
+from . import index, initializers
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
 from .kubelet import CRASH_BACK_OFF
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
@@ -160,6 +160,7 @@ class LocalBackend(Backend):
                 ]
             )
         self._check_nodes(spec)
+        initializers.local_sources(spec)  # what cannot be copied is refused before planning
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
         info = await asyncio.to_thread(self._create, spec)
         info.warnings[:0] = [*spec.warnings, *no_local_effect(spec)]
@@ -190,6 +191,7 @@ class LocalBackend(Backend):
         kind = kind_for(spec)
         manifest = kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
+        sources = initializers.local_sources(spec)
         jobdir = JobDir(self.jobs_dir / spec.name)
         port = free_port()
         plans = plan_nodes(
@@ -200,6 +202,7 @@ class LocalBackend(Backend):
             gpu_count=gpu_count() if spec.gpus else 0,
             script_path=jobdir.script,
             manifest=manifest,
+            workspace=jobdir.workspace if sources else None,
         )
         # Owner only: a job's logs, script and state are nobody else's to read.
         self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -218,6 +221,14 @@ class LocalBackend(Backend):
             for directory in claim_dir.values():
                 directory.mkdir(parents=True, exist_ok=True)
             jobdir.logs.mkdir()
+            for part, local in initializers.initialize(jobdir.workspace, sources).items():
+                jobdir.add_event(
+                    "Normal",
+                    "Initialized",
+                    f"{part} {getattr(spec, part)} copied to {initializers.WORKSPACE}/{part} "
+                    f"(here {local}), as the runtime's {part}-initializer would",
+                    spec.name,
+                )
             if spec.script is not None:
                 jobdir.script.parent.mkdir()
                 jobdir.script.write_text(spec.script, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The kubelet's restart in place: CrashLoopBackOff's growing wait and its texts."""
+"""The kubelet's restart in place: at once, then CrashLoopBackOff's growing wait, its texts."""
 
 from __future__ import annotations
 
@@ -20,22 +20,35 @@ class CrashLoopBackOff:
 
     first: float = CRASH_BACK_OFF
 
-    def delay(self, restarts: int) -> float:
-        """The wait before the ``restarts``-th restart (1 for the first)."""
-        return min(self.first * 2.0 ** (restarts - 1), self.first * CRASH_BACK_OFF_GROWTH)
+    @property
+    def longest(self) -> float:
+        return self.first * CRASH_BACK_OFF_GROWTH
 
-    def enter(self, replica: Replica, code: int, container: str, pod: str, now: float) -> None:
+    def enter(self, replica: Replica, code: int, container: str, pod: str, now: float) -> float:
         """The node's container exited with ``code`` and restarts in place: the pod stays
-        Running, restartCount + 1, CrashLoopBackOff until the wait is over."""
+        Running, restartCount + 1; the wait before the restart is returned. As the kubelet
+        decides it (``doBackOff``, pkg/kubelet/kuberuntime/kuberuntime_manager.go, over
+        client-go util/flowcontrol/backoff.go, kubelet v1.20): a container without a
+        back-off entry restarts at once and gets one of ``first``; with one it waits it
+        out in CrashLoopBackOff and the entry doubles (at most ``longest``); an entry not
+        moved on for twice the longest wait (``hasExpired``: a run of 10 min) counts as
+        none."""
         replica.restarts += 1
-        delay = self.delay(replica.restarts)
+        if replica.back_off is None or now - replica.back_off_updated > 2 * self.longest:
+            delay, replica.back_off = 0.0, self.first
+        else:
+            delay = replica.back_off
+            replica.back_off = min(2 * delay, self.longest)
+        replica.back_off_updated = now + delay  # Backoff.Next runs at the restart
         replica.phase = "Running"
         replica.exit_code = code
-        replica.reason = "CrashLoopBackOff"
-        replica.message = (
-            f"back-off {go_duration(delay)} restarting failed container={container} pod={pod}"
-        )
         replica.back_off_until = now + delay
+        if delay:
+            replica.reason = "CrashLoopBackOff"
+            replica.message = (
+                f"back-off {go_duration(delay)} restarting failed container={container} pod={pod}"
+            )
+        return delay
 
     @staticmethod
     def over(replica: Replica, now: float) -> bool:

@@ -15,7 +15,8 @@ kubeflow/trainer pkg/), as its supervisor consults them:
 * activeDeadlineSeconds counts from the (last) start; once the job is finished
   cleanPodPolicy applies (None: nodes keep running but are not restarted; Running:
   running ones stop; All: every one stops and its logs go, as a pod's do);
-* ttlSecondsAfterFinished counts from completion;
+* ttlSecondsAfterFinished counts from completion; a job ExitCode failed (1-127) has
+  none, so the TTL never applies and it stays until deleted;
 * ``runPolicy.suspend``: Running False and Suspended True once every node is stopped;
   clearing it gives Suspended False (Resumed) and a new start time.
 """
@@ -44,6 +45,13 @@ RESTARTING = "PyTorchJob {name} is restarting because {count} {rtype} replica(s)
 FAILED = "PyTorchJob {name} is failed because {count} {rtype} replica(s) failed."  # :435
 RECREATING = "job {name} is restarting because {rtype} replica(s) failed."  # common/pod.go:362
 FAILING = 'job "{name}" is failing because "{rtype}" replica(s) failed.'  # common/pod.go:369
+# In job.json: the operator failed the job without a completionTime (the FAILING path).
+NO_COMPLETION_TIME = "no_completion_time"
+NO_TTL = (
+    "ttlSecondsAfterFinished is not applied: the operator fails an ExitCode job for a "
+    "permanent exit code without a completion time, and counts the TTL from that (the "
+    "job stays until deleted)"
+)
 BACKOFF = "Job {name} has failed because it has reached the specified backoff limit"
 DEADLINE = "Job {name} has failed because it was active longer than specified deadline"
 SUSPENDED = "PyTorchJob {name} is suspended."  # common/job.go:146-166
@@ -80,7 +88,9 @@ class OperatorController(Controller):
 
     def ttl_after_finished(self) -> float | None:
         ttl = self.run_policy.get("ttlSecondsAfterFinished")
-        return None if ttl is None else float(ttl)
+        if ttl is None or self.nodes.job.get(NO_COMPLETION_TIME):
+            return None
+        return float(ttl)
 
     def record_state(self) -> None:
         """The state was set with the conditions (``set_condition``)."""
@@ -123,7 +133,12 @@ class OperatorController(Controller):
         if failed is not None and failed.policy == "ExitCode":
             exit_code = failed.exit_code if failed.exit_code is not None else 0
             if exit_code < 128:  # not retryable, util/train/train_util.go:24-26
+                # common/pod.go:366-371 sets Failed but no completionTime, and CleanupJob
+                # (common/job.go:428-430) then never applies the TTL: the job stays.
+                self.nodes.job[NO_COMPLETION_TIME] = True
                 self.fail(self.text(FAILING, rtype=failed.rtype))
+                if self.run_policy.get("ttlSecondsAfterFinished") is not None:
+                    self.nodes.jobdir.add_event("Warning", "TTLNotApplied", NO_TTL, self.nodes.name)
                 return None
             message = self.text(RECREATING, rtype=failed.rtype)
             self.nodes.jobdir.add_event("Warning", "PyTorchJobRestarting", message, self.nodes.name)

@@ -23,6 +23,7 @@ from ...job.spec import OPERATOR_ENV, JobSpec
 from ...kinds import kind_for, log_archive
 from ...kinds.manifests import LOGDIR_ENV
 from ..base import BackendError
+from .initializers import WORKSPACE
 
 # Inherited from the server's own environment, these would confuse a job (a server
 # started inside another job, or a torchrun child).
@@ -53,11 +54,17 @@ class Mounts:
     pairs: tuple[tuple[str, str], ...]
 
     @classmethod
-    def for_spec(cls, spec: JobSpec, claim_dir: dict[str, Path]) -> Mounts:
+    def for_spec(
+        cls, spec: JobSpec, claim_dir: dict[str, Path], workspace: Path | None = None
+    ) -> Mounts:
+        """The PVCs' mounts, and a TrainJob's initializer volume (``/workspace``) at
+        ``workspace`` when it has one (``initializers``)."""
         pairs = []
         for pvc in spec.pvc:
             local = claim_dir[pvc.claim] / pvc.sub_path if pvc.sub_path else claim_dir[pvc.claim]
             pairs.append((pvc.mount_path, str(local)))
+        if workspace is not None:
+            pairs.append((WORKSPACE, str(workspace)))
         return cls(tuple(sorted(pairs, key=lambda p: -len(p[0]))))
 
     def rewrite_path(self, value: str) -> str:
@@ -97,17 +104,19 @@ def plan_nodes(
     base_env: dict[str, str] | None = None,
     script_path: Path | None = None,
     manifest: Mapping[str, Any] | None = None,
+    workspace: Path | None = None,
 ) -> list[NodePlan]:
     """The node processes of ``spec`` (its kind's ``manifest``, built when not given);
     ``BackendError`` if this machine cannot run it. A shipped script (``spec.script``)
-    runs from ``script_path``, where the caller puts it."""
+    runs from ``script_path``, where the caller puts it; a TrainJob's initializers fill
+    ``workspace``, its ``/workspace``."""
     if spec.gpus and spec.gpus * spec.nodes > gpu_count:
         raise BackendError(
             f"the job asks for {spec.gpus} GPU(s) on each of {spec.nodes} node(s) but this "
             f"machine has {gpu_count}; lower gpus (0 runs on the CPU with gloo)",
             status=400,
         )
-    mounts = Mounts.for_spec(spec, claim_dir)
+    mounts = Mounts.for_spec(spec, claim_dir, workspace)
     parent = {
         k: v
         for k, v in (os.environ if base_env is None else base_env).items()

@@ -27,6 +27,11 @@ class Replica:
     ended: float | None = None  # when its last run ended
     # In CrashLoopBackOff: when the kubelet would start the container again.
     back_off_until: float | None = None
+    # The kubelet's back-off entry for the container (flowcontrol.Backoff): the wait
+    # before the next restart (None: no entry, the next crash restarts at once) and when
+    # it was last moved on (the restart). A new pod has none.
+    back_off: float | None = None
+    back_off_updated: float = 0.0
 
     @property
     def rtype(self) -> str:

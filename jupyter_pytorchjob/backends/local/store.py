@@ -132,6 +132,11 @@ class JobDir:
         return self.path / "replicas.json"
 
     @property
+    def workspace(self) -> Path:
+        """A TrainJob's initializer volume (its ``/workspace``): the dataset and model."""
+        return self.path / "workspace"
+
+    @property
     def events(self) -> Path:
         return self.path / "events.jsonl"
 

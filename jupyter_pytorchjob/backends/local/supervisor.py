@@ -11,9 +11,11 @@ to the nodes once it is over. What the kubelet does it does itself, per replica 
 restartPolicy:
 
 * OnFailure restarts a failed node in place and Always any node that ends, even with
-  exit 0 (so under Always the Master never succeeds): after a back-off
-  (``kubelet.CrashLoopBackOff``: 10 s doubling to 5 min), during which the node shows
-  CrashLoopBackOff; the job stays Running, the run's log becomes the previous log;
+  exit 0 (so under Always the Master never succeeds): as the kubelet does
+  (``kubelet.CrashLoopBackOff``), the first time at once, then after a back-off of
+  10 s doubling to 5 min, during which the node shows CrashLoopBackOff, starting over
+  once a run lasted 10 min; the job stays Running, the run's log becomes the previous
+  log;
 * a node the controller creates again (ExitCode) is a new "pod": restarts 0, its logs
   gone;
 * a stopped node's "pod" is deleted: SIGTERM, SIGKILL after a grace period;
@@ -275,16 +277,17 @@ class Supervisor:
         self.recreate = self.controller.reconcile(failed=failed)
 
     def crash_loop(self, replica: Replica, code: int) -> None:
-        """Restarted in place after a back-off: the run's log becomes the previous
-        container's log."""
+        """Restarted in place, at once or after a back-off (``CrashLoopBackOff``): the
+        run's log becomes the previous container's log."""
         container, pod = self.controller.container, self.pod_name(replica)
-        self.back_off.enter(replica, code, container, pod, time.time())
+        delay = self.back_off.enter(replica, code, container, pod, time.time())
         log = self.jobdir.log(replica.plan.replica)
         if log.exists():
             log.replace(self.jobdir.log(replica.plan.replica, previous=True))
-        self.jobdir.add_event(
-            "Warning", "BackOff", "Back-off restarting failed container", replica.plan.replica
-        )
+        if delay:
+            self.jobdir.add_event(
+                "Warning", "BackOff", "Back-off restarting failed container", replica.plan.replica
+            )
         self.save()
 
     async def recreate_pending(self) -> None:
@@ -295,6 +298,7 @@ class Supervisor:
             return
         self.remove_logs(replica)
         replica.restarts = 0
+        replica.back_off = None  # a new pod: a new container, no back-off entry
         self.jobdir.add_event(
             "Normal",
             "SuccessfulDeletePod",
@@ -363,6 +367,7 @@ class Supervisor:
         )
         for replica in self.replicas.values():
             replica.restarts = 0
+            replica.back_off = None
             replica.exit_code = None
             self.remove_logs(replica)
 

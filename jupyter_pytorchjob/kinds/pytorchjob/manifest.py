@@ -38,6 +38,7 @@ from ..manifests import (
     Place,
     PodSpecKey,
     archive_field,
+    cannot_express,
     clean_metadata,
     entrypoint,
     gpu_count,
@@ -74,6 +75,10 @@ PLACES: dict[str, Place] = {
     "image": _CONTAINER,
     "kind": Bespoke("kind"),
     "runtime": CannotExpress(None, "only a TrainJob runs on a training runtime"),
+    "dataset": CannotExpress(None, "only a TrainJob's runtime initializes a dataset"),
+    "model": CannotExpress(None, "only a TrainJob's runtime initializes a model"),
+    "datasetSecret": CannotExpress(None, "only a TrainJob has initializers"),
+    "modelSecret": CannotExpress(None, "only a TrainJob has initializers"),
     "command": _CONTAINER,
     "args": _CONTAINER,
     "script": _CONTAINER,
@@ -116,11 +121,10 @@ PLACES: dict[str, Place] = {
 def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
     """The PyTorchJob for ``spec``; raises ``JobSpecInvalid`` if the result would be
     refused by the operator's webhook (possible only through ``extras``)."""
-    if spec.kind != KIND or spec.runtime is not None:
-        problems = [FieldError("kind", f"must be {KIND} to build a {KIND}")]
-        if spec.runtime is not None:
-            problems = [FieldError("runtime", "only a TrainJob runs on a training runtime")]
-        raise JobSpecInvalid(problems)
+    trainjob_only = cannot_express(spec, PLACES, KIND)
+    if spec.kind != KIND or trainjob_only:
+        wrong_kind = FieldError("kind", f"must be {KIND} to build a {KIND}")
+        raise JobSpecInvalid(trainjob_only or [wrong_kind])
     metadata = job_metadata(spec, namespace)
     run_policy: dict[str, Any] = {"cleanPodPolicy": spec.clean_pod_policy}
     if spec.backoff_limit is not None:
@@ -156,6 +160,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     if spec.elastic:
         manifest["spec"]["elasticPolicy"] = _elastic_policy(spec)
     extras = copy.deepcopy(dict(spec.extras))
+    legacy = (extras.get("spec") or {}).get("elasticPolicy")
+    if isinstance(legacy, dict) and legacy.get("nProcPerNode") is not None:
+        # The deprecated elasticPolicy.nProcPerNode, which v1.9.4 accepts with a warning
+        # but never beside spec.nprocPerNode (pytorchjob_webhook.go:101-107): the process
+        # count stays where the job keeps it.
+        del manifest["spec"]["nprocPerNode"]
+        legacy["nProcPerNode"] = _nproc(spec)
     extra_replicas = (extras.get("spec") or {}).get("pytorchReplicaSpecs") or {}
     for rtype in list(extra_replicas):
         if rtype not in replica_specs:  # e.g. fewer nodes now: no Worker to extend

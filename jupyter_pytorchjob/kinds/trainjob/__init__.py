@@ -43,9 +43,13 @@ class TrainJobKind(JobKind):
     def runtime_problems(
         self, manifest_: Mapping[str, Any], runtime: runtimes.Runtime
     ) -> list[FieldError]:
-        """What JobSet refuses of ``manifest_`` on ``runtime`` that the manifest alone does
-        not show: a name too long for the runtime's replicated jobs (its initializers)."""
-        return rules.name_problems(manifest_, runtime.replicated_jobs)
+        """What the Trainer and JobSet refuse of ``manifest_`` on ``runtime`` that the
+        manifest alone does not show: an initializer the runtime has no job for, a name too
+        long for the runtime's replicated jobs (its initializers)."""
+        return [
+            *rules.initializer_problems(manifest_, runtime.initializers, runtime.name),
+            *rules.name_problems(manifest_, runtime.replicated_jobs),
+        ]
 
     def suspend_patch(self, suspend: bool) -> dict[str, Any]:
         return {"spec": {"suspend": suspend}}
@@ -62,8 +66,10 @@ class TrainJobKind(JobKind):
         return environment.local_nodes(manifest_, master_addr=master_addr, master_port=master_port)
 
     def pod_selector(self, name: str | None = None) -> str:
-        node = f"{status.RJOB_LABEL}={manifest.NODE}"
-        return node if name is None else f"{status.JOBSET_LABEL}={name},{node}"
+        """The pods of the ``node`` job and of the initializer jobs (their own replicas,
+        ``dataset-initializer-0``...), as the Kubeflow SDK's ``get_job`` selects them."""
+        rjobs = f"{status.RJOB_LABEL} in ({','.join(status.REPLICATED_JOBS)})"
+        return rjobs if name is None else f"{status.JOBSET_LABEL}={name},{rjobs}"
 
     def job_of_pod(self, pod: Mapping[str, Any]) -> str | None:
         labels = (pod.get("metadata") or {}).get("labels") or {}
@@ -72,6 +78,11 @@ class TrainJobKind(JobKind):
 
     def replica_of_pod(self, pod: Mapping[str, Any]) -> str:
         return status.replica_name(pod)
+
+    def container_of_pod(self, pod: Mapping[str, Any]) -> str:
+        """An initializer's container is named as its replicated job (the runtime webhook
+        requires it), a node's is ``node``."""
+        return status.replicated_job(pod)
 
     def event_sources(
         self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]

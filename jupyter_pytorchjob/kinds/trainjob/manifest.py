@@ -12,6 +12,11 @@ both named ``node``). The form's fields go where v2.3 takes them:
   annotations into one ``runtimePatches`` entry of our own manager, aimed at the ``node``
   replicated job (a container patch may only add env, mounts and a security context, so
   the volumes go on the pod and the mounts on container ``node``);
+* ``dataset``/``model`` -> ``initializer.dataset|model.storageUri`` (the runtime's
+  initializer jobs download them), ``datasetSecret``/``modelSecret`` -> their
+  ``secretRef.name`` (credentials as env); their ``env`` is kept in ``extras``;
+* a ``tune run K=V...`` command (torchtune runtimes) -> ``command: [tune, run]`` and the
+  overrides as ``args``, which the torch plugin completes with the recipe and config;
 * ``deadline`` -> ``activeDeadlineSeconds``; the Kueue queue and the logdir as on a
   PyTorchJob (a label and an annotation).
 
@@ -71,7 +76,7 @@ from ..manifests import (
     volumes_and_mounts,
     write_pod_fields,
 )
-from .rules import check_manifest, sdk_limits_problem
+from .rules import TUNE_RUN, check_manifest, sdk_limits_problem
 
 GROUP = "trainer.kubeflow.org"
 VERSION = "v1alpha1"
@@ -84,6 +89,14 @@ NODE = "node"
 # Our runtime patch: a domain-prefixed manager, as the JobSet plugin requires.
 MANAGER = "pytorchjob.jupyter.org/ptjob"
 UNBUFFERED = "PYTHONUNBUFFERED"
+# A BuiltinTrainer (torchtune) job: the torch plugin appends the rendezvous, the recipe,
+# its config and the runtime's paths to a command that is exactly ``rules.TUNE_RUN``
+# (pkg/runtime/framework/plugins/torch/torch.go:175-200 at v2.3.0); config overrides
+# (epochs=1, batch_size=4...) go as args.
+TUNE_RUN_WHY = (
+    "the torch runtime completes the command (recipe, --config, paths) only when it is "
+    "exactly 'tune run' (torch.go:175 at v2.3.0)"
+)
 # The runtime injects only the PET_* variables torchrun reads: a script always starts
 # through torchrun.
 SCRIPT_LAUNCHER = "torchrun"
@@ -102,6 +115,10 @@ PLACES: dict[str, Place] = {
     "image": _TRAINER,
     "kind": Bespoke("kind"),
     "runtime": Bespoke("spec.runtimeRef"),
+    "dataset": Bespoke("spec.initializer.dataset.storageUri"),
+    "model": Bespoke("spec.initializer.model.storageUri"),
+    "datasetSecret": Bespoke("spec.initializer.dataset.secretRef"),
+    "modelSecret": Bespoke("spec.initializer.model.secretRef"),
     "command": _TRAINER,
     "args": _TRAINER,
     "script": _TRAINER,
@@ -186,6 +203,13 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
     run, env = entrypoint(spec, SCRIPT_LAUNCHER, NODE)
+    if tuple(spec.command[: len(TUNE_RUN)]) == TUNE_RUN:
+        if spec.log_archive_base is not None:
+            raise JobSpecInvalid(
+                [FieldError("logArchive", "must be off for a 'tune run' job: " + TUNE_RUN_WHY)]
+            )
+        # Exactly `tune run`, the config overrides as args: the torch plugin completes it.
+        run = {"command": list(TUNE_RUN), "args": [*spec.command[2:], *spec.args]}
     # What the user left unset stays unset: the runtime decides it (its image; the torch
     # plugin's process rule).
     trainer: dict[str, Any] = {} if spec.image is None else {"image": spec.image}
@@ -206,6 +230,17 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
         },
         "trainer": trainer,
     }
+    initializer: dict[str, Any] = {}
+    for part, uri, secret in (
+        ("dataset", spec.dataset, spec.dataset_secret),
+        ("model", spec.model, spec.model_secret),
+    ):
+        if uri is not None:
+            initializer.setdefault(part, {})["storageUri"] = uri
+        if secret is not None:
+            initializer.setdefault(part, {})["secretRef"] = {"name": secret}
+    if initializer:
+        body["initializer"] = initializer
     if spec.deadline is not None:
         body["activeDeadlineSeconds"] = spec.deadline
     pod_patch = _pod_patch(spec)
@@ -281,6 +316,13 @@ def _runtime_name(spec: Mapping[str, Any]) -> str | None:
     return None if name == DEFAULT_RUNTIME else name
 
 
+def _initializer(spec: Mapping[str, Any], part: str) -> Mapping[str, Any]:
+    """``initializer.<part>`` (its ``env`` stays in ``extras``); empty without one."""
+    initializer = spec.get("initializer")
+    entry = initializer.get(part) if isinstance(initializer, Mapping) else None
+    return entry if isinstance(entry, Mapping) else {}
+
+
 def _our_pod_patch(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``node`` pod template of our own runtime patch (empty without one)."""
     for entry in spec.get("runtimePatches") or []:
@@ -322,6 +364,10 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "image": trainer.get("image"),
         "kind": KIND,
         "runtime": _runtime_name(spec),
+        "dataset": _initializer(spec, "dataset").get("storageUri"),
+        "model": _initializer(spec, "model").get("storageUri"),
+        "datasetSecret": (_initializer(spec, "dataset").get("secretRef") or {}).get("name"),
+        "modelSecret": (_initializer(spec, "model").get("secretRef") or {}).get("name"),
         "command": run["command"],
         "args": run["args"],
         "script": run["script"],

@@ -34,6 +34,11 @@ INITIALIZERS = ("dataset-initializer", "model-initializer")
 # makes TrainerClient().list_jobs() raise for every job in the namespace.
 SDK_DEVICE_KEYS = ("nvidia.com/gpu", "google.com/tpu", "huawei.com/Ascend910", "cpu")
 SDK_DEVICE_PREFIX = "nvidia.com/mig-"
+# A torchtune job's command, and the config items its runtime sets (pkg/constants/
+# constants.go at v2.3.0: TorchTuneEntrypoint, TorchTuneImmutableConfigs).
+TUNE_RUN = ("tune", "run")
+TUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir",
+                  "tokenizer.merges_file")  # fmt: skip
 POD_SUFFIX = 6  # "-" and the five random characters of a Job's pod
 _DOMAIN_PATH = re.compile(r"^(?P<domain>[^/]+)/(?P<path>.+)$")
 
@@ -73,6 +78,23 @@ def name_problems(
             f"runtime: JobSet names its pods '{pod}', which must fit in 63 characters (a "
             "longer name is admitted but never gets pods)",
         )
+    ]
+
+
+def initializer_problems(
+    manifest: Mapping[str, Any], initializers: Iterable[str], runtime: str
+) -> list[FieldError]:
+    """An initializer the job asks for whose job the runtime lacks (the Trainer's webhook
+    refuses it: plugins/jobset/jobset.go:112-115,142-145 at v2.3.0), named by its field."""
+    have = set(initializers)
+    return [
+        FieldError(
+            rjob.removesuffix("-initializer"),
+            f"runtime {runtime!r} has no {rjob} job to fetch it; use a runtime that has one "
+            "(GET runtimes: initializers), such as the torchtune ones",
+        )
+        for rjob in _replicated_jobs(manifest.get("spec") or {})[1:]
+        if rjob not in have
     ]
 
 
@@ -122,6 +144,17 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
                     "set by the job",
                 )
             )
+    if trainer.get("command") == list(TUNE_RUN):
+        for i, arg in enumerate(trainer.get("args") or []):
+            key = str(arg).split("=", 1)[0]
+            if key in TUNE_IMMUTABLE:
+                errors.append(
+                    FieldError(
+                        f"spec.trainer.args[{i}]",
+                        f"must not set {key}: the torchtune runtime sets it "
+                        "(TorchTuneImmutableConfigs, torchtune.go:87-101 at v2.3.0)",
+                    )
+                )
     for i, entry in enumerate(spec.get("runtimePatches") or []):
         manager = entry.get("manager") if isinstance(entry, Mapping) else None
         if not _domain_prefixed(manager):

@@ -31,7 +31,11 @@ class Runtime:
     image: str | None  # the node container's image
     policy: str | None  # which mlPolicy is set (torch, mpi...)
     replicated_jobs: list[str] = field(default_factory=list)  # the valid patch targets
+    # Its dataset-/model-initializer jobs: only then may a job set --dataset/--model.
     initializers: list[str] = field(default_factory=list)
+    # The node container's command: what runs when the job gives none (a torchtune
+    # runtime's full `tune run ...`; the form shows it as the command's placeholder).
+    command: list[str] = field(default_factory=list)
 
     @property
     def usable(self) -> str | None:
@@ -54,6 +58,7 @@ class Runtime:
             "policy": self.policy,
             "replicatedJobs": list(self.replicated_jobs),
             "initializers": list(self.initializers),
+            "command": list(self.command),
             "unusable": self.usable,
         }
 
@@ -67,7 +72,7 @@ def runtime_of(obj: Mapping[str, Any]) -> Runtime:
     nodes = ml.get("numNodes")
     jobs = ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
     names = [str(j.get("name")) for j in jobs if isinstance(j, Mapping)]
-    image = None
+    image, command = None, []
     for job in jobs:
         if isinstance(job, Mapping) and job.get("name") == NODE:
             pod = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get(
@@ -77,6 +82,7 @@ def runtime_of(obj: Mapping[str, Any]) -> Runtime:
                 (c for c in pod.get("containers") or [] if c.get("name") == NODE), {}
             )
             image = container.get("image")
+            command = [str(w) for w in container.get("command") or []]
     return Runtime(
         name=str(meta.get("name", "")),
         kind=str(obj.get("kind", "")),
@@ -87,6 +93,7 @@ def runtime_of(obj: Mapping[str, Any]) -> Runtime:
         policy=next((p for p in POLICIES if p in ml), None),
         replicated_jobs=names,
         initializers=[n for n in names if n in INITIALIZERS],
+        command=command,
     )
 
 

@@ -25,6 +25,10 @@ JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+# The runtime's replicated jobs whose pods are a TrainJob's replicas: the initializers run
+# (one pod each, before the nodes: the runtime's dependsOn) and then the nodes.
+INITIALIZERS = ("dataset-initializer", "model-initializer")
+REPLICATED_JOBS = (*INITIALIZERS, NODE)
 
 # The conditions Trainer v2.3 writes, (type, status, reason, message) word for word
 # (trainjob_types.go, pkg/constants/constants.go; Complete and Failed are JobSet's copied).
@@ -45,12 +49,19 @@ BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified
 CONTROLLER_GRACE = 30.0
 
 
+def replicated_job(pod: Mapping[str, Any]) -> str:
+    """The pod's replicated job: ``node`` or one of the initializers."""
+    rjob = ((pod.get("metadata") or {}).get("labels") or {}).get(RJOB_LABEL)
+    return str(rjob) if rjob in INITIALIZERS else NODE
+
+
 def replica_name(pod: Mapping[str, Any]) -> str:
+    """``node-<rank>``, or ``dataset-initializer-0`` / ``model-initializer-0``."""
     meta = pod.get("metadata") or {}
     index = (meta.get("labels") or {}).get(INDEX_LABEL)
     if index is None:  # the Job controller also writes it as an annotation
         index = (meta.get("annotations") or {}).get(INDEX_LABEL, "?")
-    return f"{NODE}-{index}"
+    return f"{replicated_job(pod)}-{index}"
 
 
 def child_sources(
@@ -83,8 +94,11 @@ def job_state(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobS
         return JobState.SUCCEEDED
     if asked is True or (asked is None and "Suspended" in true):
         return JobState.SUSPENDED
-    if any((p.get("status") or {}).get("phase") == "Running" for p in pods):
-        return JobState.RUNNING
+    if any(
+        (p.get("status") or {}).get("phase") == "Running" and replicated_job(p) == NODE
+        for p in pods
+    ):
+        return JobState.RUNNING  # a running initializer leaves the job Created
     if pods or status.get("jobsStatus"):
         return JobState.CREATED
     return JobState.SUBMITTED
@@ -145,16 +159,29 @@ def job_info(
     count = int(nodes) if isinstance(nodes, int) and nodes >= 1 else 1
     # Newest last: after a JobSet restart the new pod of an index replaces the old one.
     ordered = sorted(
-        (p for p in pods if (p.get("metadata") or {}).get("labels", {}).get(RJOB_LABEL) == NODE),
+        (
+            p
+            for p in pods
+            if (p.get("metadata") or {}).get("labels", {}).get(RJOB_LABEL) in REPLICATED_JOBS
+        ),
         key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
     )
     by_name: dict[str, ReplicaInfo] = {}
     for pod in ordered:
-        info = pod_replica(pod, name=replica_name(pod), container=NODE)
+        info = pod_replica(pod, name=replica_name(pod), container=replicated_job(pod))
         unschedulable(pod, info)
         by_name[info.name] = info
     state = job_state(job, ordered)
-    expected = [f"{NODE}-{i}" for i in range(count)]
+    # The initializers first (they run before the nodes): those the job asks for, and
+    # those its runtime runs anyway (their pods show them).
+    asked = spec.get("initializer") or {}
+    initializers = [
+        f"{rjob}-0"
+        for rjob in INITIALIZERS
+        if f"{rjob}-0" in by_name
+        or (isinstance(asked, Mapping) and asked.get(rjob.removesuffix("-initializer")))
+    ]
+    expected = [*initializers, *(f"{NODE}-{i}" for i in range(count))]
     replicas = [
         by_name.pop(n) if n in by_name else missing_replica(job, state, n) for n in expected
     ]
