@@ -9,7 +9,9 @@ import {
   addIcon,
   closeIcon,
   ReactWidget,
-  refreshIcon
+  refreshIcon,
+  tableRowsIcon,
+  ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
@@ -113,45 +115,57 @@ export class JobsPanel extends ReactWidget {
     const selected = model.selected;
     return (
       <div className="jp-PyTorchJobPanel-content">
-        <header className="jp-PyTorchJobPanel-header">
-          <h2 className="jp-PyTorchJobPanel-title">
-            {trans.__('PyTorch Jobs')}
-          </h2>
-          <div className="jp-PyTorchJobPanel-actions">
-            <button
-              type="button"
-              className="jp-PyTorchJobPanel-new jp-mod-styled jp-mod-accept"
-              title={trans.__('Create a new PyTorch job')}
-              onClick={() => run(CommandIDs.newJob)}
+        <div className="jp-PyTorchJobPanel-top">
+          <header className="jp-PyTorchJobPanel-header">
+            <h2
+              className="jp-PyTorchJobPanel-title"
+              title={trans.__('PyTorch Jobs')}
             >
-              <addIcon.react tag="span" elementSize="normal" />
-              {trans.__('New job')}
-            </button>
+              {trans.__('PyTorch Jobs')}
+            </h2>
+          </header>
+          {/* JupyterLab's toolbar buttons, as the Running panel has them: icons
+            with tooltips, labels only where they fit at the default width. */}
+          <div
+            className="jp-Toolbar jp-PyTorchJobPanel-toolbar"
+            role="toolbar"
+            aria-label={trans.__('Job actions')}
+          >
+            <div className="jp-Toolbar-item">
+              <ToolbarButtonComponent
+                className="jp-PyTorchJobPanel-new"
+                icon={addIcon}
+                label={trans.__('New job')}
+                tooltip={trans.__('Create a new PyTorch job')}
+                onClick={() => run(CommandIDs.newJob)}
+              />
+            </div>
             {selected.length >= 2 && (
-              <button
-                type="button"
-                className="jp-PyTorchJobPanel-compare jp-mod-styled"
-                title={trans.__('Compare the selected jobs')}
-                onClick={() =>
-                  void commands.execute(CommandIDs.compareJobs, {
-                    names: selected
-                  })
-                }
-              >
-                {trans.__('Compare (%1)', selected.length)}
-              </button>
+              <div className="jp-Toolbar-item">
+                <ToolbarButtonComponent
+                  className="jp-PyTorchJobPanel-compare"
+                  icon={tableRowsIcon}
+                  label={trans.__('Compare (%1)', selected.length)}
+                  tooltip={trans.__('Compare the selected jobs')}
+                  onClick={() =>
+                    void commands.execute(CommandIDs.compareJobs, {
+                      names: selected
+                    })
+                  }
+                />
+              </div>
             )}
-            <button
-              type="button"
-              className="jp-PyTorchJobPanel-iconButton"
-              title={trans.__('Refresh')}
-              aria-label={trans.__('Refresh')}
-              onClick={() => void model.refresh()}
-            >
-              <refreshIcon.react tag="span" elementSize="normal" />
-            </button>
+            <span className="jp-Toolbar-spacer jp-Toolbar-item" />
+            <div className="jp-Toolbar-item">
+              <ToolbarButtonComponent
+                className="jp-PyTorchJobPanel-refresh"
+                icon={refreshIcon}
+                tooltip={trans.__('Refresh')}
+                onClick={() => void model.refresh()}
+              />
+            </div>
           </div>
-        </header>
+        </div>
         {model.error && (
           <p className="jp-PyTorchJobPanel-error" role="alert">
             {formatError(model.error, trans)}

@@ -150,6 +150,27 @@ describe('JobsPanel', () => {
     ]);
   });
 
+  it('has a compact toolbar of JupyterLab toolbar buttons with tooltips', async () => {
+    const toolbar = panel.node.querySelector('[role="toolbar"]')!;
+    expect(toolbar.classList).toContain('jp-Toolbar');
+    // JupyterLab's ToolbarButtonComponent (a <jp-button> element).
+    const buttons = Array.from(
+      toolbar.querySelectorAll('.jp-ToolbarButtonComponent')
+    ) as HTMLElement[];
+    expect(buttons.map(b => b.title)).toEqual([
+      'Create a new PyTorch job',
+      'Refresh'
+    ]);
+    for (const button of buttons) {
+      expect(button.querySelector('svg')).not.toBeNull();
+    }
+    const fetched = jest.spyOn(model, 'refresh');
+    buttons[1].click();
+    expect(fetched).toHaveBeenCalledTimes(1);
+    // The title is a heading of its own, above the toolbar.
+    expect(panel.node.querySelector('h2')!.textContent).toBe('PyTorch Jobs');
+  });
+
   it('shows the backend once the configuration is known', async () => {
     panel.config = {
       version: '0.1.0',
