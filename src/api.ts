@@ -15,6 +15,7 @@ import {
   IJobBody,
   IJobEvent,
   IJobProgressDetail,
+  IJobTensorBoard,
   IRenderResult,
   IRuntime,
   ITensorBoard,
@@ -87,6 +88,16 @@ export class PyTorchJobClient {
       URLExt.join(Private.jobPath(name), 'events')
     );
     return answer.events;
+  }
+
+  /**
+   * `GET jobs/{name}/tensorboard`: the log directory TensorBoard would open for
+   * the job, or why it cannot.
+   */
+  jobTensorBoard(name: string): Promise<IJobTensorBoard> {
+    return this._request<IJobTensorBoard>(
+      URLExt.join(Private.jobPath(name), 'tensorboard')
+    );
   }
 
   /**

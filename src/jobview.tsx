@@ -26,7 +26,14 @@ import {
 } from './format';
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
-import { IJob, IJobEvent, IJobFailure, IMetricPoint, IReplica } from './tokens';
+import {
+  IJob,
+  IJobEvent,
+  IJobFailure,
+  IJobTensorBoard,
+  IMetricPoint,
+  IReplica
+} from './tokens';
 
 /**
  * The kind of a job that does not say (every local job is one): an object kind, not text.
@@ -90,6 +97,7 @@ export class JobView extends ReactWidget {
       // Once finished, one more refresh catches the last events, then stop.
       this._final = this._job !== null && isFinished(this._job.state);
       this._job = job;
+      this._askTensorBoard(job);
       this._events = events;
       this._history = history;
       this._error = '';
@@ -119,6 +127,7 @@ export class JobView extends ReactWidget {
       void this._commands.execute(id, { name });
     };
     const now = Date.now();
+    const tensorBoardProblem = this._tensorBoard?.problem ?? null;
     return (
       <div className="jp-PyTorchJobView-content">
         <header className="jp-PyTorchJobView-header">
@@ -150,9 +159,11 @@ export class JobView extends ReactWidget {
               title={
                 job && !job.logdir
                   ? trans.__('The job has no TensorBoard log directory')
-                  : trans.__('Open TensorBoard on the job’s log directory')
+                  : tensorBoardProblem
+                    ? tensorBoardProblem
+                    : trans.__('Open TensorBoard on the job’s log directory')
               }
-              disabled={!job || !job.logdir}
+              disabled={!job || !job.logdir || !!tensorBoardProblem}
               onClick={() => run(CommandIDs.openTensorBoard)}
             >
               {trans.__('TensorBoard')}
@@ -249,6 +260,17 @@ export class JobView extends ReactWidget {
                   <dt>{trans.__('Log directory')}</dt>
                   <dd>
                     <code>{job.logdir}</code>
+                    {tensorBoardProblem && (
+                      <p
+                        className="jp-PyTorchJobView-tensorBoardProblem"
+                        role="note"
+                      >
+                        {trans.__(
+                          'TensorBoard cannot open it: %1',
+                          tensorBoardProblem
+                        )}
+                      </p>
+                    )}
                   </dd>
                 </>
               )}
@@ -385,6 +407,34 @@ export class JobView extends ReactWidget {
     });
   };
 
+  /**
+   * Ask once per log directory whether TensorBoard can open it: the answer
+   * disables the button and says why in the view, not only in a tooltip.
+   */
+  private _askTensorBoard(job: IJob): void {
+    const logdir = job.logdir ?? null;
+    if (logdir === this._tensorBoardAskedFor) {
+      return;
+    }
+    this._tensorBoardAskedFor = logdir;
+    this._tensorBoard = null;
+    if (!logdir) {
+      return;
+    }
+    this._client
+      .jobTensorBoard(this.jobName)
+      .then(answer => {
+        if (this._tensorBoardAskedFor === logdir && !this.isDisposed) {
+          this._tensorBoard = answer;
+          this.update();
+        }
+      })
+      .catch(() => {
+        // Unknown: the button stays, and a click says what the server says.
+        this._tensorBoardAskedFor = null;
+      });
+  }
+
   private _client: PyTorchJobClient;
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
@@ -394,6 +444,8 @@ export class JobView extends ReactWidget {
   private _history: Record<string, IMetricPoint[]> = {};
   private _error = '';
   private _final = false;
+  private _tensorBoard: IJobTensorBoard | null = null;
+  private _tensorBoardAskedFor: string | null = null;
 }
 
 /**

@@ -766,6 +766,21 @@ export interface IMetricPoint {
 }
 
 /**
+ * `GET jobs/{name}/tensorboard`: exactly one of the two is set.
+ */
+export interface IJobTensorBoard {
+  /**
+   * The log directory TensorBoard would open, as the server sees it.
+   */
+  logdir: string | null;
+
+  /**
+   * Why TensorBoard cannot open the job's log directory (the server's words).
+   */
+  problem: string | null;
+}
+
+/**
  * `GET jobs/{name}/progress`: the progress and each metric's bounded history.
  */
 export interface IJobProgressDetail {
