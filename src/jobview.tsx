@@ -281,6 +281,15 @@ export class JobView extends ReactWidget {
               running={!isFinished(job.state)}
               now={now}
               trans={trans}
+              openInTensorBoard={
+                job.logdir && !tensorBoardProblem
+                  ? tag =>
+                      void this._commands.execute(CommandIDs.openTensorBoard, {
+                        name,
+                        tag
+                      })
+                  : undefined
+              }
             />
             <h3>{trans.__('Replicas')}</h3>
             <table className="jp-PyTorchJobView-table jp-PyTorchJobView-replicas">
