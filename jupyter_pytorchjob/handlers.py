@@ -26,6 +26,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
@@ -205,11 +206,15 @@ class JobHandler(PyTorchJobHandler):
     resume) and ``DELETE``."""
 
     def detail(self, job: JobInfo) -> dict[str, Any]:
-        """The job, its manifest and the job body to clone it."""
+        """The job, its manifest (also as YAML), the job body to clone it and the
+        ``ptjob submit`` line that gives it back (the job view's Spec section)."""
         wire = job.to_wire(with_manifest=True)
+        if job.manifest is not None:
+            wire["yaml"] = manifest_to_yaml(job.manifest)
         spec = self.spec_wire(job)
         if spec is not None:
             wire["spec"] = spec
+            wire["submitCommand"] = submit_command(spec)
         return wire
 
     @web.authenticated

@@ -26,6 +26,7 @@ import {
 } from './format';
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
+import { SpecSection } from './spec';
 import {
   IJob,
   IJobEvent,
@@ -275,6 +276,7 @@ export class JobView extends ReactWidget {
                 </>
               )}
             </dl>
+            <SpecSection job={job} trans={trans} />
             <ProgressSection
               progress={job.progress ?? null}
               history={this._history}

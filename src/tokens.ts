@@ -603,6 +603,17 @@ export interface IJob {
   spec?: IJobBody;
 
   /**
+   * The manifest as YAML (`GET jobs/{name}` only).
+   */
+  yaml?: string;
+
+  /**
+   * The `ptjob submit` line that gives the job back; null for a job shipped
+   * as a script (`GET jobs/{name}` only).
+   */
+  submitCommand?: string | null;
+
+  /**
    * Why the job is in its state when no condition says so (e.g. no operator
    * has picked it up yet).
    */
