@@ -98,6 +98,13 @@ export class JobView extends ReactWidget {
       // Once finished, one more refresh catches the last events, then stop.
       this._final = this._job !== null && isFinished(this._job.state);
       this._job = job;
+      if (
+        (this._pending === 'suspend' && job.state === 'Suspended') ||
+        (this._pending === 'resume' && job.state !== 'Suspended') ||
+        isFinished(job.state)
+      ) {
+        this._pending = null;
+      }
       this._askTensorBoard(job);
       this._events = events;
       this._history = history;
@@ -107,6 +114,15 @@ export class JobView extends ReactWidget {
       this.update();
       throw error;
     }
+    this.update();
+  }
+
+  /**
+   * Show that a suspend or resume was asked for, until the job's state says it
+   * happened (the operator, or the local supervisor, takes a moment).
+   */
+  setPending(action: 'suspend' | 'resume' | null): void {
+    this._pending = action;
     this.update();
   }
 
@@ -176,7 +192,18 @@ export class JobView extends ReactWidget {
             >
               {trans.__('Clone & edit')}
             </button>
-            {job && job.state === 'Suspended' ? (
+            {this._pending ? (
+              <button
+                type="button"
+                className="jp-mod-styled jp-PyTorchJobView-pending"
+                disabled
+                aria-busy="true"
+              >
+                {this._pending === 'suspend'
+                  ? trans.__('Suspending…')
+                  : trans.__('Resuming…')}
+              </button>
+            ) : job && job.state === 'Suspended' ? (
               <button
                 type="button"
                 className="jp-mod-styled"
@@ -281,6 +308,7 @@ export class JobView extends ReactWidget {
               progress={job.progress ?? null}
               history={this._history}
               running={!isFinished(job.state)}
+              suspended={job.state === 'Suspended'}
               now={now}
               trans={trans}
               openInTensorBoard={
@@ -455,6 +483,7 @@ export class JobView extends ReactWidget {
   private _history: Record<string, IMetricPoint[]> = {};
   private _error = '';
   private _final = false;
+  private _pending: 'suspend' | 'resume' | null = null;
   private _tensorBoard: IJobTensorBoard | null = null;
   private _tensorBoardAskedFor: string | null = null;
 }

@@ -367,7 +367,7 @@ function JobItem(props: {
       <ProgressLine
         name={job.name}
         progress={job.progress}
-        running={!isFinished(job.state)}
+        running={!isFinished(job.state) && job.state !== 'Suspended'}
         trans={trans}
       />
       {why && (

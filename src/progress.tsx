@@ -466,6 +466,23 @@ export function MetricChart(props: {
 }
 
 /**
+ * The points of the latest run: after the last restart, where the step went
+ * back (a resumed job, a replica restarted, starts again from scratch). A
+ * history without steps is kept whole.
+ */
+export function latestRun(
+  points: readonly IMetricPoint[]
+): readonly IMetricPoint[] {
+  for (let i = points.length - 1; i > 0; i--) {
+    const [before, after] = [points[i - 1].step, points[i].step];
+    if (before !== null && after !== null && after < before) {
+      return points.slice(i);
+    }
+  }
+  return points;
+}
+
+/**
  * The job view's *Progress & metrics* section.
  */
 export function ProgressSection(props: {
@@ -475,8 +492,16 @@ export function ProgressSection(props: {
   now: number;
   trans: TranslationBundle;
   openInTensorBoard?: (tag: string) => void;
+  suspended?: boolean;
 }): JSX.Element {
-  const { progress, history, running, now, trans, openInTensorBoard } = props;
+  const { progress, now, trans, openInTensorBoard } = props;
+  // A suspended job's ETA and last update describe a run that stopped.
+  const suspended = props.suspended ?? false;
+  const running = props.running && !suspended;
+  const history: Record<string, readonly IMetricPoint[]> = {};
+  for (const [name, points] of Object.entries(props.history)) {
+    history[name] = latestRun(points);
+  }
   if (!progress) {
     return (
       <section className="jp-PyTorchJobView-progress">
@@ -521,8 +546,21 @@ export function ProgressSection(props: {
         )}
         <dt>{trans.__('Source')}</dt>
         <dd>{sourceLabel(progress.source, trans)}</dd>
-        <dt>{trans.__('Last update')}</dt>
-        <dd>{formatAge(progress.updated, now, trans)}</dd>
+        {suspended ? (
+          <>
+            <dt>{trans.__('Suspended')}</dt>
+            <dd className="jp-PyTorchJobView-suspended">
+              {trans.__(
+                'as of this point; resuming starts the job again from scratch'
+              )}
+            </dd>
+          </>
+        ) : (
+          <>
+            <dt>{trans.__('Last update')}</dt>
+            <dd>{formatAge(progress.updated, now, trans)}</dd>
+          </>
+        )}
       </dl>
       {names.length > 0 && (
         <div

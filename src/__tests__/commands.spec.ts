@@ -11,6 +11,7 @@ import {
 } from '@jupyterlab/application';
 import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { StateDB } from '@jupyterlab/statedb';
+import { acceptDialog, dismissDialog } from '@jupyterlab/testutils';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
@@ -305,14 +306,35 @@ describe('the commands', () => {
     expect(labels()).toContain('Suspend');
     expect(labels()).not.toContain('Resume');
 
-    const suspended = { ...JOB, state: 'Suspended' };
-    client.setSuspended.mockResolvedValue(suspended);
-    client.getJob.mockResolvedValue(suspended);
+    // Cancelled: nothing happens.
     click('Suspend');
-    await until(() => state() === 'Suspended');
+    await dismissDialog();
+    expect(client.setSuspended).not.toHaveBeenCalled();
+
+    // Confirmed: pending until the job says it is suspended.
+    const suspended: IJob = { ...JOB, state: 'Suspended' };
+    let answer: (job: IJob) => void = () => undefined;
+    client.setSuspended.mockReturnValue(
+      new Promise<IJob>(resolve => (answer = resolve))
+    );
+    click('Suspend');
+    await until(() => document.querySelector('.jp-Dialog') !== null);
+    expect(document.querySelector('.jp-Dialog')!.textContent).toContain(
+      'Resuming starts them again from scratch'
+    );
+    await acceptDialog();
+    await until(() => labels().includes('Suspending…'));
+    const pending = Array.from(view.node.querySelectorAll('button')).find(
+      b => b.textContent === 'Suspending…'
+    )!;
+    expect(pending.disabled).toBe(true);
     expect(client.setSuspended).toHaveBeenCalledWith('ddp', true);
-    expect(labels()).toContain('Resume');
+    client.getJob.mockResolvedValue(suspended);
+    answer(suspended);
+    await until(() => state() === 'Suspended');
+    await until(() => labels().includes('Resume'));
     expect(labels()).not.toContain('Suspend');
+    expect(labels()).not.toContain('Suspending…');
 
     client.setSuspended.mockResolvedValue(JOB);
     client.getJob.mockResolvedValue(JOB);

@@ -22,7 +22,9 @@ import {
   finishedNotice,
   formatMetric,
   keyMetric,
-  MetricChart
+  latestRun,
+  MetricChart,
+  ProgressSection
 } from '../progress';
 import { IComparison, IJob, IJobProgress, IMetricPoint } from '../tokens';
 
@@ -426,6 +428,62 @@ describe('the job view’s progress section', () => {
     ).toContain('Nothing reported yet');
     expect(view.node.querySelector('.jp-PyTorchJobView-error')).toBeNull();
     view.dispose();
+  });
+});
+
+describe('a suspended job’s progress', () => {
+  const history: Record<string, IMetricPoint[]> = {
+    // Steps 10-30 before the suspension, then the resumed run from step 10.
+    loss: [
+      { time: 1, step: 10, value: 1.2 },
+      { time: 2, step: 20, value: 0.6 },
+      { time: 3, step: 30, value: 0.23 },
+      { time: 9, step: 10, value: 1.1 },
+      { time: 10, step: 20, value: 0.7 }
+    ]
+  };
+
+  async function section(suspended: boolean): Promise<Widget> {
+    const widget = ReactWidget.create(
+      <ProgressSection
+        progress={progress({ updated: Date.now() / 1000 })}
+        history={history}
+        running={true}
+        suspended={suspended}
+        now={Date.now()}
+        trans={trans}
+      />
+    );
+    Widget.attach(widget, document.body);
+    await rendered(widget);
+    return widget;
+  }
+
+  it('drops its ETA, bar and last update, and says resuming restarts', async () => {
+    const widget = await section(true);
+    expect(widget.node.querySelector('.jp-PyTorchJobView-eta')).toBeNull();
+    expect(widget.node.querySelector('[role="progressbar"]')).toBeNull();
+    expect(widget.node.textContent).not.toContain('just now');
+    expect(widget.node.textContent).toContain(
+      'resuming starts the job again from scratch'
+    );
+    widget.dispose();
+    const running = await section(false);
+    expect(running.node.querySelector('.jp-PyTorchJobView-eta')).not.toBeNull();
+    expect(running.node.textContent).toContain('just now');
+    running.dispose();
+  });
+
+  it('charts the latest run only, once resumed', async () => {
+    expect(latestRun(history.loss).map(p => p.time)).toEqual([9, 10]);
+    expect(latestRun(history.loss.slice(0, 3))).toHaveLength(3);
+    const widget = await section(false);
+    const points = widget.node
+      .querySelector('[data-metric="loss"] polyline')!
+      .getAttribute('points')!
+      .split(' ');
+    expect(points).toHaveLength(2);
+    widget.dispose();
   });
 });
 

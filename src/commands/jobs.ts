@@ -341,10 +341,29 @@ namespace Private {
     suspend: boolean
   ): Promise<IJob | undefined> {
     const { client, model, trans } = context;
+    if (suspend) {
+      // Resuming starts the replicas from scratch: say so before stopping them.
+      const result = await showDialog({
+        title: trans.__('Suspend job %1?', name),
+        body: trans.__(
+          'Its replicas stop now and the job is kept. Resuming starts them again from scratch: what the training did not save in a checkpoint is lost.'
+        ),
+        buttons: [
+          Dialog.cancelButton({ label: trans.__('Cancel') }),
+          Dialog.warnButton({ label: trans.__('Suspend') })
+        ]
+      });
+      if (!result.button.accept) {
+        return undefined;
+      }
+    }
+    const view = trackers.jobs.find(w => w.content.jobName === name)?.content;
+    view?.setPending(suspend ? 'suspend' : 'resume');
     let job: IJob;
     try {
       job = await client.setSuspended(name, suspend);
     } catch (error) {
+      view?.setPending(null);
       notifyError(
         suspend
           ? trans.__(
@@ -356,8 +375,7 @@ namespace Private {
       );
       return undefined;
     }
-    const view = trackers.jobs.find(w => w.content.jobName === name);
-    await Promise.all([model.refresh(), view?.content.refresh()]);
+    await Promise.all([model.refresh(), view?.refresh()]);
     return job;
   }
 
