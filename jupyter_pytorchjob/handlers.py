@@ -26,6 +26,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .job.clone import clone_body
 from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
@@ -292,6 +293,24 @@ class ProgressHandler(PyTorchJobHandler):
         """Answer ``{progress, history}``: the job's progress (null until a source said
         anything) and each metric's bounded history."""
         self.write_json(progress_wire(*await self.backend.progress(name)))
+
+
+class CloneHandler(PyTorchJobHandler):
+    """``GET jobs/{name}/clone``: the job body Clone & edit opens the form with."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer ``{spec}``: the job's body named ``<name>-N`` (the next N no job has)
+        with its log directory moved along; 409 when the job cannot be read back."""
+        job = await self.backend.get_job(name)
+        spec = self.spec_wire(job)
+        if spec is None or job.manifest is None:
+            raise BackendError(f"job {name!r} cannot be read back into a job body", status=409)
+        taken = {listed.name for listed in await self.backend.list_jobs()}
+        longest = kind_of(job.manifest).max_name_length(JobSpec.from_wire(spec))
+        self.write_json({"spec": clone_body(spec, taken, longest)})
 
 
 class CompareHandler(PyTorchJobHandler):
@@ -621,6 +640,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
+        (rf"/{API}/jobs/{NAME}/clone", CloneHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),

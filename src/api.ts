@@ -91,6 +91,17 @@ export class PyTorchJobClient {
   }
 
   /**
+   * `GET jobs/{name}/clone`: the job body of Clone & edit (the next free
+   * `<name>-N`, its log directory moved along).
+   */
+  async cloneBody(name: string): Promise<IJobBody> {
+    const answer = await this._request<{ spec: IJobBody }>(
+      URLExt.join(Private.jobPath(name), 'clone')
+    );
+    return answer.spec;
+  }
+
+  /**
    * `GET jobs/{name}/tensorboard`: the log directory TensorBoard would open for
    * the job, or why it cannot.
    */

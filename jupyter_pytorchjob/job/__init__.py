@@ -11,6 +11,7 @@
 * ``progress_logs`` - progress from log lines (tqdm, Hugging Face, Lightning, epochs).
 * ``compare``     - comparing jobs: differing fields, metrics, the best.
 * ``command_line`` - a job body as the ``ptjob submit`` line that gives it back.
+* ``clone``       - Clone & edit's body: the next free ``<job>-N``, its log directory moved.
 * ``shape``       - untrusted input made safe to read.
 * ``manifest_yaml`` - manifests as YAML text and back.
 * ``loglines``    - the log line contract: output as display lines (``\\r`` redraws),

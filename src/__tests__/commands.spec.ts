@@ -108,6 +108,11 @@ function fakeClient() {
     listTensorBoards: jest.fn().mockResolvedValue([BOARD]),
     stopTensorBoard: jest.fn().mockResolvedValue(undefined),
     setSuspended: jest.fn(),
+    cloneBody: jest.fn().mockResolvedValue({
+      name: 'ddp-2',
+      command: ['python', 'train.py'],
+      logdir: '/mnt/logs/ddp-2'
+    }),
     progress: jest.fn().mockResolvedValue({ progress: null, history: {} }),
     compare: jest.fn().mockResolvedValue({
       jobs: [
@@ -438,5 +443,18 @@ describe('the commands', () => {
       command: 'python train.py'
     });
     expect(models[1]).toMatchObject({ image: 'img', command: '' });
+  });
+
+  it('clone a job into a form named <job>-N by the server', async () => {
+    await commands.execute(CommandIDs.cloneJob, { name: 'ddp' });
+    expect(client.cloneBody).toHaveBeenCalledWith('ddp');
+    const form = Array.from(
+      shell.widgets('main')
+    )[0] as MainAreaWidget<JobForm>;
+    expect(form.content.model.state).toMatchObject({
+      name: 'ddp-2',
+      command: 'python train.py',
+      logdir: '/mnt/logs/ddp-2'
+    });
   });
 });

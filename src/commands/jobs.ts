@@ -177,9 +177,19 @@ function addFormCommands(context: ICommandContext): void {
       ),
     describedBy: { args: NAME_SCHEMA },
     execute: async args => {
-      const spec = await Private.readBack(context, nameArg(args));
-      // A clone needs a name of its own: the model suggests one.
-      return spec ? openForm({ ...spec, name: '' }) : undefined;
+      // The server names the clone <job>-N and moves a log directory naming
+      // the job along: two runs never write one TensorBoard run.
+      const name = nameArg(args);
+      let spec: IJobBody;
+      try {
+        spec = await context.client.cloneBody(name);
+      } catch (error) {
+        notifyError(
+          trans.__('Could not clone %1: %2', name, formatError(error, trans))
+        );
+        return undefined;
+      }
+      return openForm(spec);
     }
   });
 }
@@ -304,31 +314,6 @@ namespace Private {
       // Keep the page's idea of the root.
       return root;
     }
-  }
-
-  /**
-   * A job's body read back for the form; undefined (the user told) when it
-   * cannot be.
-   */
-  export async function readBack(
-    context: ICommandContext,
-    name: string
-  ): Promise<IJobBody | undefined> {
-    const { client, trans } = context;
-    let job: IJob;
-    try {
-      job = await client.getJob(name);
-    } catch (error) {
-      notifyError(formatError(error, trans));
-      return undefined;
-    }
-    if (!job.spec) {
-      Notification.warning(
-        trans.__('Job %1 cannot be read back into the form.', name),
-        { autoClose: 8000 }
-      );
-    }
-    return job.spec ?? undefined;
   }
 
   /**
