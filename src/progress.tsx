@@ -308,8 +308,11 @@ export function MetricChart(props: {
   const xOf = (i: number) =>
     CHART.left +
     (finite.length > 1 ? (i * plotWidth) / (finite.length - 1) : plotWidth / 2);
+  // A constant metric is a line across the middle, not along the axis.
   const yOf = (v: number) =>
-    bottom - ((scaled(v) - scaled(low)) / span) * plotHeight;
+    high === low
+      ? CHART.top + plotHeight / 2
+      : bottom - ((scaled(v) - scaled(low)) / span) * plotHeight;
   const coordinates = finite
     .map((p, i) => `${xOf(i).toFixed(1)},${yOf(p.value).toFixed(1)}`)
     .join(' ');

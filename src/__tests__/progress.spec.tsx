@@ -182,6 +182,12 @@ describe('MetricChart', () => {
     widget.dispose();
   });
 
+  it('draws a constant metric across the middle', async () => {
+    const widget = await chart(series([0.05, 0.05, 0.05]));
+    expect(coordinates(widget).map(([, y]) => y)).toEqual([50, 50, 50]);
+    widget.dispose();
+  });
+
   it('reads out the value under the pointer, and with the arrow keys', async () => {
     const widget = await chart(series([3, 2, 1.5, 1]));
     const svg = widget.node.querySelector('svg')!;

@@ -144,6 +144,22 @@ test.describe('the panel header at the default sidebar width', () => {
         .map(label => label.textContent)
     );
     expect(cut).toEqual([]);
+    // Rows: each name left-aligned next to its check box, "Logs" readable.
+    const rows = await panel.evaluate(node =>
+      Array.from(node.querySelectorAll('.jp-PyTorchJobPanel-row')).map(row => {
+        const box = row.querySelector('input')!.getBoundingClientRect();
+        const name = row
+          .querySelector('.jp-PyTorchJobPanel-name')!
+          .getBoundingClientRect();
+        return Math.round(name.left - box.right);
+      })
+    );
+    expect(new Set(rows).size).toBe(1);
+    expect(rows[0]).toBeLessThanOrEqual(8);
+    const logs = panel.locator('.jp-PyTorchJobPanel-link').first();
+    expect(
+      await logs.evaluate(node => parseFloat(getComputedStyle(node).fontSize))
+    ).toBeGreaterThanOrEqual(12);
     await expect(panel.locator('.jp-PyTorchJobPanel-top')).toHaveScreenshot(
       snapshot
     );
