@@ -543,7 +543,7 @@ export function ProgressSection(props: {
         )}
         {steps && (
           <>
-            <dt>{trans.__('Step')}</dt>
+            <dt>{trans.__('Training')}</dt>
             <dd>{steps}</dd>
           </>
         )}

@@ -383,6 +383,12 @@ describe('the job view’s progress section', () => {
       '1m 42s'
     );
     expect(section().textContent).toContain('step 450 / 1000 · epoch 1.5 / 3');
+    // Not "Step: step 450 / 1000".
+    const terms = Array.from(section().querySelectorAll('dt')).map(
+      dt => dt.textContent
+    );
+    expect(terms).toContain('Training');
+    expect(terms).not.toContain('Step');
     expect(section().textContent).toContain('the job’s log');
     expect(section().textContent).toContain('just now');
     // A line for the metric with a history, the value alone for the other.
