@@ -370,32 +370,20 @@ function JobFilterBar(props: {
         value={filter.text}
         onChange={event => set({ text: event.currentTarget.value })}
       />
-      <select
-        className="jp-mod-styled"
-        aria-label={trans.__('State')}
+      <FilterChoice
+        label={trans.__('State')}
         value={filter.state}
-        onChange={event => set({ state: event.currentTarget.value })}
-      >
-        <option value="">{trans.__('Every state')}</option>
-        {states.map(state => (
-          <option key={state} value={state}>
-            {stateLabel(state, trans)}
-          </option>
-        ))}
-      </select>
-      <select
-        className="jp-mod-styled"
-        aria-label={trans.__('Kind')}
+        choices={states.map(state => [state, stateLabel(state, trans)])}
+        any={trans.__('Every state')}
+        choose={state => set({ state })}
+      />
+      <FilterChoice
+        label={trans.__('Kind')}
         value={filter.kind}
-        onChange={event => set({ kind: event.currentTarget.value })}
-      >
-        <option value="">{trans.__('Every kind')}</option>
-        {kinds.map(kind => (
-          <option key={kind} value={kind}>
-            {kind}
-          </option>
-        ))}
-      </select>
+        choices={kinds.map(kind => [kind, kind])}
+        any={trans.__('Every kind')}
+        choose={kind => set({ kind })}
+      />
       <select
         className="jp-mod-styled"
         aria-label={trans.__('Order')}
@@ -410,6 +398,34 @@ function JobFilterBar(props: {
         <option value="state">{trans.__('By state')}</option>
       </select>
     </div>
+  );
+}
+
+/**
+ * One of the filter bar's choices: any (''), or one of `choices` ([value,
+ * label] pairs).
+ */
+function FilterChoice(props: {
+  label: string;
+  value: string;
+  choices: [string, string][];
+  any: string;
+  choose: (value: string) => void;
+}): JSX.Element {
+  return (
+    <select
+      className="jp-mod-styled"
+      aria-label={props.label}
+      value={props.value}
+      onChange={event => props.choose(event.currentTarget.value)}
+    >
+      <option value="">{props.any}</option>
+      {props.choices.map(([value, label]) => (
+        <option key={value} value={value}>
+          {label}
+        </option>
+      ))}
+    </select>
   );
 }
 
