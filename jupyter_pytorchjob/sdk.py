@@ -122,6 +122,7 @@ def submit(
         print(f"Warning: {warning}", file=sys.stderr)
     handle = JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
     handle.result_key = bytes.fromhex(key)
+    handle.guided = True  # printed above: its display does not repeat it
     return handle
 
 

@@ -127,10 +127,7 @@ class PtjobMagics(Magics):
             f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) "
             f"on the {backend_name} backend."
         )
-        print(
-            f"Follow it with %ptjob logs {job.name} -f, %ptjob wait {job.name}, "
-            "or in the PyTorch Jobs panel."
-        )
+        # The next steps are the handle's display (the cell's result): said once.
         for warning in job.warnings:
             print(f"Warning: {warning}", file=sys.stderr)
         return JobHandle(job.name, backend=backend_name, namespace=namespace, runner=self.runner)
