@@ -890,3 +890,19 @@ def test_runtimes_and_a_trainjob_submit_on_the_kubernetes_backend(
     finally:
         runner_of(shell).run(runner_of(shell).backend("kubernetes", None).close())
         kube.stop()
+
+
+def test_result_errors_show_no_traceback_into_our_raise(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``job.result()`` / ``job.wait()`` errors: IPython prints the message alone."""
+    shell.run_cell(
+        "from jupyter_pytorchjob.function.script import ResultError\n"
+        "def result():\n"
+        "    raise ResultError('job j is Running, so it has no result: call wait() first')\n"
+        "result()\n"
+    )
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert "ResultError: job j is Running, so it has no result: call wait() first" in text
+    assert "Traceback" not in text and "def result" not in text

@@ -52,6 +52,11 @@ _KEY_LINE = re.compile(r"^_PTJOB_RESULT_KEY = '([0-9a-f]{64})'$", re.MULTILINE)
 class ResultError(Exception):
     """The result cannot be read back; ``str()`` says why."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the message says it all, the
+        frames would only lead into this package's own ``raise``."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 def result_file_name(job: str) -> str:
     """The name of ``job``'s result file in its log directory (a result too big for

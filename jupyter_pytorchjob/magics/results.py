@@ -64,6 +64,11 @@ class JobFailed(Exception):
     signal, the reason, the message, the hint, the last lines - None where the backend
     has none), and ``lines`` maps failed replicas to their last lines."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows the failure (it names the replica, the exit, the hint), not a
+        traceback into ``wait()``."""
+        return [f"{type(self).__name__}: {self}"]
+
     def __init__(self, info: JobInfo, lines: dict[str, str]) -> None:
         self.info = info
         self.lines = lines
