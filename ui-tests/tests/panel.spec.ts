@@ -3,6 +3,18 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { CHINESE, useDarkTheme } from './lab';
 
 test.describe('PyTorch Jobs panel', () => {
+  test('leaves the left sidebar to the file browser on first load', async ({
+    page
+  }) => {
+    await expect(
+      page.getByRole('tab', { name: /^File Browser/ })
+    ).toHaveAttribute('aria-selected', 'true');
+    await expect(
+      page.getByRole('tab', { name: 'PyTorch Jobs' })
+    ).toHaveAttribute('aria-selected', 'false');
+    await expect(page.locator('#jp-pytorchjob-panel')).toBeHidden();
+  });
+
   test('opens from its tab and shows the backend', async ({
     page
   }, testInfo) => {
