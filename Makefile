@@ -13,7 +13,7 @@ LAB_PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help env dev lab test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
+.PHONY: help fields env dev lab cluster test-cluster test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
 
 help:
 	@echo "make lab | make test | make lint | make wheel | make clean"
@@ -62,6 +62,23 @@ test-ui: dev chromium ui-tests/node_modules/.installed
 
 test: test-python test-js test-ui
 
+# The real-cluster tier (README, "A real cluster in the tests"): Kubernetes 1.20.2 built
+# from Debian's source package, its images from Debian's and PyPI's packages, all cached
+# in CLUSTER_CACHE (about 15 minutes the first time on 2 cores, seconds after).
+CLUSTER_CACHE ?= $(HOME)/.cache/jupyter-pytorchjob/cluster
+# The images (mostly downloads and unpacking) build beside Kubernetes (mostly CPU).
+cluster:
+	bash cluster/install-packages.sh
+	mkdir -p $(CLUSTER_CACHE)
+	export PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE); \
+	  bash cluster/build-images.sh >$(CLUSTER_CACHE)/build-images.log 2>&1 & images=$$!; \
+	  bash cluster/build-kubernetes.sh || exit 1; \
+	  wait $$images || { tail -30 $(CLUSTER_CACHE)/build-images.log; exit 1; }; \
+	  tail -1 $(CLUSTER_CACHE)/build-images.log
+
+test-cluster: dev cluster
+	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) PTJOB_CLUSTER_TIER=1 $(BIN)/python -m pytest tests/cluster -v
+
 # Each benchmark once, in a small configuration, so that none rots: they must run to the
 # end, not meet their goals (no timing is judged here). About 3 minutes.
 BENCH := timeout 300 $(BIN)/python benchmarks
@@ -78,6 +95,10 @@ bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/tensorboard_first_scalar.py --runs 1 --points 200 --tags 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_first_render.py --jobs 20 --running 1 --runs 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_progress_render.py --jobs 20 --running 1 --runs 1
+
+# The job body's declarations the field table generates (openapi.yaml, src/tokens.ts).
+fields:
+	python3 tools/generate_fields.py
 
 lint: dev
 	$(BIN)/ruff check .

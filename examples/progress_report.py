@@ -34,6 +34,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--delay", type=float, default=0.01, help="seconds per step")
     args = parser.parse_args()
+    # What the run was: `ptjob run NAME`, the job view's Run section, compare's first rows.
+    report(hparams={**vars(args), "lr": 0.05, "optimizer": "sgd"})
 
     torch.manual_seed(0)
     true_w = torch.randn(10, 1)

@@ -21,7 +21,8 @@ from .rest import DEFAULT_MAX_LOG_STREAMS
 
 
 class PyTorchJobApp(ExtensionApp):
-    """Submit, watch and inspect Kubeflow PyTorchJobs from JupyterLab."""
+    """Submit, watch and inspect Kubeflow PyTorchJobs and TrainJobs from JupyterLab (the
+    class keeps its name: it is the ``c.PyTorchJobApp`` section of users' configuration)."""
 
     name = "jupyter_pytorchjob"
     load_other_extensions = True

@@ -60,13 +60,15 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     """The parser with every subcommand; shared by the CLI and the magic."""
     parser = _Parser(
         prog=prog,
-        description="Submit and inspect Kubeflow PyTorchJobs (or run them as local processes).",
+        description="Submit and inspect Kubeflow PyTorchJobs and TrainJobs "
+        "(or run them as local processes).",
     )
     sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
     render = sub.add_parser(
         "render",
-        help="print the PyTorchJob manifest (YAML); submits nothing",
-        description="Print the PyTorchJob manifest for the job flags; submits nothing. "
+        help="print the job's manifest (YAML, of its --kind); submits nothing",
+        description="Print the job's manifest (a PyTorchJob or a TrainJob, by --kind) for "
+        "the job flags; submits nothing. "
         "Give the training code as --script FILE or as -- COMMAND [ARGS...].",
     )
     _add_global_flags(render)
@@ -139,6 +141,32 @@ def build_parser(prog: str = "ptjob") -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="start a suspended job's replicas again, from scratch")
     _add_global_flags(resume)
     resume.add_argument("job", metavar="NAME")
+    run = sub.add_parser(
+        "run",
+        help="what a run was: hyperparameters, metrics, checkpoints, artifacts",
+        description="Print a job's run record: what its script reported with report(hparams=, "
+        "checkpoint=, artifact=) and what Lightning/Hugging Face wrote in its log directory, "
+        "with each metric's final value.",
+    )
+    _add_global_flags(run)
+    run.add_argument("job", metavar="NAME")
+    clone = sub.add_parser(
+        "clone",
+        help="submit a copy of a job, optionally resuming from a checkpoint",
+        description="Submit a copy of a job under a new name (default NAME-2, -3...: the first "
+        "free one; a log directory holding NAME as one of its parts gets the new name). With "
+        "--from-checkpoint, its processes find the path in $PTJOB_RESUME_FROM (a function "
+        "job's function gets it as resume_from=).",
+    )
+    _add_global_flags(clone)
+    clone.add_argument("job", metavar="NAME")
+    clone.add_argument("--name", dest="new_name", metavar="NEW", help="the copy's name")
+    clone.add_argument(
+        "--from-checkpoint",
+        dest="from_checkpoint",
+        metavar="PATH",
+        help="a checkpoint's path as the job sees it (ptjob run NAME lists them)",
+    )
     tensorboard = sub.add_parser(
         "tensorboard",
         help="open TensorBoard on the job's log directory (--logdir)",
@@ -239,6 +267,8 @@ def job_body(
             body[f.wire] = [_pvc(text) for text in items or []]
         elif f.cli == "toleration":
             body[f.wire] = [_toleration(text) for text in items or []]
+        elif f.cli == "list":
+            body[f.wire] = list(items or [])
 
     hint: str | None = None
     if options.script is not None and script_text is not None:

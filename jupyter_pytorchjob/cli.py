@@ -23,6 +23,7 @@ from .frontends.formatting import (
     LogWriter,
     failure_lines,
     format_jobs,
+    format_run,
     format_runtimes,
     format_status,
 )
@@ -156,6 +157,16 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
     if invocation.command == "resume":
         await backend.resume(options.job)
         print(f"resumed {options.job}")
+        return 0
+    if invocation.command == "run":
+        print(format_run(options.job, await backend.run(options.job)))
+        return 0
+    if invocation.command == "clone":
+        job = await backend.clone(
+            options.job, new_name=options.new_name, resume_from=options.from_checkpoint
+        )
+        print(job.name)
+        print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
         return 0
     if invocation.command == "tensorboard":
         return await _tensorboard(options.job, backend)

@@ -26,7 +26,6 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
-from .job.clone import clone_body
 from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
@@ -56,7 +55,7 @@ def api_errors(
     errors}`` for invalid input, the backend's status and message otherwise."""
 
     @functools.wraps(method)
-    async def wrapper(self: PyTorchJobHandler, *args: Any, **kwargs: Any) -> None:
+    async def wrapper(self: JobAPIHandler, *args: Any, **kwargs: Any) -> None:
         try:
             invalid = job_name_problem(kwargs["name"]) if "name" in kwargs else None
             if invalid is not None:
@@ -72,8 +71,9 @@ def api_errors(
     return wrapper
 
 
-class PyTorchJobHandler(APIHandler):
-    """Shared plumbing: the backend, the form defaults, JSON bodies."""
+class JobAPIHandler(APIHandler):
+    """Shared plumbing of the job API (jobs of either kind): the backend, the form
+    defaults, JSON bodies."""
 
     def spec_wire(self, job: JobInfo) -> dict[str, Any] | None:
         """The job body read back from the job's manifest through its kind's parse;
@@ -118,7 +118,7 @@ class PyTorchJobHandler(APIHandler):
         self.finish(json.dumps(data))
 
 
-class ConfigHandler(PyTorchJobHandler):
+class ConfigHandler(JobAPIHandler):
     """``GET config``: backend and form defaults (in a cluster, the notebook's own
     image and PVC mounts)."""
 
@@ -133,7 +133,7 @@ class ConfigHandler(PyTorchJobHandler):
         self.write_json(config)
 
 
-class RenderHandler(PyTorchJobHandler):
+class RenderHandler(JobAPIHandler):
     """``POST render``: a job body -> its manifest, or edited YAML -> the job body.
 
     Creates nothing. With ``{"yaml": TEXT}`` the YAML (the preview editor's text)
@@ -180,7 +180,7 @@ class RenderHandler(PyTorchJobHandler):
         )
 
 
-class JobsHandler(PyTorchJobHandler):
+class JobsHandler(JobAPIHandler):
     """``GET jobs`` (the list) and ``POST jobs`` (submit)."""
 
     @web.authenticated
@@ -202,7 +202,7 @@ class JobsHandler(PyTorchJobHandler):
         self.write_json(job.to_wire(), status=201)
 
 
-class JobHandler(PyTorchJobHandler):
+class JobHandler(JobAPIHandler):
     """``GET jobs/{name}`` (with its manifest and form body), ``PATCH`` (suspend or
     resume) and ``DELETE``."""
 
@@ -271,7 +271,7 @@ def suspend_requested(body: dict[str, Any]) -> bool:
     return suspend
 
 
-class EventsHandler(PyTorchJobHandler):
+class EventsHandler(JobAPIHandler):
     """``GET jobs/{name}/events``."""
 
     @web.authenticated
@@ -283,7 +283,7 @@ class EventsHandler(PyTorchJobHandler):
         self.write_json({"events": [e.to_wire() for e in events]})
 
 
-class ProgressHandler(PyTorchJobHandler):
+class ProgressHandler(JobAPIHandler):
     """``GET jobs/{name}/progress``."""
 
     @web.authenticated
@@ -295,32 +295,45 @@ class ProgressHandler(PyTorchJobHandler):
         self.write_json(progress_wire(*await self.backend.progress(name)))
 
 
-class CloneHandler(PyTorchJobHandler):
-    """``GET jobs/{name}/clone``: the job body Clone & edit opens the form with."""
+class CloneHandler(JobAPIHandler):
+    """``GET jobs/{name}/clone[?resumeFrom=path]``: the job body Clone & edit and *Resume
+    from here* open the form with."""
 
     @web.authenticated
     @authorized
     @api_errors
     async def get(self, name: str) -> None:
         """Answer ``{spec}``: the job's body named ``<name>-N`` (the next N no job has)
-        with its log directory moved along; 409 when the job cannot be read back."""
-        job = await self.backend.get_job(name)
-        spec = self.spec_wire(job)
-        if spec is None or job.manifest is None:
-            raise BackendError(f"job {name!r} cannot be read back into a job body", status=409)
-        taken = {listed.name for listed in await self.backend.list_jobs()}
-        longest = kind_of(job.manifest).max_name_length(JobSpec.from_wire(spec))
-        self.write_json({"spec": clone_body(spec, taken, longest)})
+        with its log directory moved along and ``PTJOB_RESUME_FROM`` set to ``resumeFrom``;
+        400 naming ``fromCheckpoint``, 409 when the job cannot be read back."""
+        spec = await self.backend.clone_spec(
+            name,
+            resume_from=self.get_argument("resumeFrom", None),
+            gpu_resource=self.defaults["gpuResource"],
+        )
+        self.write_json({"spec": spec})
 
 
-class CompareHandler(PyTorchJobHandler):
+class RunHandler(JobAPIHandler):
+    """``GET jobs/{name}/run``."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer the run record: hparams, metrics (final, history), checkpoints,
+        artifacts, modes."""
+        self.write_json(await self.backend.run(name))
+
+
+class CompareHandler(JobAPIHandler):
     """``GET compare?job=a&job=b``: the jobs' differing hyperparameters and metrics."""
 
     @web.authenticated
     @authorized
     @api_errors
     async def get(self) -> None:
-        """Answer ``{jobs, parameters, metrics}``; 400 naming ``job`` for fewer than
+        """Answer ``{jobs, hparams, parameters, metrics}``; 400 naming ``job`` for fewer than
         two, repeated or impossible names, 404 for a job that does not exist."""
         names = compared_names(self.get_arguments("job"))
         for name in names:
@@ -328,11 +341,15 @@ class CompareHandler(PyTorchJobHandler):
             if invalid is not None:
                 raise JobSpecInvalid([FieldError("job", invalid.errors[0].message)])
         jobs = await asyncio.gather(*(self.backend.get_job(name) for name in names))
-        compared = [ComparedJob(job.to_wire(), self.spec_wire(job)) for job in jobs]
+        runs = await asyncio.gather(*(self.backend.run_record(name) for name in names))
+        compared = [
+            ComparedJob(job.to_wire(), self.spec_wire(job), run.to_wire())
+            for job, run in zip(jobs, runs, strict=True)
+        ]
         self.write_json(compare_jobs(compared))
 
 
-class VolumesHandler(PyTorchJobHandler):
+class VolumesHandler(JobAPIHandler):
     """``GET volumes``: the claims a job can mount."""
 
     @web.authenticated
@@ -344,7 +361,7 @@ class VolumesHandler(PyTorchJobHandler):
         self.write_json({"volumes": [v.to_wire() for v in volumes]})
 
 
-class RuntimesHandler(PyTorchJobHandler):
+class RuntimesHandler(JobAPIHandler):
     """``GET runtimes``: the Kubeflow Trainer runtimes a TrainJob can run on here."""
 
     @web.authenticated
@@ -641,6 +658,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
         (rf"/{API}/jobs/{NAME}/clone", CloneHandler),
+        (rf"/{API}/jobs/{NAME}/run", RunHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),
         (rf"/{API}/runtimes", RuntimesHandler),

@@ -10,12 +10,31 @@ from __future__ import annotations
 from typing import Any
 
 
-def report(progress: float | None = None, eta: float | None = None, **metrics: Any) -> bool:
+def report(
+    progress: float | None = None,
+    eta: float | None = None,
+    *,
+    hparams: dict[str, Any] | None = None,
+    checkpoint: str | None = None,
+    artifact: str | None = None,
+    name: str | None = None,
+    mode: dict[str, str] | None = None,
+    **metrics: Any,
+) -> bool:
     """Report progress (percent, 0-100), the estimated seconds left and metrics
     (``loss=0.23``; ``step``/``epoch``/``total_steps``/``total_epochs`` are shown as the
     job's step and epoch) to ``$KUBEFLOW_TRAINER_SERVER_URL`` with the bearer token in
     the file ``$KUBEFLOW_TRAINER_SERVER_TOKEN`` names (``$KUBEFLOW_TRAINER_SERVER_CA_CERT``
     verifies an https server). Whether the report was accepted.
+
+    What the run was (``GET jobs/{name}/run``, ``job.run()``, ``ptjob run``), printed on
+    rank 0 as one ``ptjob-run {json}`` line - the log every job has, on every backend:
+    ``hparams={"lr": 1e-3, ...}`` (its configuration, once; nested dicts become
+    ``optim.lr``), ``checkpoint=PATH`` (a file or directory it saved: only the path
+    travels, with the ``step`` and metrics of the same call and the time),
+    ``artifact=PATH`` with ``name=`` (an output worth keeping; the name defaults to the
+    file's), ``mode={"acc": "max"}`` (which way a metric is better, for compare).
+    A line over 16 KiB is not printed (False).
 
     Silent and harmless: without the variables (not run as such a job), on any other
     rank than 0 (``$RANK``), within a second of the last report (unless ``progress`` is
@@ -28,10 +47,38 @@ def report(progress: float | None = None, eta: float | None = None, **metrics: A
     import urllib.request
 
     try:
+        if os.environ.get("RANK", "0") != "0":
+            return False
+        run: dict[str, Any] = {}
+        if hparams is not None:
+            run["hparams"] = hparams
+        if checkpoint is not None:
+            scores = {
+                k: v
+                for k, v in metrics.items()
+                if k != "step" and isinstance(v, int | float) and abs(v) < float("inf")
+            }
+            run["checkpoint"] = {
+                "path": str(checkpoint),
+                "step": metrics.get("step"),
+                "time": time.time(),
+                "metrics": scores,
+            }
+        if artifact is not None:
+            run["artifact"] = {"path": str(artifact), "name": name, "time": time.time()}
+        if mode is not None:
+            run["mode"] = mode
+        if run:
+            line = "ptjob-run " + json.dumps(run, default=str, allow_nan=False)
+            if len(line) > 16 * 1024:
+                return False
+            print(line, flush=True)
+            if progress is None and eta is None and not metrics:
+                return True
         url = os.environ.get("KUBEFLOW_TRAINER_SERVER_URL")
         token_file = os.environ.get("KUBEFLOW_TRAINER_SERVER_TOKEN")
-        if not url or not token_file or os.environ.get("RANK", "0") != "0":
-            return False
+        if not url or not token_file:
+            return bool(run)
         now = time.monotonic()
         final = progress is not None and progress >= 100
         if now - getattr(report, "last", -1e9) < 1.0 and not final:

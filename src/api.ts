@@ -17,6 +17,7 @@ import {
   IJobProgressDetail,
   IJobTensorBoard,
   IRenderResult,
+  IRunRecord,
   IRuntime,
   ITensorBoard,
   IVolume
@@ -92,11 +93,15 @@ export class PyTorchJobClient {
 
   /**
    * `GET jobs/{name}/clone`: the job body of Clone & edit (the next free
-   * `<name>-N`, its log directory moved along).
+   * `<name>-N`, its log directory moved along); with `resumeFrom`, that of
+   * Resume from here (`PTJOB_RESUME_FROM` set to the checkpoint's path).
    */
-  async cloneBody(name: string): Promise<IJobBody> {
+  async cloneBody(name: string, resumeFrom?: string): Promise<IJobBody> {
+    const query = resumeFrom
+      ? `?${new URLSearchParams({ resumeFrom }).toString()}`
+      : '';
     const answer = await this._request<{ spec: IJobBody }>(
-      URLExt.join(Private.jobPath(name), 'clone')
+      URLExt.join(Private.jobPath(name), 'clone') + query
     );
     return answer.spec;
   }
@@ -118,6 +123,14 @@ export class PyTorchJobClient {
     return this._request<IJobProgressDetail>(
       URLExt.join(Private.jobPath(name), 'progress')
     );
+  }
+
+  /**
+   * `GET jobs/{name}/run`: the run's hyperparameters, metrics, checkpoints
+   * and artifacts.
+   */
+  run(name: string): Promise<IRunRecord> {
+    return this._request<IRunRecord>(URLExt.join(Private.jobPath(name), 'run'));
   }
 
   /**

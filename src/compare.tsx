@@ -11,24 +11,17 @@ import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { formatDuration, formatError, stateClass, stateLabel } from './format';
+import { formatValue, parameterCells } from './comparecells';
 import { formatMetric } from './progress';
+import { formatHparam } from './run';
 import { IComparison } from './tokens';
 
 /**
  * How a hyperparameter's value reads in a cell: lists joined by spaces (a
- * command line), `—` for none.
+ * command line), volumes as `claim:/mount`, `—` for none.
  */
 export function formatParameter(value: unknown): string {
-  if (value === null || value === undefined) {
-    return '—';
-  }
-  if (Array.isArray(value) && value.every(item => typeof item !== 'object')) {
-    return value.map(String).join(' ');
-  }
-  if (typeof value === 'object') {
-    return JSON.stringify(value);
-  }
-  return String(value);
+  return formatValue(value);
 }
 
 /**
@@ -84,6 +77,9 @@ export class ComparisonView extends ReactWidget {
     const trans = this._trans;
     const comparison = this._comparison;
     const withLogdir = comparison?.jobs.filter(job => job.logdir) ?? [];
+    const leftOut =
+      comparison?.jobs.filter(job => !job.logdir).map(job => job.name) ?? [];
+    const columns = (comparison?.jobs.length ?? 0) + 1;
     return (
       <div className="jp-PyTorchJobCompare-content">
         <header className="jp-PyTorchJobView-header">
@@ -124,6 +120,16 @@ export class ComparisonView extends ReactWidget {
             {this._error}
           </p>
         )}
+        {withLogdir.length > 0 && leftOut.length > 0 && (
+          <p className="jp-PyTorchJobCompare-leftout" role="note">
+            {trans._n(
+              'Compare in TensorBoard leaves out %2: it has no log directory.',
+              'Compare in TensorBoard leaves out %2: they have no log directory.',
+              leftOut.length,
+              leftOut.join(', ')
+            )}
+          </p>
+        )}
         {!comparison ? (
           !this._error && <p>{trans.__('Loading…')}</p>
         ) : (
@@ -145,14 +151,31 @@ export class ComparisonView extends ReactWidget {
               </tr>
             </thead>
             <tbody>
+              {(comparison.hparams ?? []).length > 0 && (
+                <>
+                  <tr className="jp-PyTorchJobCompare-section">
+                    <th scope="rowgroup" colSpan={columns}>
+                      {trans.__('Reported hyperparameters that differ')}
+                    </th>
+                  </tr>
+                  {comparison.hparams.map(hparam => (
+                    <tr key={hparam.name} data-hparam={hparam.name}>
+                      <th scope="row">{hparam.name}</th>
+                      {hparam.values.map((value, i) => (
+                        <td key={i}>{formatHparam(value)}</td>
+                      ))}
+                    </tr>
+                  ))}
+                </>
+              )}
               <tr className="jp-PyTorchJobCompare-section">
-                <th scope="rowgroup" colSpan={comparison.jobs.length + 1}>
-                  {trans.__('Hyperparameters that differ')}
+                <th scope="rowgroup" colSpan={columns}>
+                  {trans.__('Job fields that differ')}
                 </th>
               </tr>
               {comparison.parameters.length === 0 && (
                 <tr>
-                  <td colSpan={comparison.jobs.length + 1}>
+                  <td colSpan={columns}>
                     {trans.__('None: the jobs have the same specification.')}
                   </td>
                 </tr>
@@ -160,13 +183,17 @@ export class ComparisonView extends ReactWidget {
               {comparison.parameters.map(parameter => (
                 <tr key={parameter.field} data-parameter={parameter.field}>
                   <th scope="row">{parameter.field}</th>
-                  {parameter.values.map((value, i) => (
-                    <td key={i}>{formatParameter(value)}</td>
-                  ))}
+                  {parameterCells(parameter.field, parameter.values).map(
+                    (cell, i) => (
+                      <td key={i} title={formatValue(parameter.values[i])}>
+                        {cell}
+                      </td>
+                    )
+                  )}
                 </tr>
               ))}
               <tr className="jp-PyTorchJobCompare-section">
-                <th scope="rowgroup" colSpan={comparison.jobs.length + 1}>
+                <th scope="rowgroup" colSpan={columns}>
                   {trans.__('Metrics (final or latest)')}
                 </th>
               </tr>
@@ -181,12 +208,21 @@ export class ComparisonView extends ReactWidget {
                   <th
                     scope="row"
                     title={
-                      metric.lowerIsBetter
-                        ? trans.__('Lower is better')
-                        : trans.__('Higher is better')
+                      metric.scored === false
+                        ? trans.__(
+                            'A hyperparameter or a setting, not a score: no best value'
+                          )
+                        : metric.lowerIsBetter
+                          ? trans.__('Lower is better')
+                          : trans.__('Higher is better')
                     }
                   >
-                    {metric.name} {metric.lowerIsBetter ? '↓' : '↑'}
+                    {metric.name}
+                    {metric.scored === false
+                      ? ''
+                      : metric.lowerIsBetter
+                        ? ' ↓'
+                        : ' ↑'}
                   </th>
                   {metric.values.map((value, i) => (
                     <td

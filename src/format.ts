@@ -174,12 +174,23 @@ export function stateClass(state: string): string {
 }
 
 /**
- * "3 nodes = 1 master + 2 workers".
+ * "3 nodes = 1 master + 2 workers" (a TrainJob's: "3 nodes: node-0 leads").
  *
  * @param nodes - The number of nodes.
  * @param trans - The translation bundle.
+ * @param kind - The job's kind: a TrainJob has no master.
  */
-export function describeNodes(nodes: number, trans: TranslationBundle): string {
+export function describeNodes(
+  nodes: number,
+  trans: TranslationBundle,
+  kind = 'PyTorchJob'
+): string {
+  if (kind === 'TrainJob') {
+    // No Master: every node is alike, node-0 leads the rendezvous.
+    return !Number.isInteger(nodes) || nodes < 1
+      ? trans.__('At least 1 node: node-0 leads')
+      : trans._n('%1 node: node-0 leads', '%1 nodes: node-0 leads', nodes);
+  }
   if (!Number.isInteger(nodes) || nodes < 1) {
     return trans.__('At least 1 node: node 0 is the master');
   }

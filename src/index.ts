@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 
+import { IEditorServices } from '@jupyterlab/codeeditor';
 import {
   ILayoutRestorer,
   JupyterFrontEnd,
@@ -77,7 +78,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     ILauncher,
     IDefaultFileBrowser,
     IDocumentManager,
-    IRunningSessionManagers
+    IRunningSessionManagers,
+    IEditorServices
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -88,7 +90,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     fileBrowser: IDefaultFileBrowser | null,
     docManager: IDocumentManager | null,
-    runningManagers: IRunningSessionManagers | null
+    runningManagers: IRunningSessionManagers | null,
+    editorServices: IEditorServices | null
   ): void => {
     const trans = translator.load('jupyter_pytorchjob');
     const client = new PyTorchJobClient(app.serviceManager.serverSettings);
@@ -133,6 +136,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       config,
       fileBrowser,
       docManager,
+      editorServices,
       translator,
       tensorboards,
       panelId: panel.id

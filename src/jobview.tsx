@@ -26,6 +26,7 @@ import {
 } from './format';
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
+import { RunSection } from './run';
 import { SpecSection } from './spec';
 import {
   IJob,
@@ -320,6 +321,14 @@ export class JobView extends ReactWidget {
                       })
                   : undefined
               }
+            />
+            <RunSection
+              client={this._client}
+              commands={this._commands}
+              name={name}
+              state={job.state}
+              running={!isFinished(job.state)}
+              trans={trans}
             />
             <h3>{trans.__('Replicas')}</h3>
             <table className="jp-PyTorchJobView-table jp-PyTorchJobView-replicas">

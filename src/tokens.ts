@@ -69,7 +69,43 @@ export interface IFieldInfo {
    * The choices of its items' properties (tolerations' `operator`, `effect`).
    */
   itemChoices?: Record<string, string[]>;
+
+  /**
+   * Whether `null` is a value (unset): the form leaves it empty.
+   */
+  nullable: boolean;
+
+  /**
+   * How the form edits it.
+   */
+  form: FieldCodec;
+
+  /**
+   * The label of a field the form does not describe itself (English; the
+   * form translates it).
+   */
+  label?: string;
+
+  /**
+   * Its help (English; the form translates it).
+   */
+  hint?: string;
 }
+
+/**
+ * How the form edits a field: one line of text, a whole number, a quantity,
+ * key/value rows, a choice, a list of names, rows of several properties, or a
+ * control of its own.
+ */
+export type FieldCodec =
+  | 'text'
+  | 'number'
+  | 'quantity'
+  | 'map'
+  | 'choice'
+  | 'list'
+  | 'rows'
+  | 'custom';
 
 /**
  * The answer of `GET pytorchjob/api/config`.
@@ -225,6 +261,7 @@ export interface IToleration {
   tolerationSeconds?: number;
 }
 
+// BEGIN generated from jupyter_pytorchjob/job/fields.py: make fields
 /**
  * The job body of `POST render` and `POST jobs`.
  *
@@ -232,188 +269,196 @@ export interface IToleration {
  */
 export interface IJobBody {
   /**
-   * DNS-1035 job name.
+   * job name (default: derived from the script, plus a random suffix)
    */
   name?: string;
 
   /**
-   * Container image of every replica; unset (null, or empty for a TrainJob):
-   * a TrainJob runs its runtime's image.
+   * container image of every replica (a TrainJob's default: its runtime's)
    */
   image?: string | null;
 
   /**
-   * The object the job becomes: `PyTorchJob` (default) or `TrainJob`.
+   * the kind of job object: PyTorchJob (Kubeflow Training Operator v1) or TrainJob (Kubeflow Trainer v2), any case
    */
   kind?: string;
 
   /**
-   * A TrainJob's Kubeflow Trainer runtime (default `torch-distributed`).
+   * the Kubeflow Trainer runtime a TrainJob runs on (default: torch-distributed)
    */
   runtime?: string | null;
 
   /**
-   * The command line, one word per item.
+   * the command line, one word per item
    */
   command?: string[];
 
   /**
-   * Arguments of the command or of the script.
+   * arguments of the command or of the script
    */
   args?: string[];
 
   /**
-   * Python source shipped inside the job, instead of a command.
+   * ship this Python file inside the job and run it
    */
   script?: string | null;
 
   /**
-   * Absolute working directory.
+   * working directory in the container
    */
   workdir?: string | null;
 
   /**
-   * Pods: node 0 is the Master, the others Workers.
+   * pods: node 0 is the Master, the rest Workers
    */
   nodes?: number | string;
 
   /**
-   * False for a Worker-only job: every node a Worker, no Master.
+   * every node a Worker, no Master (the operator then sets no RANK, WORLD_SIZE, MASTER_ADDR; e.g. elastic jobs)
    */
   master?: boolean;
 
   /**
-   * GPUs per node.
+   * GPUs per node
    */
   gpus?: number | string;
 
   /**
-   * Extended resource name of the GPUs.
+   * GPU resource name
    */
   gpuResource?: string;
 
   /**
-   * CPU per node, as a Kubernetes quantity.
+   * CPU per node, a quantity such as 4 or 500m
    */
   cpu?: string | null;
 
   /**
-   * Memory per node, as a Kubernetes quantity.
+   * memory per node, a quantity such as 16Gi
    */
   memory?: string | null;
 
   /**
-   * Size of `/dev/shm`; `null` or `""` for none.
+   * size of /dev/shm, e.g. 8Gi; 0 or off for none
    */
   shm?: string | null;
 
   /**
-   * Processes per node (torchrun); unset: a TrainJob's runtime decides.
+   * processes per node (torchrun); default GPUs or 1 (a TrainJob's: its runtime's rule, GPUs else CPUs)
    */
   nprocPerNode?: number | string | null;
 
   /**
-   * PVC mounts.
+   * mount a PersistentVolumeClaim in every replica (repeatable)
    */
   pvc?: IPvcMount[];
 
   /**
-   * Environment variables.
+   * env var (repeatable)
    */
   env?: Record<string, string>;
 
   /**
-   * `OnFailure`, `Never`, `Always` or `ExitCode`.
+   * what the operator does when a replica exits
    */
   restartPolicy?: string;
 
   /**
-   * Restarts before the job fails.
+   * restarts before the job fails
    */
   backoffLimit?: number | string | null;
 
   /**
-   * `activeDeadlineSeconds`.
+   * fail the job after this many seconds
    */
   deadline?: number | string | null;
 
   /**
-   * `ttlSecondsAfterFinished`.
+   * delete the finished job after this many seconds
    */
   ttl?: number | string | null;
 
   /**
-   * `Running`, `All` or `None`.
+   * which pods to delete when the job ends
    */
   cleanPodPolicy?: string;
 
   /**
-   * Node selector labels.
+   * node label every replica needs (repeatable)
    */
   nodeSelector?: Record<string, string>;
 
   /**
-   * Tolerations.
+   * tolerate a node taint (repeatable)
    */
   tolerations?: IToleration[];
 
   /**
-   * Labels of the job and its pods.
+   * label of the job and its pods (repeatable)
    */
   labels?: Record<string, string>;
 
   /**
-   * Annotations of the job and its pods.
+   * annotation of the job and its pods (repeatable)
    */
   annotations?: Record<string, string>;
 
   /**
-   * Kueue LocalQueue.
+   * Kueue LocalQueue name
    */
   queue?: string | null;
 
   /**
-   * PriorityClass of every pod (preemption; Kueue's workload priority).
+   * PriorityClass of every pod (preemption; Kueue's workload priority)
    */
   priorityClassName?: string | null;
 
   /**
-   * TensorBoard log directory the job writes to.
+   * ServiceAccount every pod runs as (e.g. workload identity to reach S3 or GCS)
+   */
+  serviceAccount?: string | null;
+
+  /**
+   * Secret with the credentials of a private registry (repeatable)
+   */
+  imagePullSecrets?: string[];
+
+  /**
+   * TensorBoard log directory (on a PVC) the job writes to
    */
   logdir?: string | null;
 
   /**
-   * Where each replica's output is also kept so its logs outlive its pods: a
-   * directory on a writable PVC, `off`, or null (the log directory, if any).
+   * keep each replica's output, line-timestamped, in DIR/.ptjob-logs/<job>/ on a PVC, so its logs outlive its pods; 'off' to keep none (default: the log directory; off without one)
    */
   logArchive?: string | null;
 
   /**
-   * Elastic: fewest Worker nodes (`elasticPolicy.minReplicas`).
+   * elastic: fewest Worker nodes the job runs with (elasticPolicy.minReplicas)
    */
   minNodes?: number | string | null;
 
   /**
-   * Elastic: most Worker nodes (`elasticPolicy.maxReplicas`).
+   * elastic: most Worker nodes (elasticPolicy.maxReplicas)
    */
   maxNodes?: number | string | null;
 
   /**
-   * Elastic: restarts of the worker group before the job fails.
+   * elastic: times torchrun restarts the worker group before failing (maxRestarts)
    */
   maxRestarts?: number | string | null;
 
   /**
-   * Elastic: torchrun's rendezvous backend (`c10d` once any elastic field is
-   * set); any elastic field makes the job elastic.
+   * elastic: torchrun's rendezvous backend (c10d when elastic)
    */
   rdzvBackend?: string | null;
 
   /**
-   * Parts of a manifest the form does not know, kept across a YAML round trip.
+   * parts of a manifest the form does not know
    */
   extras?: Record<string, unknown>;
 }
+// END generated
 
 /**
  * The answer of `POST render`.
@@ -1081,14 +1126,115 @@ export interface IComparedMetric {
   values: Array<number | null>;
 
   /**
-   * Whether lower is better (names with `loss` or `error`).
+   * Whether lower is better: the mode a run reported
+   * (`report(mode={"acc": "max"})`), else names with `loss` or `error`.
    */
   lowerIsBetter: boolean;
 
   /**
-   * The index of the best value; null when no job has one.
+   * False for a name a run reported as a hyperparameter, or a setting or
+   * counter (`lr`, `epoch`...): no value of it is best.
+   */
+  scored: boolean;
+
+  /**
+   * The index of the single best value; null when no job has one, on a tie,
+   * or when the metric is not scored.
    */
   best: number | null;
+}
+
+/**
+ * A reported hyperparameter that differs between compared jobs.
+ */
+export interface IComparedHparam {
+  /**
+   * Its name, as the run reported it (nested names joined by dots).
+   */
+  name: string;
+
+  /**
+   * Each run's value, in the order of `jobs` (null: the run has none).
+   */
+  values: unknown[];
+}
+
+/**
+ * A checkpoint a run wrote (`GET jobs/{name}/run`).
+ */
+export interface ICheckpoint {
+  /**
+   * Where, as the job sees it: what a clone gets as `PTJOB_RESUME_FROM`.
+   */
+  path: string;
+
+  /**
+   * The training step, if known.
+   */
+  step: number | null;
+
+  /**
+   * When it was written (seconds since the epoch), if known.
+   */
+  time: number | null;
+
+  /**
+   * The metrics reported with it.
+   */
+  metrics: Record<string, number>;
+
+  /**
+   * Who said so: the job's `report`, or the files Lightning or Hugging Face
+   * wrote.
+   */
+  source: 'report' | 'lightning' | 'huggingface';
+}
+
+/**
+ * An output a run named (`report(artifact=PATH, name=...)`).
+ */
+export interface IArtifact {
+  name: string;
+  path: string;
+  time: number | null;
+}
+
+/**
+ * `GET jobs/{name}/run`: what the run was.
+ */
+export interface IRunRecord {
+  /**
+   * Its hyperparameters by name.
+   */
+  hparams: Record<string, unknown>;
+
+  /**
+   * Each metric's final (or latest) value and its history.
+   */
+  metrics: {
+    final: Record<string, number>;
+    history: Record<string, IMetricPoint[]>;
+  };
+
+  /**
+   * Its checkpoints, oldest first.
+   */
+  checkpoints: ICheckpoint[];
+
+  /**
+   * Its artifacts.
+   */
+  artifacts: IArtifact[];
+
+  /**
+   * Which way a metric is better, as the run said.
+   */
+  modes: Record<string, 'min' | 'max'>;
+
+  /**
+   * Reported items left out (over a limit, or not valid).
+   */
+  dropped: number;
 }
 
 /**
@@ -1126,7 +1272,12 @@ export interface IComparison {
   jobs: IComparedJob[];
 
   /**
-   * The hyperparameters that differ between them.
+   * The hyperparameters they reported that differ (shown first).
+   */
+  hparams: IComparedHparam[];
+
+  /**
+   * The fields of their specs that differ between them.
    */
   parameters: IComparedParameter[];
 

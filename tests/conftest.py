@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest_plugins = ("pytest_jupyter.jupyter_server",)
+
+# The real-cluster tier starts a cluster: it runs with `make test-cluster`, not `make test`.
+collect_ignore_glob = [] if os.environ.get("PTJOB_CLUSTER_TIER") == "1" else ["cluster/*"]
 
 
 @pytest.fixture

@@ -122,6 +122,8 @@ def job_bodies(draw: st.DrawFn) -> dict[str, Any]:
         "ttl": st.integers(0, 10**6),
         "queue": st.from_regex(r"\A[a-z]([-a-z0-9]{0,10}[a-z0-9])?\Z"),
         "priorityClassName": st.sampled_from(["high", "system-cluster-critical", "team.low"]),
+        "serviceAccount": st.sampled_from(["default", "s3-reader", "team.ml"]),
+        "imagePullSecrets": st.lists(st.sampled_from(["regcred", "ghcr.io-token"]), unique=True),
         "logdir": abs_paths,
         "workdir": abs_paths,
     }
@@ -257,6 +259,7 @@ def _pod_template(draw: st.DrawFn, claims_used: list[str]) -> dict[str, Any]:
         "tolerations": st.lists(tolerations().map(_toleration), min_size=1, max_size=2),
         "affinity": st.just({"podAntiAffinity": {}}),
         "priorityClassName": st.just("high"),
+        "serviceAccountName": st.just("s3-reader"),
         "imagePullSecrets": st.just([{"name": "regcred"}]),
         "schedulerName": st.just("volcano"),
     }

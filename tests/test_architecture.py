@@ -49,13 +49,19 @@ MAY_IMPORT: dict[str, set[str]] = {
     # What the CLI and the magic share (server client, formatting, backend choice).
     "frontends": {"job", "kinds", "backends", "processes"},
     "cli": {"job", "kinds", "backends", "arguments", "frontends", "tensorboard"},
-    "magics": {"job", "kinds", "backends", "arguments", "frontends", "function"},
+    # The magic: the Python API behind IPython's syntax.
+    "magics": {"job", "kinds", "backends", "arguments", "frontends", "function", "sdk"},
     # A function as a job: capture, the job script, its result file (pure).
     "function": set(),
-    # The Python API (submit, Job): the magic's JobHandle over the same parser fields.
-    "sdk": {"job", "backends", "arguments", "frontends", "function", "magics"},
+    # The Python API (submit, Job): plain Python, no IPython; the magic is built on it.
+    "sdk": {"job", "kinds", "backends", "arguments", "frontends", "function"},
     "": {"package_version", "app", "magics", "sdk", "report"},
 }
+
+# The backends themselves, within ``backends``: what both share (the contract, the log
+# archive, merging, progress, timestamps) imports neither; only the registry
+# (``backends/__init__``) names them.
+BACKEND_IMPLEMENTATIONS = ("local", "kubernetes")
 
 # Leaves every part may import (standard library only): reading a file that a volume
 # holds - an archive, an event file, a result - goes through one module, whatever the layer.
@@ -270,6 +276,28 @@ def test_python_imports_have_no_cycle() -> None:
 
 def test_python_imports_follow_the_layers() -> None:
     problems = python_layer_violations(python_graph(), KNOWN_PYTHON_EXCEPTIONS)
+    assert not problems, "\n".join(problems)
+
+
+def shared_backend_violations(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of a backend implementation by a module both backends share."""
+    backends = f"{PACKAGE}.backends"
+    implementations = tuple(f"{backends}.{name}" for name in BACKEND_IMPLEMENTATIONS)
+
+    def within(module: str) -> bool:
+        return any(module == i or module.startswith(f"{i}.") for i in implementations)
+
+    return [
+        f"{module} imports {target}: what both backends share imports neither"
+        for module, targets in sorted(graph.items())
+        if module.startswith(f"{backends}.") and not within(module)
+        for target in sorted(targets)
+        if within(target)
+    ]
+
+
+def test_what_the_backends_share_imports_neither_backend() -> None:
+    problems = shared_backend_violations(python_graph())
     assert not problems, "\n".join(problems)
 
 

@@ -82,11 +82,23 @@ def test_render_the_done_when_example() -> None:
     assert spec.pvc[0].claim == "data" and spec.pvc[0].mount_path == "/mnt/data"
 
 
-def test_render_a_priority_class() -> None:
-    result = ptjob("render", "--name", "p", "--priority-class", "high", "--", "python", "t.py")
+@pytest.mark.parametrize(
+    ("flags", "key", "value"),
+    [
+        (["--priority-class", "high"], "priorityClassName", "high"),
+        (["--service-account", "s3-reader"], "serviceAccountName", "s3-reader"),
+        (
+            ["--image-pull-secret", "regcred", "--image-pull-secret", "ghcr"],
+            "imagePullSecrets",
+            [{"name": "regcred"}, {"name": "ghcr"}],
+        ),
+    ],
+)
+def test_render_a_pod_field(flags: list[str], key: str, value: Any) -> None:
+    result = ptjob("render", "--name", "p", *flags, "--", "python", "t.py")
     assert result.returncode == 0, result.stderr
     master = yaml.safe_load(result.stdout)["spec"]["pytorchReplicaSpecs"]["Master"]
-    assert master["template"]["spec"]["priorityClassName"] == "high"
+    assert master["template"]["spec"][key] == value
 
 
 def test_render_a_trainjob() -> None:
@@ -253,6 +265,8 @@ def test_render_json() -> None:
         (["--logdir", "/a/../b"], "--logdir"),
         (["--queue", "bad queue"], "--queue"),
         (["--priority-class", "Not_A_Name"], "--priority-class"),
+        (["--service-account", "Not_A_Name"], "--service-account"),
+        (["--image-pull-secret", "Not_A_Name"], "--image-pull-secret"),
         (["--nodez", "3"], "--nodez"),
     ],
 )

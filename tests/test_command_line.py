@@ -36,6 +36,7 @@ BODIES: list[dict[str, Any]] = [
         ],
         "logdir": "/mnt/data/runs",
         "labels": {"team": "ml"},
+        "imagePullSecrets": ["registry-a", "registry-b"],
     },
 ]
 

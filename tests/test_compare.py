@@ -81,6 +81,33 @@ async def test_compare_two_real_jobs(jp_fetch: Any, jobs_deleted: None) -> None:
     assert answer["metrics"] == []  # these jobs report nothing
 
 
+async def test_compare_real_jobs_by_their_reported_hparams(
+    jp_fetch: Any, jobs_deleted: None
+) -> None:
+    """Two real jobs that report their configuration (and log lr as a metric too): the
+    reported hparams lead, lr is never "best", a tie in acc marks nobody."""
+    script = (
+        "import sys; from jupyter_pytorchjob import report; lr = float(sys.argv[1]); "
+        "report(hparams={'lr': lr, 'model': 'mlp'}); "
+        "print({'loss': lr * 2, 'lr': lr, 'acc': 0.5}, flush=True)"
+    )
+    for name, lr in (("hp-a", "0.1"), ("hp-b", "0.2")):
+        await submit_finished(jp_fetch, {"name": name, "command": ["python", "-c", script, lr]})
+    deadline = time.monotonic() + 30
+    while True:  # each job's final metrics, written by its supervisor as it ends
+        answer = await get(jp_fetch, "compare", params=jobs_query("hp-a", "hp-b"))
+        acc = [row for row in answer["metrics"] if row["name"] == "acc"]
+        if (acc and None not in acc[0]["values"]) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    assert answer["hparams"] == [{"name": "lr", "values": [0.1, 0.2]}]
+    assert [row["field"] for row in answer["parameters"]] == ["command"]
+    rows = {row["name"]: row for row in answer["metrics"]}
+    assert rows["loss"]["best"] == 0
+    assert rows["lr"]["scored"] is False and rows["lr"]["best"] is None
+    assert rows["acc"]["best"] is None  # a tie
+
+
 async def test_compare_refuses_what_it_cannot_compare(jp_fetch: Any, jobs_deleted: None) -> None:
     for names in (["one"], ["a", "a"], [], ["ok", "Not_A_Name"]):
         code, body = await refused(jp_fetch, "compare", params=jobs_query(*names))
@@ -109,14 +136,46 @@ def test_metrics_mark_the_best_value_per_row() -> None:
         "name": "loss",
         "values": [0.5, None, 0.2],
         "lowerIsBetter": True,
+        "scored": True,
         "best": 2,
     }
     assert by_name["accuracy"]["best"] == 2 and not by_name["accuracy"]["lowerIsBetter"]
-    assert by_name["val_error"]["best"] == 0  # a tie: the first job holding it
+    assert by_name["val_error"]["best"] is None  # a tie marks nobody
     assert by_name["lr"]["values"] == [None, None, 1e-4]
+    assert by_name["lr"]["scored"] is False and by_name["lr"]["best"] is None  # a setting
     assert compared_metrics([None, {"metrics": {"x": float("nan")}}]) == [
-        {"name": "x", "values": [None, None], "lowerIsBetter": False, "best": None}
+        {"name": "x", "values": [None, None], "lowerIsBetter": False, "scored": True, "best": None}
     ]
+
+
+def test_reported_hparams_come_first_and_are_never_best() -> None:
+    """What the runs reported (their run records) leads; a hyperparameter also logged as
+    a scalar is not scored; a reported mode says which way a metric is better."""
+
+    def job(name: str, metrics: dict[str, float], run: dict[str, Any] | None) -> ComparedJob:
+        wire = {"name": name, "state": "Succeeded", "progress": {"metrics": metrics}}
+        return ComparedJob(wire, {"name": name, "nodes": 1}, run)
+
+    answer = compare_jobs(
+        [
+            job(
+                "a",
+                {"dropout": 0.1, "acc_err": 0.3},
+                {"hparams": {"dropout": 0.1, "batch": 32}, "modes": {"acc_err": "max"}},
+            ),
+            job("b", {"dropout": 0.2, "acc_err": 0.4}, {"hparams": {"dropout": 0.2, "batch": 32}}),
+            job("c", {"dropout": 0.3, "acc_err": 0.2}, None),
+        ]
+    )
+    assert answer["hparams"] == [
+        {"name": "dropout", "values": [0.1, 0.2, None]},
+        {"name": "batch", "values": [32, 32, None]},  # c reported none
+    ]
+    assert answer["parameters"] == []  # the specs are the same
+    rows = {row["name"]: row for row in answer["metrics"]}
+    assert rows["dropout"]["scored"] is False and rows["dropout"]["best"] is None
+    # "err" in the name would say lower; the run said max.
+    assert rows["acc_err"]["lowerIsBetter"] is False and rows["acc_err"]["best"] == 1
 
 
 def test_parameters_compare_maps_key_by_key_and_skip_the_name() -> None:
@@ -184,20 +243,25 @@ async def test_one_tensorboard_over_several_jobs(
 ) -> None:
     manager: TensorBoardManager = jp_serverapp.web_app.settings[MANAGER_SETTING]
     body = json.dumps({"jobs": ["exp-b", "exp-a"]})
+    links: Path | None = None
     try:
         tb = await get(jp_fetch, "tensorboards", method="POST", body=body)
         assert tb["runs"] == {name: str(path.resolve()) for name, path in runs.items()}
         assert tb["jobs"] == ["exp-a", "exp-b"]
         assert tb["logdir"] == str((runs["exp-a"].parent).resolve())
-        # The job names are TensorBoard's run names (``exp-a/.``: the job's own directory).
+        # The job names are TensorBoard's run names: a job's own directory is the run
+        # ``exp-a`` (never ``exp-a/.``, issue 32).
         deadline = time.monotonic() + 30
         while True:
             tags = json.loads((await jp_fetch(tb["url"] + "data/plugin/scalars/tags")).body)
-            if {run.split("/")[0] for run in tags} == {"exp-a", "exp-b"}:
+            if set(tags) == {"exp-a", "exp-b"}:
                 break
             assert time.monotonic() < deadline, tags
             await asyncio.sleep(0.2)
         assert all("loss" in run for run in tags.values())
+        instance = manager.get(tb["id"])
+        links = instance.links if instance is not None else None
+        assert links is not None and links.is_dir()
         # The same jobs in another order: the same TensorBoard.
         again = await get(
             jp_fetch, "tensorboards", method="POST", body=json.dumps({"jobs": ["exp-a", "exp-b"]})
@@ -205,6 +269,9 @@ async def test_one_tensorboard_over_several_jobs(
         assert (again["id"], again["pid"]) == (tb["id"], tb["pid"])
     finally:
         await manager.stop_all()
+    # Only the links are gone with it, never what they point to.
+    assert links is not None and not links.exists()
+    assert all(path.is_dir() for path in runs.values())
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,6 @@
-"""The field table (job/fields.py) is the one truth: JobSpec, openapi.yaml and
-src/tokens.ts must agree with it.
-
-A test rather than TypeScript generated from openapi.yaml: the wire types are few,
-their doc comments are hand-written for the editor, and a generator would add a
-build step and a dependency whose output must be committed and checked anyway.
+"""The field table (job/fields.py) is the one truth: JobSpec, each kind's manifest
+places, openapi.yaml and src/tokens.ts (their job body generated from it by
+``make fields``) must agree with it.
 """
 
 from __future__ import annotations
@@ -18,8 +15,10 @@ import pytest
 import yaml
 
 import jupyter_pytorchjob
+from jupyter_pytorchjob.job import wire_types
 from jupyter_pytorchjob.job.fields import (
     FIELDS,
+    FORM_CODECS,
     ITEM_CHOICES,
     SECTIONS,
     WIRE_FIELDS,
@@ -28,6 +27,8 @@ from jupyter_pytorchjob.job.fields import (
 )
 from jupyter_pytorchjob.job.spec import JobSpec, _WireReader
 from jupyter_pytorchjob.kinds import KINDS
+from jupyter_pytorchjob.kinds.pytorchjob import manifest as pytorchjob_manifest
+from jupyter_pytorchjob.kinds.trainjob import manifest as trainjob_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = yaml.safe_load(
@@ -66,6 +67,27 @@ def test_openapi_job_body_is_the_table() -> None:
     toleration = SCHEMAS["Toleration"]["properties"]
     for key, choices in ITEM_CHOICES["tolerations"].items():
         assert set(toleration[key]["enum"]) == set(choices), key
+
+
+@pytest.mark.parametrize(("path", "comment", "generate"), wire_types.GENERATED)
+def test_the_generated_job_body_is_the_tables(path: str, comment: str, generate: Any) -> None:
+    """A field added to the table and not generated (``make fields``) fails here."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    assert text == wire_types.with_generated(text, comment, generate()), "run: make fields"
+
+
+def test_every_field_has_a_form_codec() -> None:
+    assert SCHEMAS["FieldInfo"]["properties"]["form"]["enum"] == list(FORM_CODECS)
+    assert {f.codec for f in FIELDS} <= set(FORM_CODECS)
+    assert config_fields()["nodes"]["form"] == "number"
+    assert config_fields()["env"]["form"] == "map"
+    assert config_fields()["pvc"]["form"] == "rows"
+
+
+@pytest.mark.parametrize("module", [pytorchjob_manifest, trainjob_manifest])
+def test_each_kind_places_every_field(module: Any) -> None:
+    """Each kind says, in one table, where every field lives in its manifest."""
+    assert list(module.PLACES) == list(WIRE_FIELDS)
 
 
 def test_openapi_config_describes_the_fields() -> None:

@@ -35,7 +35,7 @@ from jupyter_pytorchjob.function import (
     read_result_file,
     result_file_name,
 )
-from jupyter_pytorchjob.magics import runner as runner_module
+from jupyter_pytorchjob.sdk import runner as runner_module
 
 from .crd import TRAINJOB_CRD, require_crds
 from .test_magics import (  # noqa: F401 - fixtures: shell, fake, jupyter_server
@@ -155,15 +155,21 @@ partial = functools.partial(helper, 2)
 """
 
 
-@pytest.fixture(scope="module")
-def cell(tmp_path_factory: pytest.TempPathFactory) -> types.ModuleType:
-    path = tmp_path_factory.mktemp("cell") / "cell_1.py"
-    path.write_text(CELL)
-    spec = importlib.util.spec_from_file_location("ptjob_test_cell", path)
+def cell_module(directory: Path, name: str, source: str) -> types.ModuleType:
+    """``source`` as a notebook cell's module: a file of its own, not in ``sys.modules``
+    (not importable by name, as a notebook's ``__main__`` is not)."""
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # not in sys.modules: not importable by name
+    spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def cell(tmp_path_factory: pytest.TempPathFactory) -> types.ModuleType:
+    return cell_module(tmp_path_factory.mktemp("cell"), "ptjob_test_cell", CELL)
 
 
 KEY = new_result_key()
@@ -674,5 +680,6 @@ def test_the_bootstrap_uses_only_the_standard_library_and_torch() -> None:
         if line.strip().startswith(("import ", "from "))
         for line in [line.strip()]
     }
-    stdlib = {"base64", "hashlib", "hmac", "json", "os", "pickle", "sys", "pathlib", "typing"}
+    stdlib = {"base64", "hashlib", "hmac", "inspect", "json", "os", "pickle", "sys", "pathlib"}
+    stdlib |= {"typing"}
     assert imports <= stdlib | {"torch", "collections"}

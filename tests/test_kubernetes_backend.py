@@ -11,6 +11,7 @@ from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, Jo
 from jupyter_pytorchjob.backends.kubernetes import KubernetesBackend
 from jupyter_pytorchjob.backends.kubernetes.connection import CrdMissing
 from jupyter_pytorchjob.job import JobSpec
+from jupyter_pytorchjob.kinds import PYTORCHJOB
 
 from .waiting import until
 
@@ -57,6 +58,22 @@ async def test_submit_lifecycle_and_replicas(backend: KubernetesBackend, fake_ku
     await backend.delete_job("demo")
     with pytest.raises(JobNotFound):
         await backend.get_job("demo")
+
+
+async def test_the_pods_account_and_pull_secrets_are_kept_and_reach_the_pods(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """The CRD declares serviceAccountName: the API server keeps it, the pods run as it."""
+    await backend.submit(spec(nodes=2, serviceAccount="s3-reader", imagePullSecrets=["regcred"]))
+    assert fake_kube.pruned == []
+    stored = fake_kube.get("pytorchjobs", NS, "demo")
+    for replica in stored["spec"]["pytorchReplicaSpecs"].values():
+        assert replica["template"]["spec"]["serviceAccountName"] == "s3-reader"
+    pod = fake_kube.get("pods", NS, "demo-worker-0")
+    assert pod["spec"]["serviceAccountName"] == "s3-reader"
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+    assert (await backend.get_job("demo")).manifest is not None
+    assert PYTORCHJOB.parse(stored).service_account == "s3-reader"
 
 
 async def test_pending_reasons(backend: KubernetesBackend, fake_kube: Any) -> None:

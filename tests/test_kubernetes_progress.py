@@ -474,3 +474,20 @@ async def test_a_second_over_the_budget_is_not_read_again_while_nothing_is_new(
         assert sum(served) <= watcher_module.LOG_BUDGET + 4096, served
     finally:
         await backend.close()
+
+
+async def test_following_a_jobs_logs_tracks_no_progress(
+    backend: KubernetesBackend, fake_kube: Any
+) -> None:
+    """The watcher reads the jobs somebody looks at (a list, a status), registered by
+    those reads alone: following a job's logs, which reads the job again to see it end,
+    starts no progress reads of it."""
+    await backend.submit(spec("followed"))
+    fake_kube.operator.run(NS, "followed")
+    fake_kube.append_log(NS, "followed-master-0", "pytorch", "hello\n")
+    fake_kube.operator.succeed(NS, "followed")
+    chunks = [c async for c in backend.logs("followed", follow=True)]
+    assert any("hello" in c.text for c in chunks)
+    assert "followed" not in backend.progress_watcher.jobs
+    await backend.get_job("followed")
+    assert "followed" in backend.progress_watcher.jobs

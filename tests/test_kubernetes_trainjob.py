@@ -98,6 +98,21 @@ async def test_a_trainjob_from_submit_to_delete(
     assert fake_kube.get("trainjobs", NS, "tj") is None
 
 
+async def test_the_pods_account_and_pull_secrets_are_kept_and_reach_the_pods(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """v2.3's PodSpecPatch declares serviceAccountName: kept, and JobSet's pods run as it."""
+    await backend.submit(
+        trainjob(nodes=2, serviceAccount="s3-reader", imagePullSecrets=["regcred"])
+    )
+    assert fake_kube.pruned == []
+    pod = fake_kube.trainer.pod(NS, "tj", 1)["spec"]
+    assert pod["serviceAccountName"] == "s3-reader"
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    stored = fake_kube.get("trainjobs", NS, "tj")
+    assert TRAINJOB.parse(stored).service_account == "s3-reader"
+
+
 async def test_a_trainjobs_events_are_its_jobsets_jobs_and_pods_in_time_order(
     backend: KubernetesBackend, fake_kube: FakeKube
 ) -> None:

@@ -577,7 +577,7 @@ def test_logs_of_a_failed_job_show_its_failing_run(
 def test_status_says_what_a_job_waits_for(shell: InteractiveShell, fake: FakeBackend) -> None:
     job = fake._job("demo")
     job.waiting = JobWaiting("Unschedulable", "worker-0: 0/4 & co", "Lower --gpus.")
-    status = magics.results.JobStatus(job)
+    status = magics.JobStatus(job)
     assert "Waiting:  Unschedulable: worker-0: 0/4 & co\nHint:     Lower --gpus." in repr(status)
     assert "<b>Waiting:</b> Unschedulable: worker-0: 0/4 &amp; co" in status._repr_html_()
 
@@ -635,13 +635,26 @@ def test_help_comes_from_the_shared_parser(shell: InteractiveShell, fake: FakeBa
         shell.run_cell_magic("ptjob", "list", "print(1)\n")
 
 
-def test_cell_magic_renders_a_priority_class(
-    shell: InteractiveShell, fake: FakeBackend, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("flags", "key", "value"),
+    [
+        ("--priority-class high", "priorityClassName", "high"),
+        ("--service-account s3-reader", "serviceAccountName", "s3-reader"),
+        ("--image-pull-secret regcred", "imagePullSecrets", [{"name": "regcred"}]),
+    ],
+)
+def test_cell_magic_renders_a_pod_field(
+    shell: InteractiveShell,
+    fake: FakeBackend,
+    capsys: pytest.CaptureFixture[str],
+    flags: str,
+    key: str,
+    value: Any,
 ) -> None:
-    shell.run_cell_magic("ptjob", "render --name p --priority-class high", "print(1)\n")
+    shell.run_cell_magic("ptjob", f"render --name p {flags}", "print(1)\n")
     manifest = yaml.safe_load(capsys.readouterr().out)
     master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
-    assert master["priorityClassName"] == "high"
+    assert master[key] == value
 
 
 def test_dash_h_prints_the_subcommand_help(

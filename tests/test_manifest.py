@@ -200,24 +200,35 @@ def test_queue_logdir_labels() -> None:
     assert {"name": "PTJOB_LOGDIR", "value": "/mnt/data/runs/q"} in env
 
 
-def test_priority_class_goes_into_every_pod_template_and_back() -> None:
-    """Kueue and the scheduler's preemption read the pods' priorityClassName."""
-    body = {"name": "p", "nodes": 3, "command": ["x"], "priorityClassName": "high-priority"}
+@pytest.mark.parametrize(
+    ("wire", "value", "key", "in_pod", "bad", "bad_field"),
+    [
+        # Kueue and the scheduler's preemption read the pods' priorityClassName.
+        ("priorityClassName", "high-priority", "priorityClassName", "high-priority",
+         "High Priority", "priorityClassName"),
+        # Workload identity (S3, GCS) reaches the pods through their serviceAccountName.
+        ("serviceAccount", "s3-reader", "serviceAccountName", "s3-reader",
+         "S3 Reader", "serviceAccount"),
+        # A private registry's credentials: each Secret a reference in every pod spec.
+        ("imagePullSecrets", ["regcred", "ghcr"], "imagePullSecrets",
+         [{"name": "regcred"}, {"name": "ghcr"}], ["ok", "Not Ok"], "imagePullSecrets[1]"),
+    ],
+)  # fmt: skip
+def test_a_pod_field_goes_into_every_pod_template_and_back(
+    wire: str, value: Any, key: str, in_pod: Any, bad: Any, bad_field: str
+) -> None:
+    body = {"name": "p", "nodes": 3, "command": ["x"], wire: value}
     manifest = build_manifest(JobSpec.from_wire(body))
-    assert manifest_errors(manifest) == []
+    assert manifest_errors(manifest) == []  # the models and the CRD keep it
     for replica in replicas(manifest).values():
-        assert replica["template"]["spec"]["priorityClassName"] == "high-priority"
+        assert replica["template"]["spec"][key] == in_pod
     spec = parse_manifest(manifest)
-    assert spec.priority_class_name == "high-priority" and spec.extras == {}
-    assert (
-        "priorityClassName"
-        not in build_manifest(spec.with_changes(priority_class_name=None))["spec"][
-            "pytorchReplicaSpecs"
-        ]["Master"]["template"]["spec"]
-    )
+    assert spec.to_wire()[wire] == value and spec.extras == {}
+    unset = JobSpec.from_wire({**body, wire: None})
+    assert key not in replicas(build_manifest(unset))["Master"]["template"]["spec"]
     with pytest.raises(JobSpecInvalid) as info:
-        JobSpec.from_wire({**body, "priorityClassName": "High Priority"})
-    assert info.value.field == "priorityClassName"
+        JobSpec.from_wire({**body, wire: bad})
+    assert info.value.field == bad_field
 
 
 def test_same_claim_twice_is_one_volume() -> None:

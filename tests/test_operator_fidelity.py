@@ -566,7 +566,7 @@ def test_conditions_list_shaped_as_set_condition(calls: list[tuple[str, str, str
     fake's ``_set_condition``): Running and Restarting remove each other, Succeeded and
     Failed turn Running False, a repeat keeps its first message, nothing after Failed
     (item 7)."""
-    from jupyter_pytorchjob.backends.local.supervisor import set_condition
+    from jupyter_pytorchjob.backends.local.operator_controller import set_condition
 
     from .fake_kube.operator import Operator
 

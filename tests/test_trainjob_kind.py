@@ -134,6 +134,29 @@ FOREIGN: dict[str, Any] = {
 }
 
 
+@pytest.mark.parametrize(
+    ("wire", "value", "key", "in_pod"),
+    [
+        ("serviceAccount", "s3-reader", "serviceAccountName", "s3-reader"),
+        ("imagePullSecrets", ["regcred"], "imagePullSecrets", [{"name": "regcred"}]),
+    ],
+)
+def test_a_pod_field_goes_into_the_runtime_patch_and_back(
+    wire: str, value: Any, key: str, in_pod: Any
+) -> None:
+    """v2.3's PodSpecPatch takes serviceAccountName and imagePullSecrets
+    (notes/trainjob.md): the pods of the node replicated job get them."""
+    spec = JobSpec.from_wire({"kind": "TrainJob", "name": "pf", "command": ["x"], wire: value})
+    manifest = TRAINJOB.build(spec)
+    assert crd_trainjob.schema_errors(manifest) == []  # the CRD keeps it
+    assert crd_trainjob.model_errors(manifest) == []
+    (patch,) = manifest["spec"]["runtimePatches"]
+    (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert rjob["template"]["spec"]["template"]["spec"][key] == in_pod
+    back = TRAINJOB.parse(manifest)
+    assert back.to_wire()[wire] == value and back.extras == {}
+
+
 def test_a_foreign_trainjob_reads_back_and_rebuilds_without_loss() -> None:
     spec = TRAINJOB.parse(FOREIGN)
     assert (spec.nodes, spec.gpus, spec.cpu, spec.image) == (2, 1, "2", "ghcr.io/me/train:1")

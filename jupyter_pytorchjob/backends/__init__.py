@@ -7,6 +7,9 @@
 * ``logmerge``   - ``TimeMerge``: replicas' lines merged in time order (both backends).
 * ``progress``   - ``ProgressSources``: log lines and event files -> progress (both).
 * ``tfevents``   - TensorBoard scalars read incrementally from event files.
+* ``run_files``  - Lightning's / Hugging Face's files in a log directory as a run's
+  hyperparameters and checkpoints (both).
+* ``timestamps`` - the RFC 3339 stamps that start log lines (kubelet, archive).
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.

@@ -26,6 +26,7 @@ from ..job.progress import chief_replica
 from ..kinds.log_archive import ARCHIVE_DIR, parse_run_file
 from .base import LogChunk
 from .logmerge import TimeMerge
+from .timestamps import parse_timestamp_ns
 
 CHUNK = 65536
 NOTICE = "from the archive on {where} (its pod is gone)"
@@ -52,9 +53,6 @@ def stamp_ns(line: bytes) -> int | None:
     head = line[:40].split(b" ", 1)[0]
     if len(head) < 20 or head[10:11] != b"T" or not head.endswith(b"Z"):
         return None
-    # Deferred: the Kubernetes module's parser (imports the client) is not needed locally.
-    from .kubernetes.logs import parse_timestamp_ns
-
     return parse_timestamp_ns(head)
 
 

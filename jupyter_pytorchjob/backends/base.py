@@ -10,18 +10,24 @@ views never know where a job runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..job.progress import JobProgress, MetricHistory
+from ..job.clone import clone_body, clone_name
+from ..job.errors import JobSpecInvalid
+from ..job.progress import JobProgress, MetricHistory, chief_replica
+from ..job.run import RunLog, RunRecord, run_wire
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
-from ..kinds import DEFAULT_KIND, JobKind
+from ..kinds import DEFAULT_KIND, JobKind, kind_of
 from ..kinds.trainjob.runtimes import Runtime
+from .run_files import library_files
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -167,7 +173,8 @@ def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
 
 
 class Backend(ABC):
-    """Submit, inspect and remove PyTorchJobs; one implementation per place jobs run."""
+    """Submit, inspect and remove jobs of every kind it runs (``job_kinds``); one
+    implementation per place jobs run."""
 
     name: str = ""
 
@@ -233,6 +240,73 @@ class Backend(ABC):
         gives and no history."""
         return (await self.get_job(name)).progress, None
 
+    async def run(self, name: str) -> dict[str, Any]:
+        """The run record (``GET jobs/{name}/run``, ``job.run()``, ``ptjob run``): what
+        ``run_record`` found, each metric's final value and history; ``JobNotFound``."""
+        record = await self.run_record(name)
+        progress, history = await self.progress(name)
+        return run_wire(
+            record,
+            progress.to_wire() if progress is not None else None,
+            history.to_wire() if history is not None else {},
+        )
+
+    async def run_record(self, name: str) -> RunRecord:
+        """What the run reported: the lines ``report`` printed in the
+        chief replica's log (every backend reads its logs, also once its pods are gone:
+        the archive), then what Lightning/Hugging Face wrote in its log directory where
+        this server reads it; ``JobNotFound``."""
+        info = await self.get_job(name)
+        chief = chief_replica(r.name for r in info.replicas)
+        found = RunLog()
+        with contextlib.suppress(BackendError):  # no log (yet, or any more): no reports
+            async for chunk in self.logs(name, replica=chief):
+                if not chunk.notice:
+                    found.feed(chunk.text.splitlines())
+        record = found.record
+        if info.logdir:
+            try:
+                logdir = await self.job_logdir(name)
+            except BackendError:
+                return record  # not readable from here: what the job reported
+            record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
+        return record
+
+    async def clone_spec(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        resume_from: str | None = None,
+        gpu_resource: str | None = None,
+    ) -> dict[str, Any]:
+        """The job body of a copy of job ``name`` (read back from its manifest) as
+        ``new_name`` (default ``<name>-2``, ``-3``...: the first free one, cut to the
+        kind's name limit), resuming from the checkpoint ``resume_from`` if given
+        (``PTJOB_RESUME_FROM``); ``JobNotFound``, ``JobSpecInvalid`` naming
+        ``fromCheckpoint``, ``BackendError`` (409) when the job cannot be read back."""
+        info = await self.get_job(name)
+        if info.manifest is None:
+            raise BackendError(f"job {name} has no manifest to clone", status=409)
+        kind = kind_of(info.manifest)
+        try:
+            spec = kind.parse(info.manifest, gpu_resource=gpu_resource)
+        except JobSpecInvalid as error:
+            raise BackendError(
+                f"job {name} cannot be read back into a job body: {error}", status=409
+            ) from error
+        if new_name is None:
+            taken = (job.name for job in await self.list_jobs())
+            new_name = clone_name(name, taken, kind.max_name_length(spec))
+        return clone_body(spec.to_wire(), name=new_name, resume_from=resume_from)
+
+    async def clone(
+        self, name: str, *, new_name: str | None = None, resume_from: str | None = None
+    ) -> JobInfo:
+        """Submit ``clone_spec``'s copy of job ``name``."""
+        body = await self.clone_spec(name, new_name=new_name, resume_from=resume_from)
+        return await self.submit(JobSpec.from_wire(body))
+
     async def wait(
         self,
         name: str,
@@ -271,8 +345,8 @@ class Backend(ABC):
         return []
 
     async def job_kinds(self) -> list[JobKind]:
-        """The job kinds this backend can run, preferred first. Locally every job runs
-        by the Training Operator v1's rules: a PyTorchJob."""
+        """The job kinds this backend can run, preferred first (by default only the
+        default kind)."""
         return [DEFAULT_KIND]
 
     async def runtimes(self) -> list[Runtime]:

@@ -1,4 +1,5 @@
-"""What the ``ptjob`` CLI and the ``%ptjob`` magic share, so that neither imports the other.
+"""What the ``ptjob`` CLI, the ``%ptjob`` magic and the Python API share, so that neither
+the CLI nor the magic imports the other.
 
 * ``ansi``           - ANSI colour codes kept or stripped in printed logs.
 * ``backend_choice`` - which backend a command means, from plain values.

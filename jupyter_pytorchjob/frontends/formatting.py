@@ -4,10 +4,12 @@ HTML (a notebook's ``%ptjob``) - and log chunks as the terminal shows them."""
 from __future__ import annotations
 
 import html
+import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..backends import JobInfo, LogChunk
 from ..job.failure import JobFailure, JobWaiting
@@ -204,6 +206,100 @@ def format_runtimes(runtimes: Sequence[Runtime]) -> str:
 
 def runtimes_html(runtimes: Sequence[Runtime]) -> str:
     return runtimes_table(runtimes).html() if runtimes else f"<p>{NO_RUNTIMES}</p>"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return number(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _when(seconds: Any) -> str:
+    if not isinstance(seconds, int | float):
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def run_tables(run: Mapping[str, Any]) -> list[tuple[str, Table | None]]:
+    """``ptjob run`` / ``%ptjob run``: the run record's parts, each a titled table (None:
+    nothing of that part)."""
+    hparams = run.get("hparams") or {}
+    final = (run.get("metrics") or {}).get("final") or {}
+    modes = run.get("modes") or {}
+    checkpoints = run.get("checkpoints") or []
+    artifacts = run.get("artifacts") or []
+    return [
+        (
+            "Hyperparameters",
+            Table(["NAME", "VALUE"], [[k, _cell(v)] for k, v in hparams.items()])
+            if hparams
+            else None,
+        ),
+        (
+            "Metrics",
+            Table(
+                ["NAME", "FINAL", "BETTER"],
+                [[k, _cell(v), modes.get(k, "-")] for k, v in final.items()],
+            )
+            if final
+            else None,
+        ),
+        (
+            "Checkpoints",
+            Table(
+                ["STEP", "TIME", "METRICS", "PATH"],
+                [
+                    [
+                        str(c["step"]) if c.get("step") is not None else "-",
+                        _when(c.get("time")),
+                        " ".join(f"{k}={number(v)}" for k, v in (c.get("metrics") or {}).items())
+                        or "-",
+                        c["path"],
+                    ]
+                    for c in checkpoints
+                ],
+            )
+            if checkpoints
+            else None,
+        ),
+        (
+            "Artifacts",
+            Table(
+                ["NAME", "TIME", "PATH"],
+                [[a["name"], _when(a.get("time")), a["path"]] for a in artifacts],
+            )
+            if artifacts
+            else None,
+        ),
+    ]
+
+
+def _nothing_reported(name: str) -> str:
+    return f"{name} reported no hyperparameters, metrics, checkpoints or artifacts yet"
+
+
+def format_run(name: str, run: Mapping[str, Any]) -> str:
+    parts = [f"{title}:\n{table.text()}" for title, table in run_tables(run) if table is not None]
+    if not parts:
+        return _nothing_reported(name)
+    if run.get("dropped"):
+        parts.append(f"({run['dropped']} reported items left out: over a limit or not valid)")
+    if any(c.get("source") == "report" for c in run.get("checkpoints") or []) or run.get(
+        "checkpoints"
+    ):
+        parts.append(f"resume from one: ptjob clone {name} --from-checkpoint PATH")
+    return "\n\n".join(parts)
+
+
+def run_html(name: str, run: Mapping[str, Any]) -> str:
+    parts = [
+        f"<h4>{html.escape(title)}</h4>{table.html()}"
+        for title, table in run_tables(run)
+        if table is not None
+    ]
+    if not parts:
+        return f"<p>{html.escape(_nothing_reported(name))}</p>"
+    return "".join(parts)
 
 
 def format_jobs(jobs: Sequence[JobInfo]) -> str:

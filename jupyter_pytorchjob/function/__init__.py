@@ -25,6 +25,7 @@ from .script import (
     read_result_file,
     result_file_name,
     result_key_of,
+    signed_as_of,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "read_result_file",
     "result_file_name",
     "result_key_of",
+    "signed_as_of",
 ]

@@ -49,6 +49,10 @@ def _ptjob_main(
             init(*args, **kwargs)  # type: ignore[arg-type]
 
     dist.init_process_group = _ptjob_init_once
+    resume_from = env.get("PTJOB_RESUME_FROM")
+    if resume_from and "resume_from" not in kwargs and _ptjob_takes_resume_from(fn):
+        # A clone made to resume from a checkpoint (ptjob clone --from-checkpoint).
+        kwargs = {**kwargs, "resume_from": resume_from}
     try:
         value = fn(**kwargs)
     finally:
@@ -58,6 +62,21 @@ def _ptjob_main(
         dist.destroy_process_group()
     if rank == 0:
         _ptjob_send_result(value, job, result_key, limits)
+
+
+def _ptjob_takes_resume_from(fn: "Callable[..., object]") -> bool:
+    """Whether ``fn`` has a parameter named ``resume_from`` (not ``**kwargs``: what it
+    forwards elsewhere should not get a surprise keyword)."""
+    import inspect
+
+    try:
+        parameter = inspect.signature(fn).parameters.get("resume_from")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        parameter.POSITIONAL_OR_KEYWORD,
+        parameter.KEYWORD_ONLY,
+    )
 
 
 def _ptjob_send_result(value: object, job: str, key: str, limits: tuple[int, int]) -> None:

@@ -47,6 +47,9 @@ _PART_CHARS = 3000
 
 _MARK = "ptjob-result"
 _KEY_LINE = re.compile(r"^_PTJOB_RESULT_KEY = '([0-9a-f]{64})'$", re.MULTILINE)
+# The job name rank 0 signs its result with: the submitted job's, also in a clone of it
+# (``ptjob clone``: same script, another name).
+_SIGNED_AS_LINE = re.compile(r"^_PTJOB_SIGNED_AS = '([a-z0-9.-]{1,253})'$", re.MULTILINE)
 
 
 class ResultError(Exception):
@@ -74,6 +77,13 @@ def result_key_of(script: str | None) -> bytes | None:
     finds it in the job's manifest), or None for any other script."""
     found = _KEY_LINE.search(script or "")
     return bytes.fromhex(found.group(1)) if found else None
+
+
+def signed_as_of(script: str | None) -> str | None:
+    """The job name a function job's script signs its result with (a clone's is the
+    original's), or None for any other script (or one written before clones)."""
+    found = _SIGNED_AS_LINE.search(script or "")
+    return found.group(1) if found else None
 
 
 def _signature(key: bytes, job: str, fmt: str, data: bytes) -> str:
@@ -135,8 +145,9 @@ def job_script(captured: CapturedFunction, kwargs: Mapping[str, Any], *, job: st
         f"{captured.source.rstrip()}\n\n\n"
         "# ---- the call\n"
         f"_PTJOB_RESULT_KEY = {key!r}\n"
+        f"_PTJOB_SIGNED_AS = {job!r}\n"
         'if __name__ == "__main__":\n'
-        f"    _ptjob_main({captured.name}, {encode_kwargs(kwargs)}, {job!r}, "
+        f"    _ptjob_main({captured.name}, {encode_kwargs(kwargs)}, _PTJOB_SIGNED_AS, "
         f"_PTJOB_RESULT_KEY, {limits!r})\n"
     )
 

@@ -5,13 +5,16 @@
 * ``k8s_rules``   - the Kubernetes naming and quantity rules the spec checks.
 * ``errors``      - ``FieldError`` / ``JobSpecInvalid``: errors naming the field.
 * ``wire``        - the one wire convention (camelCase keys, epoch seconds).
+* ``wire_types``  - ``JobBody``/``IJobBody`` generated from the field table (``make fields``).
 * ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
 * ``failure``     - why a job failed and what it waits for, known failures' hints.
 * ``progress``    - ``JobProgress``, readings per source, their merge, metric history.
 * ``progress_logs`` - progress from log lines (tqdm, Hugging Face, Lightning, epochs).
 * ``compare``     - comparing jobs: differing fields, metrics, the best.
 * ``command_line`` - a job body as the ``ptjob submit`` line that gives it back.
-* ``clone``       - Clone & edit's body: the next free ``<job>-N``, its log directory moved.
+* ``run``         - a run's record (hparams, checkpoints, artifacts) from its run lines.
+* ``clone``       - a clone's body: the next free ``<job>-N``, its log directory moved,
+  the checkpoint it resumes from.
 * ``shape``       - untrusted input made safe to read.
 * ``manifest_yaml`` - manifests as YAML text and back.
 * ``loglines``    - the log line contract: output as display lines (``\\r`` redraws),

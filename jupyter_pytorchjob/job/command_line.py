@@ -1,8 +1,9 @@
 """A job body as the ``ptjob submit`` command line that gives it back.
 
 The inverse of ``arguments.job_body`` over the same field table: each flag whose value
-differs from its field's default, a repeatable flag once per item (``--pvc
-CLAIM:MOUNT[:SUBPATH][:ro]``, ``--toleration KEY[=VALUE]:EFFECT``, ``--env K=V``), then
+differs from its field's default, a repeatable flag once per item (``--image-pull-secret
+NAME``, ``--pvc CLAIM:MOUNT[:SUBPATH][:ro]``, ``--toleration KEY[=VALUE]:EFFECT``,
+``--env K=V``), then
 ``--`` and the command. A job shipped as a script (``--script``, a function) has no such
 line: its text does not travel on a command line. ``extras`` (manifest parts the flags
 do not know) are left out; the manifest's YAML keeps them.
@@ -28,6 +29,8 @@ def submit_command(body: Mapping[str, Any]) -> str | None:
             continue
         if f.cli == "false":
             words += [f.flag] if value is False else []
+        elif f.cli == "list":
+            words += [w for item in value for w in (f.flag, str(item))]
         elif f.cli == "pairs":
             for key, item in value.items():
                 words += [f.flag, f"{key}={item}"]

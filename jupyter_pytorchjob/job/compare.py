@@ -1,5 +1,9 @@
-"""Comparing jobs: the hyperparameters that differ between their specs and their
-final or latest metrics, the best value of each marked (``GET compare``).
+"""Comparing jobs by what the runs were: the hyperparameters they reported
+(``report(hparams=...)``, Lightning's ``hparams.yaml``) that differ, then the fields of
+their specs that differ, then their final or latest metrics, the best value of each
+marked (``GET compare``). Best only for a metric: never for a name some run reported as
+a hyperparameter (``lr`` logged as a scalar too) nor one of ``NOT_SCORED``, and never on
+a tie; which way is better comes from ``report(mode={"acc": "max"})``, else the name.
 
 Pure: it works on what the API already sends (each job's wire form and its job
 body read back from the manifest), so every backend and kind compares alike.
@@ -20,6 +24,10 @@ MIN_COMPARED = 2
 MAX_COMPARED = 20
 #: A metric whose name holds one of these is better lower; any other, higher.
 LOWER_IS_BETTER = ("loss", "error")
+#: Logged like metrics, but settings or counters: no value of theirs is "best".
+NOT_SCORED = frozenset(
+    {"lr", "learning_rate", "epoch", "step", "global_step", "grad_norm", "total_flos"}
+)
 #: Job-body fields that are maps of the user's own keys: compared key by key.
 _MAPS = ("env", "labels", "annotations", "nodeSelector")
 #: Job-body fields that name the job rather than configure it.
@@ -28,11 +36,13 @@ _NOT_PARAMETERS = ("name",)
 
 @dataclass(frozen=True)
 class ComparedJob:
-    """One job of a comparison: its wire form (``JobInfo.to_wire``) and its job body
-    read back from its manifest (None when it cannot be)."""
+    """One job of a comparison: its wire form (``JobInfo.to_wire``), its job body read
+    back from its manifest (None when it cannot be) and its run record's ``hparams`` and
+    ``modes`` (``RunRecord.to_wire``; None when there is none)."""
 
     wire: Mapping[str, Any]
     spec: Mapping[str, Any] | None
+    run: Mapping[str, Any] | None = None
 
 
 def compared_names(names: Sequence[str]) -> list[str]:
@@ -75,6 +85,21 @@ def _same(values: Sequence[Any]) -> bool:
     return all(json.dumps(v, sort_keys=True) == first for v in values[1:])
 
 
+def differing_hparams(runs: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+    """``[{name, values}]`` for each reported hyperparameter whose value is not the same
+    in every run (absent counts as null), in the order the runs reported them."""
+    hparams = [dict((run or {}).get("hparams") or {}) for run in runs]
+    names: dict[str, None] = {}
+    for each in hparams:
+        names.update(dict.fromkeys(each))
+    rows = []
+    for name in names:
+        values = [each.get(name) for each in hparams]
+        if not _same(values):
+            rows.append({"name": name, "values": values})
+    return rows
+
+
 def differing_parameters(specs: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
     """``[{field, values}]`` for each parameter whose value is not the same in every
     job (absent counts as null), in the job body's field order."""
@@ -96,10 +121,16 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def compared_metrics(progresses: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
-    """``[{name, values, lowerIsBetter, best}]`` per metric any job has: each job's
-    latest value (null when it has none) and the index of the best one (null when no
-    job has a value); key metrics first, then as the jobs report them."""
+def compared_metrics(
+    progresses: Sequence[Mapping[str, Any] | None],
+    runs: Sequence[Mapping[str, Any] | None] = (),
+) -> list[dict[str, Any]]:
+    """``[{name, values, lowerIsBetter, scored, best}]`` per metric any job has: each
+    job's latest value (null when it has none) and the index of the single best one
+    (null when no job has a value, when two share it, or when the metric is not
+    ``scored``: a reported hyperparameter, or one of ``NOT_SCORED``); key metrics first,
+    then as the jobs report them. ``runs`` give the hyperparameters' names and each
+    metric's ``mode`` (the first run that says wins)."""
     metrics = [dict((p or {}).get("metrics") or {}) for p in progresses]
     reported: dict[str, None] = {}
     for job_metrics in metrics:
@@ -107,22 +138,32 @@ def compared_metrics(progresses: Sequence[Mapping[str, Any] | None]) -> list[dic
     keys = [(p or {}).get("keyMetric") for p in progresses]
     names = dict.fromkeys([k for k in keys if isinstance(k, str) and k in reported])
     names.update(reported)
+    hparams: set[str] = set()
+    modes: dict[str, str] = {}
+    for run in runs:
+        hparams.update((run or {}).get("hparams") or {})
+        for name, mode in ((run or {}).get("modes") or {}).items():
+            modes.setdefault(name, mode)
     compared = []
     for name in names:
         values = [_number(m.get(name)) for m in metrics]
-        lower = lower_is_better(name)
-        present = [(v, i) for i, v in enumerate(values) if v is not None]
+        lower = modes[name] == "min" if name in modes else lower_is_better(name)
+        scored = name not in hparams and name not in NOT_SCORED
+        present = [v for v in values if v is not None]
         best = None
-        if present:
-            # min and max keep the first of equal values: the first job wins a tie.
-            best = (min if lower else max)(present, key=lambda value_index: value_index[0])[1]
-        compared.append({"name": name, "values": values, "lowerIsBetter": lower, "best": best})
+        if scored and present:
+            top = min(present) if lower else max(present)
+            if present.count(top) == 1:  # a tie marks nobody
+                best = values.index(top)
+        compared.append(
+            {"name": name, "values": values, "lowerIsBetter": lower, "scored": scored, "best": best}
+        )
     return compared
 
 
 def compare_jobs(jobs: Sequence[ComparedJob]) -> dict[str, Any]:
-    """The answer of ``GET compare``: ``{jobs, parameters, metrics}``, one column per
-    job in the order given."""
+    """The answer of ``GET compare``: ``{jobs, hparams, parameters, metrics}``, one
+    column per job in the order given."""
     return {
         "jobs": [
             {
@@ -133,6 +174,9 @@ def compare_jobs(jobs: Sequence[ComparedJob]) -> dict[str, Any]:
             }
             for job in jobs
         ],
+        "hparams": differing_hparams([job.run for job in jobs]),
         "parameters": differing_parameters([job.spec for job in jobs]),
-        "metrics": compared_metrics([job.wire.get("progress") for job in jobs]),
+        "metrics": compared_metrics(
+            [job.wire.get("progress") for job in jobs], [job.run for job in jobs]
+        ),
     }

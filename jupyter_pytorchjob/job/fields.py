@@ -60,8 +60,14 @@ class JobField:
     field's JSON type; ``nullable``: an explicit ``null`` is a value (unset).
     ``cli`` says how the flag becomes the wire value: ``value`` (as typed),
     ``pairs`` (repeatable K=V), ``pvc``/``toleration`` (repeatable, parsed),
-    ``false`` (a switch that sets false), ``script``/``command`` (handled by the
-    parser itself) or ``""`` (no flag).
+    ``false`` (a switch that sets false), ``list`` (repeatable, each a value),
+    ``script``/``command`` (handled by the parser itself) or ``""`` (no flag).
+
+    The form: ``form`` names its codec (how the form edits it, ``FORM_CODECS``;
+    default: its reader's), ``label`` and ``hint`` what it says of a field that
+    ``src/form/texts.ts`` does not describe (translated through the zh_CN catalogue).
+    ``local``: whether the field changes anything on the local backend (which says
+    so when one that does not is set).
     """
 
     wire: str
@@ -76,6 +82,10 @@ class JobField:
     flag: str = ""
     metavar: str | None = None
     cli: str = "value"
+    form: str = ""
+    label: str = ""
+    hint: str = ""
+    local: bool = True
 
     @property
     def attr(self) -> str:
@@ -84,7 +94,12 @@ class JobField:
 
     @property
     def repeatable(self) -> bool:
-        return self.cli in ("pairs", "pvc", "toleration")
+        return self.cli in ("pairs", "pvc", "toleration", "list")
+
+    @property
+    def codec(self) -> str:
+        """How the form edits it: one of ``FORM_CODECS``."""
+        return self.form or _FORM_OF_READER[self.read]
 
 
 FIELDS: tuple[JobField, ...] = (
@@ -359,6 +374,30 @@ FIELDS: tuple[JobField, ...] = (
         metavar="NAME",
     ),
     JobField(
+        "serviceAccount",
+        "object_name",
+        "advanced",
+        "ServiceAccount every pod runs as (e.g. workload identity to reach S3 or GCS)",
+        nullable=True,
+        flag="--service-account",
+        metavar="NAME",
+        label="Service account",
+        hint="The pods run as this ServiceAccount: its workload identity reaches S3 or GCS.",
+        local=False,
+    ),
+    JobField(
+        "imagePullSecrets",
+        "names",
+        "advanced",
+        "Secret with the credentials of a private registry (repeatable)",
+        flag="--image-pull-secret",
+        metavar="NAME",
+        cli="list",
+        label="Image pull secrets",
+        hint="Secrets with the credentials of private registries, separated by spaces.",
+        local=False,
+    ),
+    JobField(
         "logdir",
         "path",
         "storage",
@@ -437,6 +476,44 @@ ITEM_CHOICES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "tolerations": {"operator": TOLERATION_OPERATORS, "effect": ("", *TOLERATION_EFFECTS)},
 }
 
+# How the form edits a field (``JobField.codec``): one line of text, a whole number
+# (digits; anything else goes to the server as typed, which names the problem), a
+# Kubernetes quantity, a list of key/value rows, a choice among ``choices``, a list of
+# names (one line, separated by spaces or commas), rows of several properties (PVCs,
+# tolerations), or a control of its own.
+FORM_CODECS = ("text", "number", "quantity", "map", "choice", "list", "rows", "custom")
+
+# Each reader's codec, unless its field names another.
+_FORM_OF_READER: Mapping[str, str] = {
+    "name": "text",
+    "image": "custom",
+    "resource_name": "text",
+    "words": "custom",
+    "script": "custom",
+    "path": "text",
+    "log_archive": "text",
+    "quantity": "quantity",
+    "memory": "quantity",
+    "shm": "custom",
+    "queue": "text",
+    "priority_class": "text",
+    "object_name": "text",
+    "names": "list",
+    "kind": "choice",
+    "runtime": "custom",
+    "count": "number",
+    "nproc": "number",
+    "optional_count": "number",
+    "flag": "custom",
+    "choice": "choice",
+    "pvc": "rows",
+    "tolerations": "rows",
+    "label_map": "map",
+    "annotation_map": "map",
+    "env": "map",
+    "extras": "custom",
+}
+
 # The JSON Schema of each reader's values, as the OpenAPI ``JobBody`` declares them.
 _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "name": {"type": "string"},
@@ -451,6 +528,8 @@ _SCHEMA_OF_READER: Mapping[str, dict[str, Any]] = {
     "shm": {"type": "string"},
     "queue": {"type": "string"},
     "priority_class": {"type": "string"},
+    "object_name": {"type": "string"},
+    "names": {"type": "array", "items": {"type": "string"}},
     "kind": {"type": "string"},
     "runtime": {"type": "string"},
     "count": {"type": ["integer", "string"]},
@@ -479,11 +558,18 @@ def json_schema(field: JobField) -> dict[str, Any]:
 
 
 def config_fields() -> dict[str, dict[str, Any]]:
-    """``GET config``'s ``fields``: each field's section, default and choices, which
-    the form shows instead of keeping its own copies."""
+    """``GET config``'s ``fields``: each field's section, default, choices and codec
+    (and the label and hint of one the form does not describe itself), which the form
+    shows instead of keeping its own copies."""
     out: dict[str, dict[str, Any]] = {}
     for f in FIELDS:
-        entry: dict[str, Any] = {"section": f.section, "default": f.default}
+        entry: dict[str, Any] = {
+            "section": f.section,
+            "default": f.default,
+            "nullable": f.nullable,
+            "form": f.codec,
+        }
+        entry.update({k: v for k, v in (("label", f.label), ("hint", f.hint)) if v})
         if f.choices:
             entry["choices"] = list(f.choices)
         if f.wire in ITEM_CHOICES:

@@ -71,6 +71,8 @@ ALWAYS_RESTART_WARNING = (
 # overridden; ours carry the script and the log directory.
 OPERATOR_ENV = ("PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
 RESERVED_ENV_PREFIXES = ("PET_", "PTJOB_")
+# Of ours, the one a user sets: the checkpoint a clone resumes from (``job.run``).
+USER_PTJOB_ENV = ("PTJOB_RESUME_FROM",)
 # A single environment string may not exceed MAX_ARG_STRLEN (128 KiB) on Linux; the
 # script travels as one, inside the PyTorchJob object itself.
 SCRIPT_MAX_BYTES = 120 * 1024
@@ -173,6 +175,8 @@ class JobSpec:
     annotations: Mapping[str, str] = field(default_factory=dict)
     queue: str | None = None
     priority_class_name: str | None = None
+    service_account: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
     logdir: str | None = None
     log_archive: str | None = None
     min_nodes: int | None = None
@@ -441,11 +445,19 @@ class _WireReader:
         return self.queue()
 
     def read_priority_class(self, f: JobField) -> str | None:
-        value = self.text(f.wire, default=None)
-        problem = rules.check_dns1123_subdomain(value) if value else None
-        if problem:
-            self.fail(f.wire, f"is the name of a PriorityClass and {problem}")
-        return value or None
+        return self.object_name(f.wire, "is the name of a PriorityClass and {}")
+
+    def read_object_name(self, f: JobField) -> str | None:
+        return self.object_name(f.wire, "must name a Kubernetes object: {}")
+
+    def read_names(self, f: JobField) -> tuple[str, ...]:
+        """Names of Kubernetes objects, each a DNS-1123 subdomain, duplicates dropped."""
+        names = self.string_list(f.wire)
+        for index, name in enumerate(names):
+            problem = rules.check_dns1123_subdomain(name.strip())
+            if problem:
+                self.fail(f"{f.wire}[{index}]", f"must name a Kubernetes object: {problem}")
+        return tuple(dict.fromkeys(name.strip() for name in names))
 
     def read_extras(self, f: JobField) -> dict[str, Any]:
         return self.extras()
@@ -535,6 +547,15 @@ class _WireReader:
             self.fail(name, problem)
             return default
         return value
+
+    def object_name(self, name: str, message: str) -> str | None:
+        """The name of a Kubernetes object (a DNS-1123 subdomain), None when empty;
+        ``message`` says what is wrong around the rule's ``{}``."""
+        value = self.text(name, default=None)
+        problem = rules.check_dns1123_subdomain(value) if value else None
+        if problem:
+            self.fail(name, message.format(problem))
+        return value or None
 
     def path(self, name: str) -> str | None:
         value = self.text(name, default=None)
@@ -688,7 +709,9 @@ class _WireReader:
             if problem:
                 self.fail(where, f"name {key!r} {problem}")
                 continue
-            if key in OPERATOR_ENV or str(key).startswith(RESERVED_ENV_PREFIXES):
+            if key in OPERATOR_ENV or (
+                str(key).startswith(RESERVED_ENV_PREFIXES) and key not in USER_PTJOB_ENV
+            ):
                 self.fail(
                     where,
                     f"{key} is set by the Training Operator or by jupyter-pytorchjob in every "

@@ -75,7 +75,7 @@ class JobInfo:
     nodes: int
     gpus: int
     created: float
-    # The object the job is; every local job runs as a PyTorchJob.
+    # The kind of object the job is (one read without a kind is a PyTorchJob).
     kind: str = "PyTorchJob"
     started: float | None = None
     finished: float | None = None

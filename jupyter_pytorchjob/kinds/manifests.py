@@ -1,19 +1,21 @@
-"""Manifest pieces every kind writes and reads the same way: a PVC's volume name, the
-``/dev/shm`` volume, resources, tolerations, server-set metadata, and the lossless
-round trip (``patch``: what a rebuilt manifest lacks of the original; ``merge``: put it
-back, named lists by name). Pure."""
+"""Manifest pieces every kind writes and reads the same way: where a field lives
+(``PodSpecKey``, ``Bespoke``, ``CannotExpress``: each kind's ``PLACES`` table), a PVC's
+volume name, the ``/dev/shm`` volume, resources, tolerations, server-set metadata, and
+the lossless round trip (``patch``: what a rebuilt manifest lacks of the original;
+``merge``: put it back, named lists by name). Pure."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..job import k8s_rules as rules
 from ..job.errors import FieldError, JobSpecInvalid
-from ..job.fields import LOG_ARCHIVE_OFF
+from ..job.fields import FIELD, LOG_ARCHIVE_OFF
 from ..job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
 from . import log_archive
 
@@ -52,6 +54,91 @@ SERVER_METADATA = (
 )
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NOTHING: Any = object()  # patch: nothing to add
+
+
+# -- where each field lives: each kind declares it for every field in one table -------
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class PodSpecKey:
+    """A field that is one key of the job's pod spec (every replica's; a TrainJob's in
+    its runtime patch): written when set, read back with ``read`` (absent: ``None``)."""
+
+    key: str
+    write: Callable[[Any], Any] = _as_is
+    read: Callable[[Any], Any] = _as_is
+
+    @classmethod
+    def refs(cls, key: str) -> PodSpecKey:
+        """A list of names the pod spec holds as references ``[{name}]``."""
+        return cls(
+            key,
+            write=lambda names: [{"name": name} for name in names],
+            read=lambda refs: [r.get("name") for r in refs or [] if isinstance(r, Mapping)],
+        )
+
+
+@dataclass(frozen=True)
+class Bespoke:
+    """A field the kind's builder and parser write themselves, at ``where``."""
+
+    where: str
+
+
+@dataclass(frozen=True)
+class CannotExpress:
+    """A field the kind cannot express: it must keep ``default``; ``why`` says what
+    stands instead (the form hides it for the kind)."""
+
+    default: Any
+    why: str
+
+
+Place = PodSpecKey | Bespoke | CannotExpress
+
+
+def write_pod_fields(spec: JobSpec, places: Mapping[str, Place], pod_spec: dict[str, Any]) -> None:
+    """Put the set ``PodSpecKey`` fields of ``spec`` into ``pod_spec``."""
+    for wire, place in places.items():
+        value = getattr(spec, FIELD[wire].attr)
+        if isinstance(place, PodSpecKey) and value:
+            pod_spec[place.key] = place.write(value)
+
+
+def read_pod_fields(pod_spec: Mapping[str, Any], places: Mapping[str, Place]) -> dict[str, Any]:
+    """The ``PodSpecKey`` fields of a pod spec, by wire name."""
+    return {
+        wire: place.read(pod_spec.get(place.key))
+        for wire, place in places.items()
+        if isinstance(place, PodSpecKey)
+    }
+
+
+def cannot_express(spec: JobSpec, places: Mapping[str, Place], kind: str) -> list[FieldError]:
+    """The fields of ``spec`` set to what ``kind`` cannot express, each named."""
+    problems = []
+    for wire, place in places.items():
+        value = getattr(spec, FIELD[wire].attr)
+        if isinstance(place, CannotExpress) and value != place.default:
+            problems.append(FieldError(wire, f"cannot be {value!r} for a {kind}: {place.why}"))
+    return problems
+
+
+def unexpressed(places: Mapping[str, Place]) -> frozenset[str]:
+    """The wire names of the fields a kind cannot express."""
+    return frozenset(w for w, place in places.items() if isinstance(place, CannotExpress))
+
+
+NODE_SELECTOR = PodSpecKey("nodeSelector", write=dict, read=lambda v: dict(v or {}))
+TOLERATIONS = PodSpecKey(
+    "tolerations",
+    write=lambda items: [toleration(t) for t in items],
+    read=lambda v: [dict(t) for t in v or []],
+)
 
 
 def require_kind(manifest: Mapping[str, Any], api_version: str, kind: str) -> None:

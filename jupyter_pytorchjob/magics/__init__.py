@@ -1,21 +1,18 @@
 """``%ptjob`` / ``%%ptjob``: the ``ptjob`` command inside IPython and Jupyter.
 
-``%load_ext jupyter_pytorchjob`` registers one line-and-cell magic:
+``%load_ext jupyter_pytorchjob`` registers one line-and-cell magic, built on the
+Python API (``sdk``: submission, ``JobHandle`` and its tables, the ``Runner``):
 
 * ``magic.py``   - ``PtjobMagics``: parsing, the subcommands, errors as UsageError lines.
-* ``runner.py``  - ``Runner``: the private event loop backend calls run on (a kernel's
-  own loop is busy), log streaming with cancellation.
-* ``results.py`` - what the magic returns: ``JobTable``, ``JobStatus`` (HTML in a
-  notebook, text elsewhere) and ``JobHandle`` for use from Python.
+* ``results.py`` - what only the magic shows: ``Progress``, ``%ptjob wait``'s display.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..sdk import JobHandle, JobStatus, JobTable, Runner
 from .magic import PtjobMagics
-from .results import JobHandle, JobStatus, JobTable
-from .runner import Runner
 
 __all__ = [
     "JobHandle",

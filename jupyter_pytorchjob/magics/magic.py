@@ -4,8 +4,9 @@ It parses its line with the very parser of the ``ptjob`` CLI (``arguments.parse`
 and talks to the same backends (``frontends.backend_choice``: ``--backend``, else
 ``$PTJOB_BACKEND``, else local, whose jobs live under ``$PTJOB_HOME``), so the magic,
 the CLI and the JupyterLab panel see the same jobs and give the same messages.
-Backend calls run on the instance's ``Runner`` (runner.py), never on the kernel's
-own loop.
+It is built on the Python API (``sdk``): submission, the job handle and what it
+returns, log following, TensorBoard; backend calls run on the instance's ``Runner``
+(``sdk.runner``), never on the kernel's own loop.
 """
 
 from __future__ import annotations
@@ -30,17 +31,10 @@ from ..job.errors import JobSpecInvalid
 from ..job.manifest_yaml import manifest_to_yaml
 from ..job.spec import SCRIPT_MAX_BYTES, JobSpec
 from ..kinds import kind_for
-from .results import (
-    JobHandle,
-    JobStatus,
-    JobTable,
-    Progress,
-    RuntimeTable,
-    display,
-    follow_chunks,
-    show_tensorboard,
-)
-from .runner import Runner
+from ..sdk import JobHandle, JobStatus, JobTable, Runner, RuntimeTable, RunView
+from ..sdk.handle import display, follow_chunks
+from ..sdk.submission import print_warnings, submit_spec
+from .results import Progress
 
 #: Seconds between two looks at a job in ``%ptjob wait``.
 WAIT_INTERVAL = 0.5
@@ -107,6 +101,11 @@ class PtjobMagics(Magics):
     def _backend(self, options: Any) -> Backend:
         return self.runner.backend(*self._where(options))
 
+    def _handle(self, options: Any) -> JobHandle:
+        """The handle of the job the options name (``sdk.JobHandle``)."""
+        where, namespace = self._where(options)
+        return JobHandle(options.job, backend=where, namespace=namespace, runner=self.runner)
+
     # -- subcommands ---------------------------------------------------------------
 
     def _do_render(self, invocation: Invocation) -> None:
@@ -120,42 +119,34 @@ class PtjobMagics(Magics):
     def _do_submit(self, invocation: Invocation) -> JobHandle:
         """Ship the cell (or the command after ``--``) as a job and return its handle."""
         spec = JobSpec.from_wire(invocation.job)
-        backend_name, namespace = self._where(invocation.options)
-        backend = self._backend(invocation.options)
-        job = self.runner.run(backend.submit(spec))
-        print(
-            f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) "
-            f"on the {backend_name} backend."
-        )
+        where, namespace = self._where(invocation.options)
+        job, handle = submit_spec(spec, backend=where, namespace=namespace, runner=self.runner)
+        print(f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) on the {where} backend.")
         # The next steps are the handle's display (the cell's result): said once.
-        for warning in job.warnings:
-            print(f"Warning: {warning}", file=sys.stderr)
-        return JobHandle(job.name, backend=backend_name, namespace=namespace, runner=self.runner)
+        print_warnings(job)
+        return handle
 
     def _do_list(self, invocation: Invocation) -> JobTable:
-        return JobTable(self.runner.run(self._backend(invocation.options).list_jobs()))
+        where, namespace = self._where(invocation.options)
+        return JobHandle.list(backend=where, namespace=namespace, runner=self.runner)
 
     def _do_runtimes(self, invocation: Invocation) -> RuntimeTable:
         return RuntimeTable(self.runner.run(self._backend(invocation.options).runtimes()))
 
     def _do_status(self, invocation: Invocation) -> JobStatus:
-        backend = self._backend(invocation.options)
-        return JobStatus(self.runner.run(backend.get_job(invocation.options.job)))
+        return self._handle(invocation.options).status()
 
     def _do_delete(self, invocation: Invocation) -> None:
-        name = invocation.options.job
-        self.runner.run(self._backend(invocation.options).delete_job(name))
-        print(f"deleted {name}")
+        self._handle(invocation.options).delete()
+        print(f"deleted {invocation.options.job}")
 
     def _do_suspend(self, invocation: Invocation) -> None:
-        name = invocation.options.job
-        self.runner.run(self._backend(invocation.options).suspend(name))
-        print(f"suspended {name}")
+        self._handle(invocation.options).suspend()
+        print(f"suspended {invocation.options.job}")
 
     def _do_resume(self, invocation: Invocation) -> None:
-        name = invocation.options.job
-        self.runner.run(self._backend(invocation.options).resume(name))
-        print(f"resumed {name}")
+        self._handle(invocation.options).resume()
+        print(f"resumed {invocation.options.job}")
 
     def _do_logs(self, invocation: Invocation) -> None:
         """Stream the logs into the output; an interrupt stops following, quietly."""
@@ -216,14 +207,24 @@ class PtjobMagics(Magics):
             print(f"(stopped waiting for {name}; the job goes on: {job.state.value})")
             return job.state.value
 
+    def _do_run(self, invocation: Invocation) -> RunView:
+        return self._handle(invocation.options).run()
+
+    def _do_clone(self, invocation: Invocation) -> JobHandle:
+        options = invocation.options
+        clone = self._handle(options).clone(
+            name=options.new_name, from_checkpoint=options.from_checkpoint
+        )
+        print(f"Submitted {clone.name}, a copy of {options.job}.")
+        return clone
+
     def _do_tensorboard(self, invocation: Invocation) -> None:
         """TensorBoard inline, through the Jupyter server that runs this kernel."""
-        backend = self._backend(invocation.options)
-        show_tensorboard(invocation.options.job, backend, self.runner)
+        self._handle(invocation.options).tensorboard()
 
 
 PtjobMagics.ptjob.__doc__ = (
-    "Submit and watch Kubeflow PyTorchJobs (or local process jobs) from IPython.\n\n"
+    "Submit and watch Kubeflow PyTorchJobs and TrainJobs (or local process jobs) from IPython.\n\n"
     "The same subcommands and flags as the ``ptjob`` command line:\n\n"
     "    %%ptjob submit [JOB FLAGS]            the cell is the training script\n"
     "    %ptjob submit [JOB FLAGS] -- COMMAND ... a script on the PVC\n"
@@ -231,7 +232,9 @@ PtjobMagics.ptjob.__doc__ = (
     "    %ptjob wait NAME [--timeout S]        %ptjob list | status NAME | delete NAME\n"
     "    %ptjob suspend NAME | resume NAME     stop the replicas, keep the job; start again\n"
     "    %ptjob runtimes                       Kubeflow Trainer runtimes (--kind trainjob)\n"
-    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n\n"
+    "    %ptjob tensorboard NAME               TensorBoard inline, via the Jupyter server\n"
+    "    %ptjob run NAME                       hyperparameters, metrics, checkpoints, artifacts\n"
+    "    %ptjob clone NAME [--from-checkpoint PATH]  a copy ($PTJOB_RESUME_FROM=PATH)\n\n"
     "``%%ptjob submit`` ships the cell inside the job itself (an environment variable\n"
     "of every replica), so the job never depends on the notebook's files. A script\n"
     f"may be at most {SCRIPT_MAX_BYTES // 1024} KiB ({SCRIPT_MAX_BYTES} bytes: one environment\n"

@@ -35,8 +35,10 @@ import contextlib
 import hashlib
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -101,8 +103,11 @@ class TensorBoardInstance:
     #: Jobs it was opened for (by name), for the list of running TensorBoards.
     jobs: set[str] = field(default_factory=set)
     reader: asyncio.Task[None] | None = None
-    #: One TensorBoard over several jobs (``--logdir_spec``): run name -> directory.
+    #: One TensorBoard over several jobs: run name -> directory.
     runs: dict[str, Path] | None = None
+    #: Its ``--logdir``: a directory of links, one per run (``run_links``), removed
+    #: with the instance.
+    links: Path | None = None
 
     @property
     def pid(self) -> int:
@@ -141,8 +146,19 @@ def instance_id(logdir: Path) -> str:
 
 
 def logdir_spec(runs: Mapping[str, Path]) -> str:
-    """TensorBoard's ``--logdir_spec``: ``name:dir`` per run, by name (a stable id)."""
+    """``name:dir`` per run, by name: what makes the instance id of a set of runs."""
     return ",".join(f"{name}:{path}" for name, path in sorted(runs.items()))
+
+
+def run_links(runs: Mapping[str, Path]) -> Path:
+    """A new private directory with one link per run, ``<name> -> <directory>``: as
+    TensorBoard's ``--logdir`` it names each run after its job (``job``, ``job/sub``),
+    where ``--logdir_spec name:dir`` named a job's own directory ``job/.``. TensorBoard
+    follows the links; nothing else reads this directory."""
+    links = Path(tempfile.mkdtemp(prefix="ptjob-tensorboard-runs-"))
+    for name, path in runs.items():
+        (links / name).symlink_to(path, target_is_directory=True)
+    return links
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -327,7 +343,8 @@ class TensorBoardManager:
 
     async def start_runs(self, runs: Mapping[str, str]) -> TensorBoardInstance:
         """A ready TensorBoard over several jobs' log directories, each a run named after
-        its job (``--logdir_spec name:dir,…``): the running one, or a new one.
+        its job (``run_links``: ``job``, ``job/sub``, never ``job/.``): the running one, or
+        a new one.
 
         Each directory is confined to the roots as in ``start`` (it need not exist yet);
         a directory with a comma (the spec's separator) or one shared by two runs
@@ -439,11 +456,9 @@ class TensorBoardManager:
             await asyncio.gather(*starting, return_exceptions=True)
         await asyncio.gather(*(self._terminate(i) for i in list(self._instances.values())))
 
-    def argv(
-        self, logdir: Path, port: int, prefix: str, runs: Mapping[str, Path] | None = None
-    ) -> builtins.list[str]:
+    def argv(self, logdir: Path, port: int, prefix: str) -> builtins.list[str]:
         """The command line of one TensorBoard (an argument list, never a shell)."""
-        source = ["--logdir_spec", logdir_spec(runs)] if runs else ["--logdir", str(logdir)]
+        source = ["--logdir", str(logdir)]
         return [
             *self.command,
             *source,
@@ -496,7 +511,8 @@ class TensorBoardManager:
     ) -> TensorBoardInstance:
         port = free_port()
         prefix = self.prefix_for(tb_id)
-        argv = self.argv(path, port, prefix, runs)
+        links = run_links(runs) if runs else None
+        argv = self.argv(links or path, port, prefix)
         env = {**os.environ, PARENT_ENV: str(os.getpid())}
         self.log.debug("Starting TensorBoard %s: %s", tb_id, argv)
         try:
@@ -509,11 +525,19 @@ class TensorBoardManager:
                 env=env,
             )
         except OSError as err:
+            if links is not None:
+                shutil.rmtree(links, ignore_errors=True)
             raise TensorBoardError("logdir", f"cannot run TensorBoard: {err}", 500) from err
         _register_atexit()
         _LIVE_GROUPS.add(process.pid)
         instance = TensorBoardInstance(
-            id=tb_id, logdir=path, port=port, prefix=prefix, process=process, runs=runs
+            id=tb_id,
+            logdir=path,
+            port=port,
+            prefix=prefix,
+            process=process,
+            runs=runs,
+            links=links,
         )
         instance.reader = asyncio.ensure_future(self._read_output(instance))
         return instance
@@ -594,6 +618,9 @@ class TensorBoardManager:
         await self._drain(instance)
         if instance.reader is not None and not instance.reader.done():
             instance.reader.cancel()
+        if instance.links is not None:
+            # Only the links go: rmtree unlinks a link, never enters it.
+            shutil.rmtree(instance.links, ignore_errors=True)
         self.log.info("TensorBoard %s (pid %s) stopped", instance.id, pgid)
 
     def _forget(self, instance: TensorBoardInstance) -> None:

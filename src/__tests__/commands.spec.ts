@@ -24,7 +24,11 @@ import { JobsModel } from '../model';
 import { DEFAULT_SETTINGS } from '../settings';
 import { TensorBoardsModel } from '../tensorboard/model';
 import { IConfig, IJob, ITensorBoard } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -190,6 +194,7 @@ describe('the commands', () => {
       model: jobs,
       trans,
       settings: () => DEFAULT_SETTINGS,
+      editorServices: null,
       config: () => Promise.resolve(CONFIG),
       fileBrowser: null,
       docManager: null,
@@ -429,9 +434,10 @@ describe('the commands', () => {
     await commands.execute(CommandIDs.newJob, {});
     const forms = Array.from(shell.widgets('main'));
     expect(forms).toHaveLength(2);
+    // The tab names the kind the form makes (#32).
     expect(forms.map(w => w.title.label)).toEqual([
-      'New PyTorch job',
-      'New PyTorch job'
+      'New PyTorchJob',
+      'New PyTorchJob'
     ]);
     expect(forms[0].id).toMatch(/^pytorchjob-form-/);
     expect(forms[0].id).not.toBe(forms[1].id);
@@ -455,6 +461,26 @@ describe('the commands', () => {
       name: 'ddp-2',
       command: 'python train.py',
       logdir: '/mnt/logs/ddp-2'
+    });
+  });
+
+  it('resume from a checkpoint: the server makes the clone, env included', async () => {
+    client.cloneBody.mockResolvedValueOnce({
+      name: 'ddp-2',
+      command: ['python', 'train.py'],
+      env: { SEED: '1', PTJOB_RESUME_FROM: '/ckpt/7' }
+    });
+    await commands.execute(CommandIDs.cloneJob, {
+      name: 'ddp',
+      resumeFrom: '/ckpt/7'
+    });
+    expect(client.cloneBody).toHaveBeenCalledWith('ddp', '/ckpt/7');
+    const form = Array.from(
+      shell.widgets('main')
+    )[0] as MainAreaWidget<JobForm>;
+    expect(form.content.model.body).toMatchObject({
+      name: 'ddp-2',
+      env: { SEED: '1', PTJOB_RESUME_FROM: '/ckpt/7' }
     });
   });
 });

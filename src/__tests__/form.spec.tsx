@@ -10,10 +10,24 @@ import { Widget } from '@lumino/widgets';
 import { JobForm } from '../form/form';
 import { FormClient, JobFormModel } from '../form/model';
 import { formTexts } from '../form/texts';
-import FIELDS from './fields.json';
+import { CodeEditor } from '@jupyterlab/codeeditor';
+import { PyTorchJobAPIError } from '../request';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
 
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
+
 const trans = nullTranslator.load('jupyter_pytorchjob');
+
+// What the server's config gives every form here.
+const DEFAULTS = {
+  image: 'img',
+  shm: '2Gi',
+  gpuResource: 'nvidia.com/gpu',
+  fields: FIELDS
+};
 
 function fakeClient(): FormClient {
   return {
@@ -183,8 +197,9 @@ describe('JobForm', () => {
     const name = control('[data-field="name"]');
     expect(name.classList).toContain('jp-mod-invalid');
     expect(control('#form-f-name').getAttribute('aria-invalid')).toBe('true');
+    // A message that starts mid-sentence starts with its field's label.
     expect(control('#form-f-name-error').textContent).toBe(
-      'must be a DNS-1035 label'
+      'Name must be a DNS-1035 label'
     );
     expect(
       control('[data-section="advanced"] .jp-PyTorchJobForm-sectionError')
@@ -192,6 +207,186 @@ describe('JobForm', () => {
     expect(
       control('[data-field="tolerations"] .jp-PyTorchJobForm-error').textContent
     ).toBe('tolerations[0].key: is required');
+  });
+});
+
+describe('JobForm errors and titles (#32)', () => {
+  let model: JobFormModel;
+  let form: JobForm;
+  let client: Record<string, jest.Mock>;
+  const control = <T extends Element = HTMLInputElement>(selector: string) =>
+    form.node.querySelector(selector) as T;
+
+  beforeEach(async () => {
+    client = fakeClient() as unknown as Record<string, jest.Mock>;
+    // The server finds the fresh form's command missing.
+    client.render = jest
+      .fn()
+      .mockRejectedValue(
+        new PyTorchJobAPIError(400, 'invalid', 'command', [
+          { field: 'command', message: 'is required' }
+        ])
+      );
+    model = new JobFormModel({
+      client: client as unknown as FormClient,
+      defaults: { ...DEFAULTS, kinds: KINDS },
+      debounce: 3600 * 1000
+    });
+    form = new JobForm({ model, trans, onSubmitted: () => undefined });
+    form.id = 'form';
+    Widget.attach(form, document.body);
+    await rendered(form);
+  });
+
+  afterEach(() => {
+    Widget.detach(form);
+    form.dispose();
+  });
+
+  it('shows no errors on a fresh form, though the server has some', async () => {
+    (model as unknown as { _errors: Map<string, string[]> })._errors = new Map([
+      ['command', ['is required']]
+    ]);
+    await rendered(form);
+    expect(control('.jp-PyTorchJobForm-error')).toBeNull();
+    expect(control('.jp-PyTorchJobForm-validity').textContent).toBe('');
+  });
+
+  it('on a refused submit names the fields to fix and focuses the first', async () => {
+    client.submit.mockRejectedValue(
+      new PyTorchJobAPIError(400, 'invalid', 'command', [
+        { field: 'command', message: 'is required: give a command' },
+        { field: 'memory', message: 'must be a quantity' }
+      ])
+    );
+    await form.submit();
+    expect(control('.jp-PyTorchJobForm-validity').textContent).toBe(
+      '2 fields to fix: Command, Memory per node'
+    );
+    expect(control('#form-f-command-error').textContent).toBe(
+      'Command is required: give a command'
+    );
+    expect(document.activeElement).toBe(control('#form-f-command'));
+  });
+
+  it('names the kind it makes in its title and its tab', async () => {
+    expect(form.title.label).toBe('New PyTorchJob');
+    expect(control('h2').textContent).toBe('New PyTorchJob');
+    expect(control('#form-f-nodes-hint').textContent).toBe('1 node = 1 master');
+    model.set({ kind: 'TrainJob', nodes: '2' });
+    await rendered(form);
+    expect(form.title.label).toBe('New TrainJob');
+    expect(control('h2').textContent).toBe('New TrainJob');
+    expect(control('#form-f-nodes-hint').textContent).toBe(
+      '2 nodes: node-0 leads'
+    );
+  });
+
+  it('names the paths it keeps from the YAML', async () => {
+    model.set({
+      extras: {
+        spec: { runPolicy: { schedulingPolicy: { minAvailable: 2 } } },
+        metadata: { finalizers: ['x'] }
+      }
+    });
+    control<HTMLButtonElement>('[data-section="advanced"] h3 button').click();
+    await rendered(form);
+    expect(
+      control('[data-field="extras"] .jp-PyTorchJobForm-hint').textContent
+    ).toBe(
+      'Kept from the YAML: spec.runPolicy.schedulingPolicy.minAvailable, metadata.finalizers'
+    );
+  });
+});
+
+describe('JobForm YAML preview', () => {
+  it("edits the manifest in JupyterLab's editor: YAML, line numbers", async () => {
+    const made: CodeEditor.IOptions[] = [];
+    const factory = ((options: CodeEditor.IOptions) => {
+      made.push(options);
+      return {
+        model: options.model,
+        dispose: jest.fn()
+      } as unknown as CodeEditor.IEditor;
+    }) as CodeEditor.Factory;
+    const model = new JobFormModel({
+      client: fakeClient(),
+      defaults: DEFAULTS,
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    const form = new JobForm({
+      model,
+      trans,
+      onSubmitted: () => undefined,
+      editorFactory: factory
+    });
+    Widget.attach(form, document.body);
+    try {
+      form.preview = true;
+      await rendered(form);
+      expect(made).toHaveLength(1);
+      const { host, model: text, config } = made[0];
+      expect(host.closest('.jp-PyTorchJobForm-yaml')).not.toBeNull();
+      expect(
+        form.node.querySelector('textarea.jp-PyTorchJobForm-yamlText')
+      ).toBeNull();
+      expect(text.mimeType).toBe('text/x-yaml');
+      expect(config?.lineNumbers).toBe(true);
+      // An edit in the editor is the draft; a discard puts the editor back.
+      text.sharedModel.setSource('kind: X\n');
+      expect(model.yamlDraft).toBe('kind: X\n');
+      expect(model.yamlEdited).toBe(true);
+      model.resetYaml();
+      await rendered(form);
+      expect(text.sharedModel.getSource()).toBe(model.yamlDraft);
+    } finally {
+      Widget.detach(form);
+      form.dispose();
+    }
+  });
+});
+
+describe('JobForm of a field only the table declares', () => {
+  it('shows it in its section with the label and hint the server sends', async () => {
+    const model = new JobFormModel({
+      client: fakeClient(),
+      defaults: {
+        ...DEFAULTS,
+        fields: {
+          ...FIELDS,
+          pullFrom: {
+            section: 'basics',
+            default: null,
+            nullable: true,
+            form: 'list',
+            label: 'Pull from',
+            hint: 'Names, separated by spaces.'
+          }
+        }
+      },
+      initial: { command: ['python', 'train.py'] },
+      debounce: 3600 * 1000
+    });
+    const form = new JobForm({ model, trans, onSubmitted: () => undefined });
+    form.id = 'form';
+    Widget.attach(form, document.body);
+    try {
+      await rendered(form);
+      const field = form.node.querySelector('[data-field="pullFrom"]')!;
+      expect(field.querySelector('label')!.textContent).toBe('Pull from');
+      expect(field.querySelector('#form-f-pullFrom-hint')!.textContent).toBe(
+        'Names, separated by spaces.'
+      );
+      type(field.querySelector('input')!, 'a b');
+      expect((model.body as Record<string, unknown>).pullFrom).toEqual([
+        'a',
+        'b'
+      ]);
+    } finally {
+      Widget.detach(form);
+      form.dispose();
+    }
   });
 });
 

@@ -5,8 +5,12 @@
 import { FormClient, JobFormModel } from '../form/model';
 import { PyTorchJobAPIError } from '../request';
 import { IJobBody, IRenderResult, IRuntime } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const defaults = {
   image: 'img',
@@ -88,6 +92,19 @@ describe('JobFormModel', () => {
     client.submit.mockRejectedValue(invalid([['command', 'is required']]));
     expect(await model.submit()).toBeNull();
     expect([...model.visibleErrors.keys()]).toEqual(['command']);
+    model.dispose();
+  });
+
+  it('says nothing of an empty script before it is typed or submitted', async () => {
+    const client = fakeClient();
+    client.render.mockRejectedValue(invalid([['script', 'is empty']]));
+    const model = new JobFormModel({ client, defaults });
+    model.set({ mode: 'script' });
+    expect(await model.validate()).toBe(false);
+    expect(model.visibleErrors.size).toBe(0);
+    model.set({ script: ' ' });
+    expect(await model.validate()).toBe(false);
+    expect([...model.visibleErrors.keys()]).toEqual(['script']);
     model.dispose();
   });
 

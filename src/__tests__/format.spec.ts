@@ -128,6 +128,9 @@ describe('describeNodes', () => {
     expect(describeNodes(1, trans)).toBe('1 node = 1 master');
     expect(describeNodes(2, trans)).toBe('2 nodes = 1 master + 1 worker');
     expect(describeNodes(3, trans)).toBe('3 nodes = 1 master + 2 workers');
+    // A TrainJob has no master: node-0 leads.
+    expect(describeNodes(1, trans, 'TrainJob')).toBe('1 node: node-0 leads');
+    expect(describeNodes(3, trans, 'TrainJob')).toBe('3 nodes: node-0 leads');
   });
 
   it('explains what is allowed for nonsense', () => {

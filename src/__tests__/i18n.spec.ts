@@ -50,6 +50,18 @@ function extract(): Map<string, string | null> {
     }
   };
   walk(path.join(ROOT, 'src'));
+  // The labels and hints the server declares with its fields (GET config's
+  // `fields`); the form translates them.
+  const fields = JSON.parse(
+    fs.readFileSync(path.join(__dirname, 'fields.json'), 'utf-8')
+  );
+  for (const info of Object.values<any>(fields)) {
+    for (const text of [info.label, info.hint]) {
+      if (text) {
+        found.set(text, null);
+      }
+    }
+  }
   const schema = JSON.parse(
     fs.readFileSync(path.join(ROOT, 'schema/plugin.json'), 'utf-8')
   );

@@ -11,7 +11,11 @@ import { CommandIDs } from '../commandids';
 import { JobsModel } from '../model';
 import { JobsPanel } from '../panel';
 import { IJob } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 

@@ -91,7 +91,8 @@ describe('formatMetric', () => {
     expect(formatParameter(['--lr', '0.1'])).toBe('--lr 0.1');
     expect(formatParameter(null)).toBe('—');
     expect(formatParameter(4)).toBe('4');
-    expect(formatParameter([{ claim: 'a' }])).toBe('[{"claim":"a"}]');
+    // Objects as the flags write them, never raw JSON (issue 32).
+    expect(formatParameter([{ claim: 'a' }])).toBe('claim=a');
   });
 });
 
@@ -506,16 +507,24 @@ describe('ComparisonView', () => {
       { name: 'b', state: 'Succeeded', duration: 120, logdir: null },
       { name: 'c', state: 'Failed', duration: 30, logdir: '/runs/c' }
     ],
+    hparams: [],
     parameters: [
       { field: 'args', values: [['--lr', '0.1'], ['--lr', '0.01'], null] },
       { field: 'env.SEED', values: ['1', '2', '3'] }
     ],
     metrics: [
-      { name: 'loss', values: [0.5, 0.2, null], lowerIsBetter: true, best: 1 },
+      {
+        name: 'loss',
+        values: [0.5, 0.2, null],
+        lowerIsBetter: true,
+        scored: true,
+        best: 1
+      },
       {
         name: 'accuracy',
         values: [0.9, 0.8, 0.95],
         lowerIsBetter: false,
+        scored: true,
         best: 2
       }
     ]
@@ -540,9 +549,10 @@ describe('ComparisonView', () => {
     expect(headers).toEqual([null, 'a', 'b', 'c']);
     const cells = (selector: string) =>
       Array.from(view.node.querySelectorAll(`${selector} td`));
+    // Only the tokens that differ (issue 32): the shared `--lr` is `…`.
     expect(cells('[data-parameter="args"]').map(td => td.textContent)).toEqual([
-      '--lr 0.1',
-      '--lr 0.01',
+      '… 0.1',
+      '… 0.01',
       '—'
     ]);
     const loss = cells('[data-metric="loss"]');

@@ -21,8 +21,12 @@ import {
   usesDataLoaderWorkers
 } from '../form/state';
 import { IConfig, IJobBody } from '../tokens';
-import FIELDS from './fields.json';
+import { IFieldInfo } from '../tokens';
+import FIELDS_JSON from './fields.json';
 import KINDS from './kinds.json';
+
+// The server's `fields`, as `GET config` types them.
+const FIELDS = FIELDS_JSON as Record<string, IFieldInfo>;
 
 const defaults = {
   image: 'pytorch/pytorch:latest',
@@ -65,9 +69,64 @@ describe('splitWords / joinWords', () => {
   });
 });
 
+describe('a field declared only in the table', () => {
+  // A field the form has no code for: the loops keep it by its codec.
+  const fields: Record<string, IFieldInfo> = {
+    ...FIELDS,
+    pullFrom: {
+      section: 'advanced',
+      default: null,
+      nullable: true,
+      form: 'list'
+    },
+    retries: {
+      section: 'advanced',
+      default: 2,
+      nullable: false,
+      form: 'number'
+    },
+    extraMap: {
+      section: 'advanced',
+      default: null,
+      nullable: false,
+      form: 'map'
+    }
+  };
+  const fresh = (): IFormState => ({
+    ...defaultFormState({ ...defaults, fields }),
+    name: 'demo',
+    command: 'python x.py'
+  });
+
+  it('starts as the table says: unset, the default, no rows', () => {
+    const state = fresh();
+    expect(state.pullFrom).toBe('');
+    expect(state.retries).toBe('2');
+    expect(state.extraMap).toEqual([]);
+  });
+
+  it('goes to the body by its codec and comes back', () => {
+    const state: IFormState = {
+      ...fresh(),
+      pullFrom: ' a, b  c ',
+      retries: '5',
+      extraMap: [{ key: 'k', value: 'v' }]
+    };
+    const body = stateToBody(state, fields) as Record<string, unknown>;
+    expect(body.pullFrom).toEqual(['a', 'b', 'c']);
+    expect(body.retries).toBe(5);
+    expect(body.extraMap).toEqual({ k: 'v' });
+    const back = bodyToState(body, fresh(), fields);
+    expect(back.pullFrom).toBe('a b c');
+    expect(back.retries).toBe('5');
+    expect(back.extraMap).toEqual([{ key: 'k', value: 'v' }]);
+    expect(stateToBody(fresh(), fields)).not.toHaveProperty('pullFrom');
+  });
+});
+
 describe('stateToBody', () => {
   it('sends only what is set, leaving the rest to the server', () => {
-    expect(stateToBody(form({ command: 'python train.py' }))).toEqual({
+    expect(stateToBody(form({ command: 'python train.py' }), FIELDS)).toEqual({
       name: 'demo',
       image: 'pytorch/pytorch:latest',
       command: ['python', 'train.py'],
@@ -120,7 +179,8 @@ describe('stateToBody', () => {
         queue: 'team-a',
         logdir: '/mnt/data/runs',
         extras: { metadata: { x: 1 } }
-      })
+      }),
+      FIELDS
     );
     expect(body).toEqual({
       name: 'demo',
@@ -155,12 +215,12 @@ describe('stateToBody', () => {
   });
 
   it('turns /dev/shm off with an empty size', () => {
-    expect(stateToBody(form({ shmEnabled: false })).shm).toBe('');
+    expect(stateToBody(form({ shmEnabled: false }), FIELDS).shm).toBe('');
   });
 
   it('passes what is not a number to the server, which says why', () => {
-    expect(stateToBody(form({ nodes: 'two' })).nodes).toBe('two');
-    expect(stateToBody(form({ nodes: '' })).nodes).toBeUndefined();
+    expect(stateToBody(form({ nodes: 'two' }), FIELDS).nodes).toBe('two');
+    expect(stateToBody(form({ nodes: '' }), FIELDS).nodes).toBeUndefined();
   });
 });
 
@@ -196,7 +256,7 @@ describe('bodyToState', () => {
   };
 
   it('reads a server body, keeping extras', () => {
-    const state = bodyToState(server, form());
+    const state = bodyToState(server, form(), FIELDS);
     expect(state.command).toBe('python train.py');
     expect(state.args).toBe("--x 'a b'");
     expect(state.nodes).toBe('2');
@@ -210,17 +270,17 @@ describe('bodyToState', () => {
 
   it("keeps a TrainJob's unset image unset: its runtime decides", () => {
     const trainjob = { ...server, kind: 'TrainJob', image: null };
-    const state = bodyToState(trainjob, form({ image: 'ours:1' }));
+    const state = bodyToState(trainjob, form({ image: 'ours:1' }), FIELDS);
     expect(state.image).toBe('');
-    expect(stateToBody(state)).not.toHaveProperty('image');
+    expect(stateToBody(state, FIELDS)).not.toHaveProperty('image');
     // A PyTorchJob's is filled from the base, as before.
-    expect(bodyToState({ ...server, image: null }, form()).image).toBe(
+    expect(bodyToState({ ...server, image: null }, form(), FIELDS).image).toBe(
       form().image
     );
   });
 
   it('round-trips through stateToBody', () => {
-    const body = stateToBody(bodyToState(server, form()));
+    const body = stateToBody(bodyToState(server, form(), FIELDS), FIELDS);
     expect(body.command).toEqual(['python', 'train.py']);
     expect(body.args).toEqual(['--x', 'a b']);
     expect(body.shm).toBe('');
@@ -229,7 +289,9 @@ describe('bodyToState', () => {
       { key: 'k', operator: 'Equal', value: 'v' }
     ]);
     expect(body.extras).toEqual(server.extras);
-    expect(bodyToState(body, form())).toEqual(bodyToState(server, form()));
+    expect(bodyToState(body, form(), FIELDS)).toEqual(
+      bodyToState(server, form(), FIELDS)
+    );
   });
 
   it('keeps a Worker-only job and tolerationSeconds through a clone', () => {
@@ -246,7 +308,7 @@ describe('bodyToState', () => {
         }
       ]
     };
-    const body = stateToBody(bodyToState(clone, form()));
+    const body = stateToBody(bodyToState(clone, form(), FIELDS), FIELDS);
     expect(body.master).toBe(false);
     expect(body.tolerations).toEqual([
       {
@@ -256,24 +318,26 @@ describe('bodyToState', () => {
         tolerationSeconds: 30
       }
     ]);
-    expect(stateToBody(bodyToState(server, form())).master).toBeUndefined();
+    expect(
+      stateToBody(bodyToState(server, form(), FIELDS), FIELDS).master
+    ).toBeUndefined();
   });
 
   it('keeps the priority class through a clone, and leaves it out when empty', () => {
     const clone: IJobBody = { ...server, priorityClassName: 'high' };
-    const state = bodyToState(clone, form());
+    const state = bodyToState(clone, form(), FIELDS);
     expect(state.priorityClassName).toBe('high');
-    expect(stateToBody(state).priorityClassName).toBe('high');
-    expect(stateToBody(form()).priorityClassName).toBeUndefined();
+    expect(stateToBody(state, FIELDS).priorityClassName).toBe('high');
+    expect(stateToBody(form(), FIELDS).priorityClassName).toBeUndefined();
   });
 
   it('keeps the log archive through a clone, and leaves it to the server when empty', () => {
     for (const logArchive of ['off', '/data/logs']) {
-      const state = bodyToState({ ...server, logArchive }, form());
+      const state = bodyToState({ ...server, logArchive }, form(), FIELDS);
       expect(state.logArchive).toBe(logArchive);
-      expect(stateToBody(state).logArchive).toBe(logArchive);
+      expect(stateToBody(state, FIELDS).logArchive).toBe(logArchive);
     }
-    expect(stateToBody(form()).logArchive).toBeUndefined();
+    expect(stateToBody(form(), FIELDS).logArchive).toBeUndefined();
   });
 
   it('keeps the elastic fields through a clone; a new job is not elastic', () => {
@@ -285,12 +349,12 @@ describe('bodyToState', () => {
       maxRestarts: 10,
       rdzvBackend: 'c10d'
     };
-    const body = stateToBody(bodyToState(clone, form()));
+    const body = stateToBody(bodyToState(clone, form(), FIELDS), FIELDS);
     expect([body.minNodes, body.maxNodes, body.maxRestarts]).toEqual([
       1, 4, 10
     ]);
     expect(body.rdzvBackend).toBe('c10d');
-    const fresh = stateToBody(form());
+    const fresh = stateToBody(form(), FIELDS);
     expect([
       fresh.minNodes,
       fresh.maxNodes,
@@ -301,7 +365,7 @@ describe('bodyToState', () => {
   });
 
   it('switches to script mode for a script', () => {
-    const state = bodyToState({ script: 'print(1)' }, form());
+    const state = bodyToState({ script: 'print(1)' }, form(), FIELDS);
     expect(state.mode).toBe('script');
     expect(state.script).toBe('print(1)');
   });
@@ -452,7 +516,7 @@ describe('job kinds', () => {
     );
     // The backend did not say: the server's default, nothing sent.
     expect(defaultFormState(defaults).kind).toBe('');
-    expect(stateToBody(form())).not.toHaveProperty('kind');
+    expect(stateToBody(form(), FIELDS)).not.toHaveProperty('kind');
   });
 
   it('sends kind and runtime, and leaves out what the kind cannot express', () => {
@@ -467,7 +531,7 @@ describe('job kinds', () => {
       priorityClassName: 'high',
       workdir: '/w'
     });
-    const body = stateToBody(state, trainjob);
+    const body = stateToBody(state, FIELDS, trainjob);
     expect(body).toMatchObject({
       kind: 'TrainJob',
       runtime: 'torch-distributed',
@@ -488,6 +552,7 @@ describe('job kinds', () => {
     // A PyTorchJob has no runtime.
     const pytorch = stateToBody(
       { ...state, kind: 'PyTorchJob' },
+      FIELDS,
       kindFields(KINDS, 'PyTorchJob')
     );
     expect(pytorch).not.toHaveProperty('runtime');
@@ -497,11 +562,12 @@ describe('job kinds', () => {
   it('reads kind and runtime back from a body', () => {
     const state = bodyToState(
       { name: 'tj', kind: 'TrainJob', runtime: 'torch-custom' },
-      defaultFormState(both)
+      defaultFormState(both),
+      FIELDS
     );
     expect(state.kind).toBe('TrainJob');
     expect(state.runtime).toBe('torch-custom');
-    expect(bodyToState({ name: 'x' }, state).kind).toBe('TrainJob');
+    expect(bodyToState({ name: 'x' }, state, FIELDS).kind).toBe('TrainJob');
   });
 
   it("shows the chosen kind's fields and sections only", () => {

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+import { IEditorServices } from '@jupyterlab/codeeditor';
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import {
   MainAreaWidget,
@@ -71,6 +72,12 @@ export interface ICommandContext {
    * The document manager, for the directory picker of *Open TensorBoard…*.
    */
   docManager: IDocumentManager | null;
+
+  /**
+   * JupyterLab's editors (the form's YAML preview edits in one); null: a
+   * plain text area.
+   */
+  editorServices: IEditorServices | null;
 
   /**
    * The application's translator (for JupyterLab's own dialogs).
@@ -169,11 +176,14 @@ export function showInMainArea<T extends Widget>(
  */
 export function pytorchTab<T extends Widget>(
   content: T,
-  title: { id: string; label: string; caption?: string }
+  title: { id: string; label?: string; caption?: string }
 ): MainAreaWidget<T> {
   const widget = new MainAreaWidget({ content });
   widget.id = title.id;
-  widget.title.label = title.label;
+  if (title.label !== undefined) {
+    // Without one, the tab shows the content's own (the form's, by kind).
+    widget.title.label = title.label;
+  }
   if (title.caption !== undefined) {
     widget.title.caption = title.caption;
   }

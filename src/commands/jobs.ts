@@ -175,14 +175,26 @@ function addFormCommands(context: ICommandContext): void {
         name => trans.__('Clone & edit %1', name),
         trans.__('Clone & edit job')
       ),
-    describedBy: { args: NAME_SCHEMA },
+    describedBy: {
+      args: {
+        ...NAME_SCHEMA,
+        properties: {
+          ...NAME_SCHEMA.properties,
+          resumeFrom: { type: 'string' }
+        }
+      }
+    },
     execute: async args => {
       // The server names the clone <job>-N and moves a log directory naming
       // the job along: two runs never write one TensorBoard run.
       const name = nameArg(args);
+      const resumeFrom = args['resumeFrom'];
       let spec: IJobBody;
       try {
-        spec = await context.client.cloneBody(name);
+        spec = await context.client.cloneBody(
+          name,
+          ...(typeof resumeFrom === 'string' && resumeFrom ? [resumeFrom] : [])
+        );
       } catch (error) {
         notifyError(
           trans.__('Could not clone %1: %2', name, formatError(error, trans))
@@ -262,6 +274,8 @@ namespace Private {
           new JobForm({
             model: formModel,
             trans,
+            editorFactory:
+              context.editorServices?.factoryService.newInlineEditor ?? null,
             onSubmitted: (job: IJob) => {
               model.track(job.name);
               for (const warning of job.warnings ?? []) {
@@ -273,10 +287,8 @@ namespace Private {
               });
             }
           }),
-          {
-            id: `pytorchjob-form-${UUID.uuid4()}`,
-            label: trans.__('New PyTorch job')
-          }
+          // No label: the form names its kind (New PyTorchJob, New TrainJob).
+          { id: `pytorchjob-form-${UUID.uuid4()}` }
         )
     });
   }

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+import { CodeEditor } from '@jupyterlab/codeeditor';
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
@@ -18,10 +19,14 @@ export function SubmitBar(props: {
   trans: TranslationBundle;
   preview: boolean;
   togglePreview: () => void;
+  /**
+   * The labels of the fields whose errors are shown.
+   */
+  toFix: readonly string[];
 }): JSX.Element {
   const { model, trans } = props;
   return (
-    <div className="jp-PyTorchJobForm-buttons">
+    <div className="jp-PyTorchJobForm-buttons jp-PyTorchJobForm-submitBar">
       <button
         type="button"
         className="jp-mod-styled jp-PyTorchJobForm-previewButton"
@@ -47,9 +52,14 @@ export function SubmitBar(props: {
       <span className="jp-PyTorchJobForm-validity" role="status">
         {model.validating
           ? trans.__('Checking…')
-          : model.errors.size > 0
-            ? trans._n('%1 field to fix', '%1 fields to fix', model.errors.size)
-            : model.yaml
+          : props.toFix.length > 0
+            ? trans._n(
+                '%1 field to fix: %2',
+                '%1 fields to fix: %2',
+                props.toFix.length,
+                props.toFix.join(', ')
+              )
+            : model.yaml && model.errors.size === 0
               ? trans.__('Valid')
               : ''}
       </span>
@@ -63,6 +73,7 @@ export function SubmitBar(props: {
 export function YamlPreview(props: {
   model: JobFormModel;
   trans: TranslationBundle;
+  editorFactory?: CodeEditor.Factory | null;
 }): JSX.Element {
   const { model, trans } = props;
   return (
@@ -76,13 +87,22 @@ export function YamlPreview(props: {
           'Edit the manifest and apply it to update the form; fields the form does not know are kept.'
         )}
       </p>
-      <textarea
-        className="jp-PyTorchJobForm-code jp-PyTorchJobForm-yamlText"
-        spellCheck={false}
-        aria-label={trans.__('Manifest (YAML)')}
-        value={model.yamlDraft}
-        onChange={e => model.setYamlDraft(e.currentTarget.value)}
-      />
+      {props.editorFactory ? (
+        <YamlEditor
+          factory={props.editorFactory}
+          value={model.yamlDraft}
+          onChange={text => model.setYamlDraft(text)}
+          label={trans.__('Manifest (YAML)')}
+        />
+      ) : (
+        <textarea
+          className="jp-PyTorchJobForm-code jp-PyTorchJobForm-yamlText"
+          spellCheck={false}
+          aria-label={trans.__('Manifest (YAML)')}
+          value={model.yamlDraft}
+          onChange={e => model.setYamlDraft(e.currentTarget.value)}
+        />
+      )}
       {model.yamlError && (
         <pre className="jp-PyTorchJobForm-error" role="alert">
           {model.yamlError}
@@ -114,3 +134,64 @@ export function YamlPreview(props: {
     </aside>
   );
 }
+
+/**
+ * JupyterLab's own editor on YAML text: CodeMirror with the YAML language,
+ * line numbers and the theme's colours. It follows `value` when that changes
+ * from outside (applied, discarded, re-rendered) and reports each edit.
+ */
+export function YamlEditor(props: {
+  factory: CodeEditor.Factory;
+  value: string;
+  onChange: (text: string) => void;
+  label: string;
+}): JSX.Element {
+  const host = React.useRef<HTMLDivElement>(null);
+  const editor = React.useRef<CodeEditor.IEditor | null>(null);
+  const onChange = React.useRef(props.onChange);
+  onChange.current = props.onChange;
+  const labelRef = React.useRef(props.label);
+  React.useEffect(() => {
+    const model = new CodeEditor.Model({ mimeType: YAML_MIME });
+    model.sharedModel.setSource(props.value);
+    const created = props.factory({
+      host: host.current!,
+      model,
+      config: { lineNumbers: true }
+    });
+    editor.current = created;
+    // Its text is the manifest: named so for assistive technologies.
+    host
+      .current!.querySelector('.cm-content')
+      ?.setAttribute('aria-label', labelRef.current);
+    const changed = () => onChange.current(model.sharedModel.getSource());
+    model.sharedModel.changed.connect(changed);
+    return () => {
+      model.sharedModel.changed.disconnect(changed);
+      editor.current = null;
+      created.dispose();
+      model.dispose();
+    };
+  }, [props.factory]);
+  // On every render: the text may have been changed from outside back to
+  // the value of the last render (a discard after an edit).
+  React.useEffect(() => {
+    const model = editor.current?.model;
+    if (model && model.sharedModel.getSource() !== props.value) {
+      model.sharedModel.setSource(props.value);
+    }
+  });
+  return (
+    <div
+      ref={host}
+      className="jp-PyTorchJobForm-yamlEditor"
+      role="group"
+      aria-label={props.label}
+    />
+  );
+}
+
+/**
+ * The MIME type JupyterLab's language registry knows YAML by.
+ */
+const YAML_MIME = 'text/x-yaml';

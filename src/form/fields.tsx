@@ -11,8 +11,14 @@ import { addIcon, closeIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { IFieldInfo, IJobKind, IRuntime } from '../tokens';
-import { defaultText, errorsUnder, IFormState, isShown } from './state';
-import { FieldName, FormTexts } from './texts';
+import {
+  defaultText,
+  errorsUnder,
+  IFormState,
+  isShown,
+  stateText
+} from './state';
+import { FormTexts, IFieldText } from './texts';
 
 /**
  * What every field of a form works with.
@@ -86,7 +92,7 @@ export function shown(form: IFormContext, name: string): boolean {
 /**
  * The props of a field component.
  */
-export interface IFieldProps<N extends FieldName = FieldName> {
+export interface IFieldProps<N extends string = string> {
   /**
    * The form.
    */
@@ -99,12 +105,27 @@ export interface IFieldProps<N extends FieldName = FieldName> {
 }
 
 /**
- * The settings typed as one line of text.
+ * The settings typed as one line of text (wire names, and `mode`).
  */
-export type TextSetting = {
-  [K in keyof IFormState]: IFormState[K] extends string ? K : never;
-}[keyof IFormState] &
-  FieldName;
+export type TextSetting = string;
+
+/**
+ * What the form says of a setting: `texts.ts`'s words, else the label and
+ * hint the server declares for the field, translated.
+ */
+export function textOf(form: IFormContext, name: string): IFieldText {
+  const own = (form.texts.fields as Record<string, IFieldText | undefined>)[
+    name
+  ];
+  if (own) {
+    return own;
+  }
+  const info = form.fields[name];
+  return {
+    label: info?.label ? form.trans.__(info.label) : name,
+    hint: info?.hint ? form.trans.__(info.hint) : undefined
+  };
+}
 
 /**
  * Set a text setting.
@@ -118,7 +139,7 @@ function setText(form: IFormContext, name: TextSetting, value: string): void {
  */
 export function Field(props: {
   form: IFormContext;
-  name: FieldName;
+  name: string;
   hint?: React.ReactNode;
   control: (id: string, describedBy: string) => React.ReactNode;
 }): JSX.Element | null {
@@ -127,21 +148,26 @@ export function Field(props: {
     return null;
   }
   const id = `${form.idPrefix}-f-${name}`;
-  const hint = props.hint ?? form.texts.fields[name].hint;
+  const hint = props.hint ?? textOf(form, name).hint;
   const invalid = errorsUnder(form.errors, name).length > 0;
   return (
     <div
       className={'jp-PyTorchJobForm-field' + (invalid ? ' jp-mod-invalid' : '')}
       data-field={name}
     >
-      <label htmlFor={id}>{form.texts.fields[name].label}</label>
+      <label htmlFor={id}>{textOf(form, name).label}</label>
       {props.control(id, `${id}-hint ${id}-error`)}
       {hint && (
         <div className="jp-PyTorchJobForm-hint" id={`${id}-hint`}>
           {hint}
         </div>
       )}
-      <FieldErrors errors={form.errors} field={name} id={`${id}-error`} />
+      <FieldErrors
+        errors={form.errors}
+        field={name}
+        id={`${id}-error`}
+        label={textOf(form, name).label}
+      />
     </div>
   );
 }
@@ -167,10 +193,10 @@ export function TextField(
           className="jp-mod-styled"
           type="text"
           spellCheck={false}
-          value={form.state[name]}
+          value={stateText(form.state, name)}
           placeholder={
             props.placeholder ??
-            form.texts.fields[name].placeholder ??
+            textOf(form, name).placeholder ??
             (defaultText(form.fields, name) || undefined)
           }
           aria-invalid={form.errors.has(name)}
@@ -200,7 +226,7 @@ export function NumberField(
           className="jp-mod-styled"
           type="number"
           min={props.min}
-          value={form.state[name]}
+          value={stateText(form.state, name)}
           aria-describedby={describedBy}
           onChange={e => setText(form, name, e.currentTarget.value)}
         />
@@ -224,13 +250,13 @@ export function SelectField(
         <select
           id={id}
           className="jp-mod-styled"
-          value={form.state[name]}
+          value={stateText(form.state, name)}
           aria-describedby={describedBy}
           onChange={e => setText(form, name, e.currentTarget.value)}
         >
           {props.choices.map(choice => (
             <option key={choice} value={choice}>
-              {form.texts.fields[name].choices?.[choice] ?? choice}
+              {textOf(form, name).choices?.[choice] ?? choice}
             </option>
           ))}
         </select>
@@ -256,7 +282,7 @@ export function CodeField(
           className="jp-PyTorchJobForm-code"
           rows={props.rows}
           spellCheck={false}
-          value={form.state[name]}
+          value={stateText(form.state, name)}
           aria-describedby={describedBy}
           onChange={e => setText(form, name, e.currentTarget.value)}
         />
@@ -270,7 +296,7 @@ export function CodeField(
  */
 export function RadioField(props: IFieldProps<TextSetting>): JSX.Element {
   const { form, name } = props;
-  const text = form.texts.fields[name];
+  const text = textOf(form, name);
   return (
     <div
       className="jp-PyTorchJobForm-field"
@@ -283,7 +309,7 @@ export function RadioField(props: IFieldProps<TextSetting>): JSX.Element {
           <input
             type="radio"
             name={`${form.idPrefix}-${name}`}
-            checked={form.state[name] === value}
+            checked={stateText(form.state, name) === value}
             onChange={() => setText(form, name, value)}
           />
           {label}
@@ -300,8 +326,18 @@ export function FieldErrors(props: {
   errors: Map<string, string[]>;
   field: string;
   id?: string;
+  /**
+   * The field's label, which starts a message that starts mid-sentence
+   * ("is required: …" becomes "Name is required: …").
+   */
+  label?: string;
 }): JSX.Element | null {
-  const messages = errorsUnder(props.errors, props.field);
+  const own = new Set(props.errors.get(props.field) ?? []);
+  const messages = errorsUnder(props.errors, props.field).map(message =>
+    props.label && own.has(message) && /^[a-z]/.test(message)
+      ? `${props.label} ${message}`
+      : message
+  );
   if (messages.length === 0) {
     return null;
   }

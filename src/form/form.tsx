@@ -5,16 +5,18 @@
  * @packageDocumentation
  */
 
+import { CodeEditor } from '@jupyterlab/codeeditor';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { IJob } from '../tokens';
-import { IFormContext } from './fields';
+import { pytorchIcon } from '../icons';
+import { IFormContext, textOf } from './fields';
 import { JobFormModel } from './model';
-import { Section, SECTION_FIELDS } from './sections';
-import { FORM_SECTIONS, FormSection, sectionShown } from './state';
+import { Section, SectionFields } from './sections';
+import { FORM_SECTIONS, FormSection, sectionShown, TRAINJOB } from './state';
 import { FormTexts, formTexts } from './texts';
 import { SubmitBar, YamlPreview } from './actions';
 
@@ -31,8 +33,14 @@ export class JobForm extends ReactWidget {
     this._trans = options.trans;
     this._texts = formTexts(options.trans);
     this._onSubmitted = options.onSubmitted;
+    this._editorFactory = options.editorFactory ?? null;
     this.addClass('jp-PyTorchJobForm');
-    this.model.changed.connect(() => this.update(), this);
+    this.title.icon = pytorchIcon;
+    this._updateTitle();
+    this.model.changed.connect(() => {
+      this._updateTitle();
+      this.update();
+    }, this);
     void this.model.loadVolumes();
     void this.model.loadRuntimes();
     void this.model.validate();
@@ -67,6 +75,36 @@ export class JobForm extends ReactWidget {
         this._open.add(section);
       }
       this.update();
+      await this.renderPromise;
+      this.focusFirstInvalid();
+    }
+  }
+
+  /**
+   * Scroll to the first field with an error and put the focus in it.
+   */
+  focusFirstInvalid(): void {
+    const error = this.node.querySelector('.jp-PyTorchJobForm-error');
+    const field = error?.closest('[data-field]') ?? null;
+    if (!field) {
+      return;
+    }
+    field.scrollIntoView?.({ block: 'center' });
+    field
+      .querySelector<HTMLElement>('input:not([disabled]), select, textarea')
+      ?.focus();
+  }
+
+  /**
+   * The tab says what the form makes: a TrainJob or a PyTorchJob.
+   */
+  private _updateTitle(): void {
+    const label =
+      this.model.state.kind === TRAINJOB
+        ? this._trans.__('New TrainJob')
+        : this._trans.__('New PyTorchJob');
+    if (this.title.label !== label) {
+      this.title.label = label;
     }
   }
 
@@ -110,19 +148,16 @@ export class JobForm extends ReactWidget {
       >
         <form
           className="jp-PyTorchJobForm-form"
-          aria-label={trans.__('New PyTorch job')}
+          aria-label={this.title.label}
           onSubmit={e => {
             e.preventDefault();
             void this.submit();
           }}
         >
-          <h2 className="jp-PyTorchJobForm-title">
-            {trans.__('New PyTorch job')}
-          </h2>
+          <h2 className="jp-PyTorchJobForm-title">{this.title.label}</h2>
           {FORM_SECTIONS.filter(id =>
             sectionShown(id, model.fields, form.supported)
           ).map(id => {
-            const Fields = SECTION_FIELDS[id];
             return (
               <Section
                 key={id}
@@ -132,7 +167,11 @@ export class JobForm extends ReactWidget {
                 hasErrors={withErrors.has(id)}
                 onToggle={() => this._toggle(id)}
               >
-                <Fields form={form} volumes={model.volumes} />
+                <SectionFields
+                  form={form}
+                  section={id}
+                  volumes={model.volumes}
+                />
               </Section>
             );
           })}
@@ -157,9 +196,20 @@ export class JobForm extends ReactWidget {
             togglePreview={() => {
               this.preview = !this._preview;
             }}
+            toFix={[
+              ...new Set(
+                [...form.errors.keys()].map(key => key.split(/[[.]/)[0])
+              )
+            ].map(name => textOf(form, name).label)}
           />
         </form>
-        {this._preview && <YamlPreview model={model} trans={trans} />}
+        {this._preview && (
+          <YamlPreview
+            model={model}
+            trans={trans}
+            editorFactory={this._editorFactory}
+          />
+        )}
       </div>
     );
   }
@@ -177,6 +227,7 @@ export class JobForm extends ReactWidget {
   }
 
   private _trans: TranslationBundle;
+  private _editorFactory: CodeEditor.Factory | null;
   private _onSubmitted: (job: IJob) => void;
   private _texts: FormTexts;
   private _preview = false;
@@ -205,5 +256,11 @@ export namespace JobForm {
      * Called with the job once submitted.
      */
     onSubmitted: (job: IJob) => void;
+
+    /**
+     * Makes the YAML preview's editor (JupyterLab's CodeMirror); absent or
+     * null: a plain text area.
+     */
+    editorFactory?: CodeEditor.Factory | null;
   }
 }

@@ -53,7 +53,9 @@ export class JobFormModel implements IDisposable {
     this._client = options.client;
     this._debounce = options.debounce ?? 400;
     const base = defaultFormState(options.defaults);
-    let state = options.initial ? bodyToState(options.initial, base) : base;
+    let state = options.initial
+      ? bodyToState(options.initial, base, options.defaults.fields)
+      : base;
     if (!state.name) {
       const hint =
         state.mode === 'command'
@@ -128,10 +130,10 @@ export class JobFormModel implements IDisposable {
     const visible = new Map<string, string[]>();
     for (const [field, messages] of this._errors) {
       const root = field.split(/[[.]/)[0];
+      // Switching to a script is no edit of it: "is empty" waits for one.
       if (
         this._touched.has(root) ||
-        (root === 'shm' && this._touched.has('shmEnabled')) ||
-        ((root === 'command' || root === 'script') && this._touched.has('mode'))
+        (root === 'shm' && this._touched.has('shmEnabled'))
       ) {
         visible.set(field, messages);
       }
@@ -224,7 +226,7 @@ export class JobFormModel implements IDisposable {
    * The job body of the current state.
    */
   get body(): IJobBody {
-    return stateToBody(this._state, this.supported);
+    return stateToBody(this._state, this.fields, this.supported);
   }
 
   /**
@@ -253,7 +255,7 @@ export class JobFormModel implements IDisposable {
       // Our default image would pin it over the runtime's: leave it to the runtime.
       patch = { ...patch, image: '' };
     }
-    this._state = { ...this._state, ...patch };
+    this._state = { ...this._state, ...patch } as IFormState;
     for (const key of Object.keys(patch)) {
       this._touched.add(key);
     }
@@ -336,7 +338,7 @@ export class JobFormModel implements IDisposable {
       if (seq !== this._seq) {
         return false;
       }
-      this._state = bodyToState(result.job, this._state);
+      this._state = bodyToState(result.job, this._state, this.fields);
       this._attempted = true;
       this._yamlDraft = null;
       this._setRendered(result);

@@ -13,18 +13,15 @@ import {
   FieldErrors,
   IFormContext,
   RemoveButton,
-  shown
+  shown,
+  textOf
 } from './fields';
-import { choicesOf, IFormState, IKeyValue, IPvcRow } from './state';
-import { FieldName } from './texts';
+import { choicesOf, IFormState, IPvcRow, stateRows } from './state';
 
 /**
- * The settings that are string maps.
+ * The settings that are string maps (fields whose codec is `map`).
  */
-export type KeyValueSetting = {
-  [K in keyof IFormState]: IFormState[K] extends IKeyValue[] ? K : never;
-}[keyof IFormState] &
-  FieldName;
+export type KeyValueSetting = string;
 
 /**
  * An editor of a string map.
@@ -35,8 +32,8 @@ export function KeyValueEditor(props: {
 }): JSX.Element | null {
   const { form, name } = props;
   const { trans } = form;
-  const label = form.texts.fields[name].label;
-  const rows = Private.editing(form.state[name], value =>
+  const label = textOf(form, name).label;
+  const rows = Private.editing(stateRows(form.state, name), value =>
     form.set({ [name]: value } as Partial<IFormState>)
   );
   return (
@@ -277,7 +274,7 @@ function RowInput(props: {
  */
 function RowsFieldset(props: {
   form: IFormContext;
-  name: FieldName;
+  name: string;
   addLabel: string;
   onAdd: () => void;
   children: React.ReactNode;
@@ -291,7 +288,7 @@ function RowsFieldset(props: {
       className="jp-PyTorchJobForm-field jp-PyTorchJobForm-rows"
       data-field={name}
     >
-      <legend>{form.texts.fields[name].label}</legend>
+      <legend>{textOf(form, name).label}</legend>
       {props.children}
       <AddButton label={props.addLabel} onClick={props.onAdd} />
       <FieldErrors errors={form.errors} field={name} />

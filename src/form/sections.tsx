@@ -1,6 +1,7 @@
 /**
- * The form's sections: a collapsible frame, and the fields of Basics,
- * Resources, Storage and Advanced.
+ * The form's sections: a collapsible frame, and each section's fields in the
+ * field table's order, each as its codec edits it unless it has a control of
+ * its own.
  *
  * @packageDocumentation
  */
@@ -8,7 +9,7 @@
 import * as React from 'react';
 
 import { describeNodes } from '../format';
-import { IRuntime, IVolume } from '../tokens';
+import { IFieldInfo, IRuntime, IVolume } from '../tokens';
 import {
   CodeField,
   Field,
@@ -20,8 +21,8 @@ import {
 } from './fields';
 import { KeyValueEditor, PvcEditor, TolerationEditor } from './rows';
 import {
-  choicesOf,
   errorsUnder,
+  extrasPaths,
   FormSection,
   TRAINJOB,
   usesDataLoaderWorkers
@@ -70,17 +71,114 @@ export function Section(props: {
 }
 
 /**
- * The fields of each section.
+ * The fields of a section, in the field table's order (`GET config`'s
+ * `fields`): each as its codec edits it, or through the control of its own
+ * that `BESPOKE` names (a group may take the place of its first field).
  */
-export const SECTION_FIELDS: Record<
-  FormSection,
-  (props: { form: IFormContext; volumes: readonly IVolume[] }) => JSX.Element
+export function SectionFields(props: {
+  form: IFormContext;
+  section: FormSection;
+  volumes: readonly IVolume[];
+}): JSX.Element {
+  const { form, section, volumes } = props;
+  return (
+    <>
+      {Object.entries(form.fields)
+        .filter(([, info]) => info.section === section)
+        .map(([name, info]) => (
+          <React.Fragment key={name}>
+            {name in BESPOKE
+              ? BESPOKE[name](form, volumes)
+              : tableField(form, name, info)}
+          </React.Fragment>
+        ))}
+    </>
+  );
+}
+
+/**
+ * A field as its codec edits it.
+ */
+function tableField(
+  form: IFormContext,
+  name: string,
+  info: IFieldInfo
+): JSX.Element | null {
+  switch (info.form) {
+    case 'map':
+      return <KeyValueEditor form={form} name={name} />;
+    case 'choice':
+      return (
+        <SelectField
+          form={form}
+          name={name}
+          choices={[...(info.nullable ? [''] : []), ...(info.choices ?? [])]}
+        />
+      );
+    case 'number':
+      return info.nullable ? (
+        <TextField form={form} name={name} />
+      ) : (
+        <NumberField form={form} name={name} min={0} />
+      );
+    case 'text':
+    case 'quantity':
+    case 'list':
+      return <TextField form={form} name={name} />;
+    default:
+      return null; // rows and custom fields have a control of their own
+  }
+}
+
+/**
+ * The fields with a control of their own; `null`: shown by another's.
+ */
+const BESPOKE: Record<
+  string,
+  (form: IFormContext, volumes: readonly IVolume[]) => JSX.Element | null
 > = {
-  basics: BasicsFields,
-  resources: ResourcesFields,
-  storage: StorageFields,
-  elastic: ElasticFields,
-  advanced: AdvancedFields
+  image: () => null, // after the kind and the runtime that decide its default
+  kind: form => <KindFields form={form} />,
+  runtime: () => null,
+  command: form => <EntryFields form={form} />,
+  args: form => <TextField form={form} name="args" />,
+  script: () => null,
+  nodes: form => (
+    <NumberField
+      form={form}
+      name="nodes"
+      min={1}
+      hint={
+        <span className="jp-PyTorchJobForm-nodes">
+          {describeNodes(
+            Number(form.state.nodes),
+            form.trans,
+            form.state.kind || undefined
+          )}
+        </span>
+      }
+    />
+  ),
+  master: () => null, // kept from a clone, not edited
+  nprocPerNode: form => (
+    <RuntimeDecidedField
+      form={form}
+      name="nprocPerNode"
+      decided={form.trans.__('the runtime’s: GPUs, else CPUs')}
+    />
+  ),
+  shm: (form, volumes) => (
+    <>
+      <PvcEditor form={form} volumes={volumes} />
+      <ShmField form={form} />
+    </>
+  ),
+  pvc: () => null, // with /dev/shm, before it
+  logArchive: form => (
+    <TextField form={form} name="logArchive" hint={archiveHint(form)} />
+  ),
+  tolerations: form => <TolerationEditor form={form} />,
+  extras: form => <ExtrasField form={form} />
 };
 
 /**
@@ -103,13 +201,13 @@ function RuntimeDecidedField(props: {
 }
 
 /**
- * Basics: name, image, what the job runs, where.
+ * The kind (a switch when the backend runs several), a TrainJob's runtime,
+ * and the image whose default they decide.
  */
-function BasicsFields(props: { form: IFormContext }): JSX.Element {
+function KindFields(props: { form: IFormContext }): JSX.Element {
   const { form } = props;
   return (
     <>
-      <TextField form={form} name="name" />
       {form.kinds.length > 1 && (
         <SelectField
           form={form}
@@ -123,14 +221,23 @@ function BasicsFields(props: { form: IFormContext }): JSX.Element {
         name="image"
         decided={form.trans.__('the runtime’s image')}
       />
+    </>
+  );
+}
+
+/**
+ * What the job runs: a command line, or a script shipped with it.
+ */
+function EntryFields(props: { form: IFormContext }): JSX.Element {
+  const { form } = props;
+  return (
+    <>
       <RadioField form={form} name="mode" />
       {form.state.mode === 'command' ? (
         <TextField form={form} name="command" />
       ) : (
         <CodeField form={form} name="script" rows={10} />
       )}
-      <TextField form={form} name="args" />
-      <TextField form={form} name="workdir" />
     </>
   );
 }
@@ -186,54 +293,6 @@ function RuntimeField(props: { form: IFormContext }): JSX.Element | null {
 }
 
 /**
- * Resources: nodes, GPUs, CPU, memory, processes.
- */
-function ResourcesFields(props: { form: IFormContext }): JSX.Element {
-  const { form } = props;
-  return (
-    <>
-      <NumberField
-        form={form}
-        name="nodes"
-        min={1}
-        hint={
-          <span className="jp-PyTorchJobForm-nodes">
-            {describeNodes(Number(form.state.nodes), form.trans)}
-          </span>
-        }
-      />
-      <NumberField form={form} name="gpus" min={0} />
-      <TextField form={form} name="gpuResource" />
-      <TextField form={form} name="cpu" />
-      <TextField form={form} name="memory" />
-      <RuntimeDecidedField
-        form={form}
-        name="nprocPerNode"
-        decided={form.trans.__('the runtime’s: GPUs, else CPUs')}
-      />
-    </>
-  );
-}
-
-/**
- * Storage: PVCs, `/dev/shm`, the TensorBoard log directory.
- */
-function StorageFields(props: {
-  form: IFormContext;
-  volumes: readonly IVolume[];
-}): JSX.Element {
-  const { form } = props;
-  return (
-    <>
-      <PvcEditor form={form} volumes={props.volumes} />
-      <ShmField form={form} />
-      <TextField form={form} name="logdir" />
-      <TextField form={form} name="logArchive" hint={archiveHint(form)} />
-    </>
-  );
-}
-
-/**
  * Why the log archive is off, when it is (no PVC, or no directory to put it in).
  */
 function archiveHint(form: IFormContext): string | undefined {
@@ -252,57 +311,6 @@ function archiveHint(form: IFormContext): string | undefined {
     );
   }
   return undefined;
-}
-
-/**
- * Elastic: the bounds and restarts of an elastic (torchrun rendezvous) job.
- */
-function ElasticFields(props: { form: IFormContext }): JSX.Element {
-  const { form } = props;
-  return (
-    <>
-      <TextField form={form} name="minNodes" />
-      <TextField form={form} name="maxNodes" />
-      <TextField form={form} name="maxRestarts" />
-      <SelectField
-        form={form}
-        name="rdzvBackend"
-        choices={['', ...choicesOf(form.fields, 'rdzvBackend')]}
-      />
-    </>
-  );
-}
-
-/**
- * Advanced: environment, restarts, deadlines, scheduling, metadata.
- */
-function AdvancedFields(props: { form: IFormContext }): JSX.Element {
-  const { form } = props;
-  return (
-    <>
-      <KeyValueEditor form={form} name="env" />
-      <SelectField
-        form={form}
-        name="restartPolicy"
-        choices={choicesOf(form.fields, 'restartPolicy')}
-      />
-      <TextField form={form} name="backoffLimit" />
-      <TextField form={form} name="deadline" />
-      <TextField form={form} name="ttl" />
-      <SelectField
-        form={form}
-        name="cleanPodPolicy"
-        choices={choicesOf(form.fields, 'cleanPodPolicy')}
-      />
-      <KeyValueEditor form={form} name="nodeSelector" />
-      <TolerationEditor form={form} />
-      <KeyValueEditor form={form} name="labels" />
-      <KeyValueEditor form={form} name="annotations" />
-      <TextField form={form} name="queue" />
-      <TextField form={form} name="priorityClassName" />
-      <ExtrasField form={form} />
-    </>
-  );
 }
 
 /**
@@ -370,7 +378,10 @@ function ExtrasField(props: { form: IFormContext }): JSX.Element | null {
         {form.texts.fields.extras.label}
       </span>
       <div className="jp-PyTorchJobForm-hint">
-        {form.trans.__('Kept from the YAML: %1', keys.join(', '))}
+        {form.trans.__(
+          'Kept from the YAML: %1',
+          extrasPaths(form.state.extras).join(', ')
+        )}
       </div>
       {errorsUnder(form.errors, 'extras').map((m, i) => (
         <div className="jp-PyTorchJobForm-error" key={i}>

@@ -10,6 +10,7 @@
  */
 
 import {
+  FieldCodec,
   IFieldError,
   IFieldInfo,
   IJobBody,
@@ -94,16 +95,36 @@ export interface ITolerationRow {
 export type EntryMode = 'command' | 'script';
 
 /**
- * The state of the job form: every field as typed.
+ * What the form keeps of a field: text as typed, key/value rows, rows of
+ * several properties, a switch, or what it passes through.
+ */
+export type FormValue =
+  | string
+  | boolean
+  | IKeyValue[]
+  | IPvcRow[]
+  | ITolerationRow[]
+  | Record<string, unknown>;
+
+/**
+ * The state of the job form: every field as typed, keyed by its wire name
+ * (`GET config`'s `fields`: its codec says how it is kept), and the settings
+ * of the fields the form edits with controls of their own.
  */
 export interface IFormState {
+  /**
+   * Each field of the job body by wire name: text (text, number, quantity,
+   * choice, list of names) or key/value rows (map).
+   */
+  [wire: string]: FormValue;
+
   /**
    * Job name.
    */
   name: string;
 
   /**
-   * Container image.
+   * Container image; empty for a TrainJob: its runtime's.
    */
   image: string;
 
@@ -138,34 +159,14 @@ export interface IFormState {
   script: string;
 
   /**
-   * Working directory.
-   */
-  workdir: string;
-
-  /**
    * Nodes (pods).
    */
   nodes: string;
 
   /**
-   * GPUs per node.
+   * Node 0 is the Master; false for a Worker-only job (kept from a clone).
    */
-  gpus: string;
-
-  /**
-   * GPU resource name.
-   */
-  gpuResource: string;
-
-  /**
-   * CPU per node.
-   */
-  cpu: string;
-
-  /**
-   * Memory per node.
-   */
-  memory: string;
+  master: boolean;
 
   /**
    * Whether `/dev/shm` is a memory-backed volume.
@@ -178,79 +179,14 @@ export interface IFormState {
   shm: string;
 
   /**
-   * Processes per node; empty for the default.
-   */
-  nprocPerNode: string;
-
-  /**
-   * Node 0 is the Master; false for a Worker-only job (kept from a clone).
-   */
-  master: boolean;
-
-  /**
    * PVC mounts.
    */
   pvc: IPvcRow[];
 
   /**
-   * Environment variables.
-   */
-  env: IKeyValue[];
-
-  /**
-   * Restart policy.
-   */
-  restartPolicy: string;
-
-  /**
-   * Backoff limit.
-   */
-  backoffLimit: string;
-
-  /**
-   * Active deadline, seconds.
-   */
-  deadline: string;
-
-  /**
-   * TTL after finished, seconds.
-   */
-  ttl: string;
-
-  /**
-   * Clean-pod policy.
-   */
-  cleanPodPolicy: string;
-
-  /**
-   * Node selector.
-   */
-  nodeSelector: IKeyValue[];
-
-  /**
    * Tolerations.
    */
   tolerations: ITolerationRow[];
-
-  /**
-   * Labels.
-   */
-  labels: IKeyValue[];
-
-  /**
-   * Annotations.
-   */
-  annotations: IKeyValue[];
-
-  /**
-   * Kueue queue.
-   */
-  queue: string;
-
-  /**
-   * PriorityClass of every pod.
-   */
-  priorityClassName: string;
 
   /**
    * TensorBoard log directory.
@@ -264,29 +200,49 @@ export interface IFormState {
   logArchive: string;
 
   /**
-   * Elastic: fewest Worker nodes; empty for the operator's (the Workers).
-   */
-  minNodes: string;
-
-  /**
-   * Elastic: most Worker nodes.
-   */
-  maxNodes: string;
-
-  /**
-   * Elastic: restarts of the worker group before the job fails.
-   */
-  maxRestarts: string;
-
-  /**
-   * Elastic: torchrun's rendezvous backend; empty for the server's default.
-   */
-  rdzvBackend: string;
-
-  /**
    * What the form does not know, passed through.
    */
   extras: Record<string, unknown>;
+}
+
+/**
+ * The codecs of the fields the loops of `defaultFormState`, `stateToBody`
+ * and `bodyToState` keep; the others (`rows`, `custom`) have code of their own.
+ */
+const TABLE_CODECS: ReadonlySet<FieldCodec> = new Set<FieldCodec>([
+  'text',
+  'number',
+  'quantity',
+  'choice',
+  'list',
+  'map'
+]);
+
+/**
+ * The fields the loops keep, with what the server says of each.
+ */
+function tableFields(
+  fields: Record<string, IFieldInfo>
+): [string, IFieldInfo][] {
+  return Object.entries(fields).filter(([, info]) =>
+    TABLE_CODECS.has(info.form)
+  );
+}
+
+/**
+ * A field's text in the form state (empty for none).
+ */
+export function stateText(state: IFormState, wire: string): string {
+  const value = state[wire];
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * A map field's rows in the form state.
+ */
+export function stateRows(state: IFormState, wire: string): IKeyValue[] {
+  const value = state[wire];
+  return Array.isArray(value) ? (value as IKeyValue[]) : [];
 }
 
 /**
@@ -406,9 +362,16 @@ export const TRAINJOB = 'TrainJob';
  */
 export function defaultFormState(defaults: IFormDefaults): IFormState {
   const fields = defaults.fields;
+  const state: Record<string, FormValue> = {};
+  for (const [wire, info] of tableFields(fields)) {
+    // A nullable field starts empty: unset, the server's default.
+    state[wire] =
+      info.form === 'map' ? [] : info.nullable ? '' : defaultText(fields, wire);
+  }
   // The backend's preferred kind (the only one where the cluster has one).
   const kind = defaults.kinds?.[0]?.kind ?? '';
   return {
+    ...state,
     name: '',
     // A TrainJob runs its runtime's image unless one is given.
     image: kind === TRAINJOB ? '' : defaults.image,
@@ -420,34 +383,15 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
     script: '',
     workdir: defaults.workdir ?? '',
     nodes: defaultText(fields, 'nodes'),
-    gpus: defaultText(fields, 'gpus'),
     gpuResource: defaults.gpuResource,
-    cpu: '',
-    memory: '',
     shmEnabled: defaults.shm !== '',
     // Turned on with no size: the server's own default size.
     shm: defaults.shm || defaultText(fields, 'shm'),
-    nprocPerNode: '',
     master: true,
     pvc: (defaults.pvc ?? []).map(pvcRow),
-    env: [],
-    restartPolicy: defaultText(fields, 'restartPolicy'),
-    backoffLimit: '',
-    deadline: '',
-    ttl: '',
-    cleanPodPolicy: defaultText(fields, 'cleanPodPolicy'),
-    nodeSelector: [],
     tolerations: [],
-    labels: [],
-    annotations: [],
-    queue: '',
-    priorityClassName: '',
     logdir: '',
     logArchive: '',
-    minNodes: '',
-    maxNodes: '',
-    maxRestarts: '',
-    rdzvBackend: '',
     extras: {}
   };
 }
@@ -456,16 +400,26 @@ export function defaultFormState(defaults: IFormDefaults): IFormState {
  * The job body of a form state; empty fields are left to the server.
  *
  * @param state - The form.
+ * @param fields - Every field's codec (`GET config`'s `fields`).
  * @param supported - The fields the chosen kind expresses (`kindFields`):
  * the others (hidden in the form) are left out; `null`: every field.
  */
 export function stateToBody(
   state: IFormState,
+  fields: Record<string, IFieldInfo>,
   supported: ReadonlySet<string> | null = null
 ): IJobBody {
-  const body: IJobBody = { name: state.name.trim() };
+  const body: Record<string, unknown> = {};
+  for (const [wire, info] of tableFields(fields)) {
+    const value = state[wire];
+    if (info.form === 'map') {
+      setMap(body, wire, stateRows(state, wire));
+    } else if (typeof value === 'string') {
+      putText(body, wire, info.form, value);
+    }
+  }
+  body.name = state.name.trim();
   setText(body, 'image', state.image);
-  setText(body, 'kind', state.kind);
   setText(body, 'runtime', state.runtime);
   if (state.mode === 'script') {
     body.script = state.script;
@@ -476,21 +430,14 @@ export function stateToBody(
   if (args.length > 0) {
     body.args = args;
   }
-  setText(body, 'workdir', state.workdir);
-  setNumber(body, 'nodes', state.nodes);
   if (!state.master) {
     body.master = false;
   }
-  setNumber(body, 'gpus', state.gpus);
-  setText(body, 'gpuResource', state.gpuResource);
-  setText(body, 'cpu', state.cpu);
-  setText(body, 'memory', state.memory);
   if (!state.shmEnabled) {
     body.shm = '';
   } else {
     setText(body, 'shm', state.shm);
   }
-  setNumber(body, 'nprocPerNode', state.nprocPerNode);
   const pvc = state.pvc
     .filter(row => row.claim.trim() || row.mountPath.trim() || row.subPath)
     .map(row => {
@@ -509,13 +456,6 @@ export function stateToBody(
   if (pvc.length > 0) {
     body.pvc = pvc;
   }
-  setMap(body, 'env', state.env);
-  setText(body, 'restartPolicy', state.restartPolicy);
-  setNumber(body, 'backoffLimit', state.backoffLimit);
-  setNumber(body, 'deadline', state.deadline);
-  setNumber(body, 'ttl', state.ttl);
-  setText(body, 'cleanPodPolicy', state.cleanPodPolicy);
-  setMap(body, 'nodeSelector', state.nodeSelector);
   const tolerations = state.tolerations
     .filter(row => row.key.trim() || row.value.trim() || row.effect)
     .map(row => {
@@ -537,27 +477,17 @@ export function stateToBody(
   if (tolerations.length > 0) {
     body.tolerations = tolerations;
   }
-  setMap(body, 'labels', state.labels);
-  setMap(body, 'annotations', state.annotations);
-  setText(body, 'queue', state.queue);
-  setText(body, 'priorityClassName', state.priorityClassName);
-  setText(body, 'logdir', state.logdir);
-  setText(body, 'logArchive', state.logArchive);
-  setNumber(body, 'minNodes', state.minNodes);
-  setNumber(body, 'maxNodes', state.maxNodes);
-  setNumber(body, 'maxRestarts', state.maxRestarts);
-  setText(body, 'rdzvBackend', state.rdzvBackend);
   if (Object.keys(state.extras).length > 0) {
     body.extras = state.extras;
   }
   if (supported) {
     for (const key of Object.keys(body)) {
       if (key !== 'kind' && !supported.has(key)) {
-        delete (body as Record<string, unknown>)[key];
+        delete body[key];
       }
     }
   }
-  return body;
+  return body as IJobBody;
 }
 
 /**
@@ -565,11 +495,30 @@ export function stateToBody(
  *
  * @param body - The job body, usually with every default spelled out.
  * @param base - The state whose values fill what the body leaves out.
+ * @param fields - Every field's codec (`GET config`'s `fields`).
  */
-export function bodyToState(body: IJobBody, base: IFormState): IFormState {
+export function bodyToState(
+  body: IJobBody,
+  base: IFormState,
+  fields: Record<string, IFieldInfo>
+): IFormState {
+  const values = body as Record<string, unknown>;
+  const state: Record<string, FormValue> = {};
+  for (const [wire, info] of tableFields(fields)) {
+    const value = values[wire];
+    if (info.form === 'map') {
+      state[wire] = rows(value as Record<string, string> | undefined);
+    } else if (info.form === 'list') {
+      state[wire] = Array.isArray(value) ? value.join(' ') : '';
+    } else {
+      // What the body leaves out: unset for a nullable field, else the form's.
+      state[wire] = text(value, info.nullable ? '' : stateText(base, wire));
+    }
+  }
   const script = typeof body.script === 'string' ? body.script : null;
   const shm = body.shm === undefined ? undefined : (body.shm ?? '');
   return {
+    ...state,
     name: body.name ?? base.name,
     // A TrainJob without an image runs its runtime's: keep it unset.
     image: body.image ?? (body.kind === TRAINJOB ? '' : base.image),
@@ -579,24 +528,11 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
     command: script !== null ? base.command : joinWords(body.command ?? []),
     args: joinWords(body.args ?? []),
     script: script ?? base.script,
-    workdir: body.workdir ?? '',
     nodes: text(body.nodes, base.nodes),
-    gpus: text(body.gpus, base.gpus),
-    gpuResource: body.gpuResource ?? base.gpuResource,
-    cpu: body.cpu ?? '',
-    memory: body.memory ?? '',
     shmEnabled: shm === undefined ? base.shmEnabled : shm !== '',
     shm: shm ? shm : base.shm,
-    nprocPerNode: text(body.nprocPerNode, ''),
     master: body.master ?? true,
     pvc: (body.pvc ?? []).map(pvcRow),
-    env: rows(body.env),
-    restartPolicy: body.restartPolicy ?? base.restartPolicy,
-    backoffLimit: text(body.backoffLimit, ''),
-    deadline: text(body.deadline, ''),
-    ttl: text(body.ttl, ''),
-    cleanPodPolicy: body.cleanPodPolicy ?? base.cleanPodPolicy,
-    nodeSelector: rows(body.nodeSelector),
     tolerations: (body.tolerations ?? []).map(t => ({
       key: t.key ?? '',
       operator: t.operator ?? 'Equal',
@@ -606,16 +542,8 @@ export function bodyToState(body: IJobBody, base: IFormState): IFormState {
         ? { seconds: t.tolerationSeconds }
         : {})
     })),
-    labels: rows(body.labels),
-    annotations: rows(body.annotations),
-    queue: body.queue ?? '',
-    priorityClassName: body.priorityClassName ?? '',
     logdir: body.logdir ?? '',
     logArchive: body.logArchive ?? '',
-    minNodes: text(body.minNodes, ''),
-    maxNodes: text(body.maxNodes, ''),
-    maxRestarts: text(body.maxRestarts, ''),
-    rdzvBackend: body.rdzvBackend ?? '',
     extras: { ...(body.extras ?? {}) }
   };
 }
@@ -779,6 +707,33 @@ export function errorsUnder(
 }
 
 /**
+ * The paths of what `extras` keeps (`spec.runPolicy.schedulingPolicy`), each
+ * down to its first value that is no object with keys.
+ */
+export function extrasPaths(extras: Record<string, unknown>): string[] {
+  const paths: string[] = [];
+  const walk = (value: unknown, path: string): void => {
+    const plain =
+      value !== null && typeof value === 'object' && !Array.isArray(value);
+    const keys = plain ? Object.keys(value as object) : [];
+    if (keys.length === 0) {
+      paths.push(path);
+      return;
+    }
+    for (const key of keys) {
+      walk(
+        (value as Record<string, unknown>)[key],
+        path ? `${path}.${key}` : key
+      );
+    }
+  };
+  for (const [key, value] of Object.entries(extras)) {
+    walk(value, key);
+  }
+  return paths;
+}
+
+/**
  * Whether a job writes to DataLoader workers that need `/dev/shm`: a
  * `num_workers` above 0 in the script or the command.
  */
@@ -791,34 +746,44 @@ export function usesDataLoaderWorkers(state: IFormState): boolean {
 /**
  * Module-private helpers.
  */
-function setText<K extends keyof IJobBody>(
-  body: IJobBody,
-  key: K,
+function setText(
+  body: Record<string, unknown>,
+  key: string,
   value: string
 ): void {
   const trimmed = value.trim();
   if (trimmed) {
-    (body as Record<string, unknown>)[key] = trimmed;
+    body[key] = trimmed;
   }
 }
 
-function setNumber<K extends keyof IJobBody>(
-  body: IJobBody,
-  key: K,
+/**
+ * A text of the form as its codec sends it: a number as a number (anything
+ * else as typed: the server names the problem), a list of names split at
+ * spaces and commas, the rest trimmed; empty: left out.
+ */
+function putText(
+  body: Record<string, unknown>,
+  key: string,
+  codec: FieldCodec,
   value: string
 ): void {
   const trimmed = value.trim();
   if (!trimmed) {
     return;
   }
-  (body as Record<string, unknown>)[key] = /^[0-9]+$/.test(trimmed)
-    ? Number(trimmed)
-    : trimmed;
+  if (codec === 'number') {
+    body[key] = /^[0-9]+$/.test(trimmed) ? Number(trimmed) : trimmed;
+  } else if (codec === 'list') {
+    body[key] = trimmed.split(/[\s,]+/).filter(Boolean);
+  } else {
+    body[key] = trimmed;
+  }
 }
 
-function setMap<K extends keyof IJobBody>(
-  body: IJobBody,
-  key: K,
+function setMap(
+  body: Record<string, unknown>,
+  key: string,
   rows: IKeyValue[]
 ): void {
   const map: Record<string, string> = {};
@@ -828,7 +793,7 @@ function setMap<K extends keyof IJobBody>(
     }
   }
   if (Object.keys(map).length > 0) {
-    (body as Record<string, unknown>)[key] = map;
+    body[key] = map;
   }
 }
 

@@ -199,12 +199,12 @@ function storageTexts(trans: TranslationBundle) {
 function elasticTexts(trans: TranslationBundle) {
   return {
     minNodes: {
-      label: trans.__('Minimum nodes'),
+      label: trans.__('Minimum Worker nodes'),
       hint: trans.__(
         'Any value in this section makes the job elastic: torchrun waits for at least this many Workers and carries on when some leave.'
       )
     },
-    maxNodes: { label: trans.__('Maximum nodes') },
+    maxNodes: { label: trans.__('Maximum Worker nodes') },
     maxRestarts: {
       label: trans.__('Maximum restarts'),
       hint: trans.__('Restarts of the worker group before the job fails.')

@@ -20,10 +20,13 @@ them (paths under kubernetes-sigs/kueue at v0.14.4).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .api import RESOURCES
 from .logs import rfc3339
-from .server import RESOURCES, FakeKube
+
+if TYPE_CHECKING:
+    from .server import FakeKube
 
 
 def insufficient_quota(pod_set: str, resource: str, flavor: str, more: str) -> str:

@@ -1,4 +1,5 @@
-"""The Training Operator v1.9.4 as its API objects show it, and the kubelet under it.
+"""The Training Operator v1.9.4 as its API objects show it, and the steps of the kubelet
+under it that tests drive on a PyTorchJob's pods (the kubelet itself: ``kubelet.py``).
 
 Written from ``kubeflow/trainer`` at tag v1.9.4 (commit 4445c12a), never from our own
 code: nothing here imports ``jupyter_pytorchjob``, so the tests can catch our mistakes
@@ -33,7 +34,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .logs import LogInstance, parse_rfc3339, rfc3339
+from .kubelet import container_status
+from .logs import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from .server import FakeKube
@@ -181,10 +183,6 @@ RESTART_POLICIES = {
     "Never": ("Never", False, False),
     "ExitCode": ("Never", True, None),  # None: recreated when the exit code is >= 128
 }
-
-# The kubelet's back-off between restarts of a crashing container: 10 s doubling, at most
-# 5 min (kubelet defaults; notes/operator.md §9).
-BACK_OFF_START, BACK_OFF_MAX = 10, 300
 
 # The validating webhook, webhooks/pytorch/pytorchjob_webhook.go (no name-length rule:
 # the webhook has none, trainer#1101). field.Path text: spec.pytorchReplicaSpecs[Master].
@@ -406,12 +404,6 @@ def pod_name(job: str, replica: str) -> str:
         return replica
     rtype, _, index = replica.lower().partition("-")
     return f"{job}-{rtype}-{index or 0}"
-
-
-def back_off_text(seconds: int) -> str:
-    """A Go duration as the kubelet prints it: 10s, 1m20s, 5m0s."""
-    minutes, rest = divmod(seconds, 60)
-    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
 
 
 # -- the simulation ------------------------------------------------------------------------
@@ -897,20 +889,22 @@ class Operator:
             if not pod["spec"].get("nodeName"):
                 self._schedule(pod)
             for init in pod["spec"].get("initContainers") or []:
-                entry = self.fake._status_entry(pod, init["name"])
+                entry = container_status(pod, init["name"])
                 if entry is None or "terminated" not in (entry.get("state") or {}):
                     self.fake.append_log(ns, pname, init["name"], f"Name:\t{name}-master-0\n")
                     self.fake.terminate(ns, pname, init["name"], 0)
             for container in pod["spec"]["containers"]:
-                entry = self.fake._status_entry(pod, container["name"])
+                entry = container_status(pod, container["name"])
                 if entry is None or "running" not in (entry.get("state") or {}):
-                    self.fake._set_state(pod, entry or {}, {"running": {"startedAt": rfc3339()}})
+                    self.fake.kubelet.set_state(
+                        pod, entry or {}, {"running": {"startedAt": rfc3339()}}
+                    )
         self.reconcile(ns, name)
 
     def succeed(self, ns: str, name: str) -> None:
         """Every running ``pytorch`` container exits 0 (see ``exit``)."""
         for pod in self.pods(ns, name):
-            entry = self.fake._status_entry(pod, CONTAINER)
+            entry = container_status(pod, CONTAINER)
             if entry is not None and "terminated" not in (entry.get("state") or {}):
                 self._exit(pod, 0, None)
         self.reconcile(ns, name)
@@ -934,38 +928,17 @@ class Operator:
 
     def _exit(self, pod: dict[str, Any], code: int, reason: str | None) -> None:
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
-        entry = self.fake._status_entry(pod, CONTAINER)
+        entry = container_status(pod, CONTAINER)
         if entry is None or "running" not in (entry.get("state") or {}):
             self.fake.append_log(ns, pname, CONTAINER, b"")
         self.fake.terminate(ns, pname, CONTAINER, code, reason)
         policy = pod["spec"].get("restartPolicy", "Always")
         if policy == "Always" or (policy == "OnFailure" and code != 0):
-            pod = self.fake.get("pods", ns, pname) or pod
-            entry = self.fake._status_entry(pod, CONTAINER) or {}
-            runtime = self.fake.runtime(ns, pname, CONTAINER)
-            runtime.previous, runtime.current = runtime.current, LogInstance()
-            entry["lastState"] = {"terminated": entry["state"]["terminated"]}
-            entry["restartCount"] = restarts = int(entry.get("restartCount", 0)) + 1
-            entry.pop("containerID", None)
-            pod["status"]["phase"] = "Running"
-            delay = min(BACK_OFF_START * 2 ** (restarts - 1), BACK_OFF_MAX)
-            uid = pod["metadata"]["uid"]
-            message = (
-                f"back-off {back_off_text(delay)} restarting failed container={CONTAINER} "
-                f"pod={pname}_{ns}({uid})"
-            )
-            self.fake._set_state(
-                pod, entry, {"waiting": {"reason": "CrashLoopBackOff", "message": message}}
-            )
-            runtime.wake()
+            self.fake.kubelet.crash_loop(self.fake.get("pods", ns, pname) or pod, CONTAINER)
 
     def back_off_over(self, ns: str, name: str, replica: str = "master-0") -> None:
         """The back-off has passed: the kubelet starts the container again."""
-        pod = self._pod(ns, name, replica)
-        entry = self.fake._status_entry(pod, CONTAINER) or {}
-        if ((entry.get("state") or {}).get("waiting") or {}).get("reason") != "CrashLoopBackOff":
-            raise ValueError(f"{pod['metadata']['name']} is not in CrashLoopBackOff")
-        self.fake._set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
+        self.fake.kubelet.back_off_over(self._pod(ns, name, replica), CONTAINER)
         self.reconcile(ns, name)
 
     def fail(
@@ -983,7 +956,7 @@ class Operator:
         ``OnFailure``/``Always`` recreate it. Other replicas keep running."""
         pod = self._pod(ns, name, replica)
         pname = pod["metadata"]["name"]
-        entry = self.fake._status_entry(pod, CONTAINER)
+        entry = container_status(pod, CONTAINER)
         if entry is None or "running" not in (entry.get("state") or {}):
             self.fake.append_log(ns, pname, CONTAINER, b"")
         self.fake.terminate(ns, pname, CONTAINER, exit_code, reason)
@@ -1045,4 +1018,4 @@ class Operator:
     def _schedule(self, pod: dict[str, Any]) -> None:
         pod["spec"]["nodeName"] = "node-1"
         pod["status"].pop("conditions", None)
-        self.fake._init_pod(pod)
+        self.fake.kubelet.init_pod(pod)

@@ -1,11 +1,17 @@
-"""An HTTP-level fake Kubernetes API server (see ``shared/notes/fake-kube.md``).
+"""The fake's API server (see ``shared/notes/fake-kube.md``): what a client reaches through
+a kubeconfig - authentication, RBAC (``deny``), routing of the resource paths, the store
+with resourceVersions and the garbage collector, admission (type meta, CRD pruning,
+defaulting and validation, the operator's and Trainer's webhooks), create / update /
+patch / delete with their Status errors, lists with pages, watches with bookmarks and
+410 Expired, discovery (``discovery.py``) and the pod log proxy to the kubelet.
 
-It speaks the API server's wire rules to real clients through a kubeconfig:
-PyTorchJobs (CRUD + watch), pods (+ watch, logs), PVCs, Events and discovery; and
-Kubeflow Trainer v2 (TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes, with the
-JobSets, Jobs and ConfigMaps under them; ``trainer.py``, ``shared/notes/trainjob.md``).
-``kinds`` picks what the cluster serves: PyTorchJob only, TrainJob only, or both.
-Tests drive scenarios with the hook methods of ``FakeKube``.
+The components it serves are beside it, each in its own file: the kubelets
+(``kubelet.py``: containers, restarts, logs), the Training Operator v1.9.4
+(``operator.py``), Kubeflow Trainer v2.3 with JobSet and Job (``trainer.py``,
+``shared/notes/trainjob.md``) and Kueue's Workload (``kueue.py``). ``kinds`` picks the
+job kinds the cluster serves: PyTorchJob only, TrainJob only, or both. Tests drive
+scenarios with the hook methods of ``FakeKube`` (the kubelet's included) and of its
+``operator`` and ``trainer``.
 """
 
 from __future__ import annotations
@@ -22,14 +28,34 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from aiohttp import web
 
-from .logs import LogInstance, parse_rfc3339, rfc3339
+from .api import (
+    BY_KIND,
+    CRD_GROUPS,
+    KINDS,
+    RESOURCES,
+    STATUS_SUBRESOURCE,
+    KubeError,
+    PageNotFound,
+    Resource,
+    Stream,
+    abort,
+    int_param,
+    invalid,
+    not_found,
+    parse_bool,
+    status_details,
+)
+from .bodies import check_body, json_patch, merge_patch, read_body
+from .discovery import VERSION, discovery
+from .kubelet import Kubelet, LogOptions, Runtime
+from .logs import parse_rfc3339, rfc3339
 from .schema import StructuralSchema, load
 from .selectors import SelectorError, matcher
 
@@ -52,77 +78,6 @@ DEFAULT_NAMESPACES = (
     "team-a",
     "team-b",
 )
-LOG_CHUNK = 1 << 20
-
-
-class Resource(NamedTuple):
-    group: str
-    version: str
-    kind: str
-    plural: str
-    returns_deleted: bool = False  # pods' registry returns the object, CRs a Status
-    namespaced: bool = True
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-
-RESOURCES = {
-    "pytorchjobs": Resource("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs"),
-    "pods": Resource("", "v1", "Pod", "pods", True),
-    "services": Resource("", "v1", "Service", "services", True),
-    "persistentvolumeclaims": Resource(
-        "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True
-    ),
-    "events": Resource("", "v1", "Event", "events"),
-    "configmaps": Resource("", "v1", "ConfigMap", "configmaps", True),
-    # Kubeflow Trainer v2.3.0 (trainjob.md §1, §8) and what its controller creates (§4).
-    "trainjobs": Resource("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
-    "trainingruntimes": Resource(
-        "trainer.kubeflow.org", "v1alpha1", "TrainingRuntime", "trainingruntimes"
-    ),
-    "clustertrainingruntimes": Resource(
-        "trainer.kubeflow.org",
-        "v1alpha1",
-        "ClusterTrainingRuntime",
-        "clustertrainingruntimes",
-        namespaced=False,
-    ),
-    "jobsets": Resource("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
-    "jobs": Resource("batch", "v1", "Job", "jobs"),
-    # Read only (the NamespaceLifecycle facts the clients see): ``namespaces`` / ``add_namespace``.
-    "namespaces": Resource("", "v1", "Namespace", "namespaces", namespaced=False),
-    # Kueue v0.14.4's Workload (apis/kueue/v1beta1/workload_types.go), as kueue.py plays it.
-    "workloads": Resource("kueue.x-k8s.io", "v1beta1", "Workload", "workloads"),
-}
-# The job kinds a cluster can serve, and the API groups each brings (Trainer installs
-# JobSet with it, trainjob.md §4).
-KINDS = {"pytorchjob": ("kubeflow.org",), "trainjob": ("trainer.kubeflow.org", "jobset.x-k8s.io")}
-# Custom resources with a status subresource (a write to the main resource keeps status).
-_CRD_GROUPS = {group for groups in KINDS.values() for group in groups} | {"kueue.x-k8s.io"}
-STATUS_SUBRESOURCE = {"pytorchjobs", "trainjobs", "jobsets", "workloads"}
-BY_KIND = {r.kind: name for name, r in RESOURCES.items()}
-_REASONS = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
-    406: "NotAcceptable",
-    409: "Conflict",
-    410: "Expired",
-    415: "UnsupportedMediaType",
-    422: "Invalid",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-    504: "Timeout",
-}
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 _PATHS = [
     re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>pods|services|persistentvolumeclaims|events|configmaps)"
@@ -151,38 +106,6 @@ _SUBDOMAIN_TEXT = (
 )
 
 
-class KubeError(Exception):
-    """Answered as a ``metav1.Status`` with ``code`` as the HTTP status."""
-
-    def __init__(
-        self, code: int, message: str, reason: str | None = None, details: Any = None
-    ) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-        # "" is StatusReasonUnknown (omitted from the body, as omitempty does).
-        self.reason = _REASONS.get(code, "Unknown") if reason is None else reason
-        self.details = details
-        self.headers: dict[str, str] = {}
-
-    def body(self) -> dict[str, Any]:
-        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
-        body |= {"message": self.message}
-        if self.reason:
-            body["reason"] = self.reason
-        body["code"] = self.code
-        if self.details is not None:
-            body["details"] = self.details
-        return body
-
-    def response(self) -> web.Response:
-        return web.json_response(self.body(), status=self.code, headers=self.headers)
-
-
-class PageNotFound(Exception):
-    """No API group serves the path: the server's mux answers ``404 page not found`` as
-    plain text (also for a CRD's paths once the CRD is gone)."""
-
-
 def default_schemas() -> dict[str, StructuralSchema | None]:
     """The PyTorchJob and Trainer CRDs' schemas from ``../shared/crds`` (None in a bare
     clone), built once per process (read-only: pruning and validation do not change them)."""
@@ -209,161 +132,12 @@ def _default_schemas() -> dict[str, StructuralSchema | None]:
 DEFAULTED = {"trainjobs", "trainingruntimes", "clustertrainingruntimes"}
 
 
-def _details(res: Resource, name: str | None = None, kind: str | None = None) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name} if name else {}
-    if res.group:
-        details["group"] = res.group
-    details["kind"] = kind or res.plural
-    return details
-
-
-def not_found(res: Resource, name: str) -> KubeError:
-    return KubeError(404, f'{res.qualified} "{name}" not found', details=_details(res, name))
-
-
-def invalid(res: Resource, name: str, errors: list[tuple[str, str]]) -> KubeError:
-    texts = [f"{f}: {m}" for f, m in errors]
-    joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    qualified = f"{res.kind}.{res.group}" if res.group else res.kind
-    details = _details(res, name, kind=res.kind)
-    details["causes"] = [
-        {"reason": "FieldValueInvalid", "message": m, "field": f} for f, m in errors
-    ]
-    return KubeError(422, f'{qualified} "{name}" is invalid: {joined}', details=details)
-
-
-def parse_bool(value: str | None, name: str = "value") -> bool:
-    """Go ``strconv.ParseBool``."""
-    if value is None or value == "":
-        return False
-    if value in ("1", "t", "T", "true", "TRUE", "True"):
-        return True
-    if value in ("0", "f", "F", "false", "FALSE", "False"):
-        return False
-    raise KubeError(400, f'strconv.ParseBool: parsing "{value}": invalid syntax')
-
-
-def _int(query: Mapping[str, str], name: str) -> int | None:
-    if name not in query or query[name] == "":
-        return None
-    try:
-        return int(query[name])
-    except ValueError:
-        raise KubeError(400, f'strconv.ParseInt: parsing "{query[name]}": invalid syntax') from None
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
-def json_patch(doc: Any, ops: list[Any]) -> Any:
-    """RFC 6902 (add, remove, replace, test, move, copy)."""
-    doc = copy.deepcopy(doc)
-
-    def split(path: str) -> tuple[Any, str]:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
-        parent = doc
-        for part in parts[:-1]:
-            parent = parent[int(part)] if isinstance(parent, list) else parent[part]
-        return parent, parts[-1]
-
-    def get(path: str) -> Any:
-        parent, key = split(path)
-        return parent[int(key)] if isinstance(parent, list) else parent[key]
-
-    def put(path: str, value: Any, replace: bool) -> None:
-        parent, key = split(path)
-        if isinstance(parent, list):
-            if key == "-":
-                parent.append(value)
-            elif replace:
-                parent[int(key)] = value
-            else:
-                parent.insert(int(key), value)
-        else:
-            if replace and key not in parent:
-                raise KeyError(key)
-            parent[key] = value
-
-    def remove(path: str) -> Any:
-        parent, key = split(path)
-        return parent.pop(int(key) if isinstance(parent, list) else key)
-
-    try:
-        for op in ops:
-            kind, path = op["op"], op["path"]
-            if kind == "add":
-                put(path, copy.deepcopy(op["value"]), False)
-            elif kind == "replace":
-                put(path, copy.deepcopy(op["value"]), True)
-            elif kind == "remove":
-                remove(path)
-            elif kind == "test":
-                if get(path) != op["value"]:
-                    raise ValueError(f"testing value {path} failed")
-            elif kind in ("move", "copy"):
-                value = remove(op["from"]) if kind == "move" else copy.deepcopy(get(op["from"]))
-                put(path, value, False)
-            else:
-                raise ValueError(f"unexpected kind: {kind}")
-    except (KeyError, IndexError, ValueError, TypeError) as err:
-        raise KubeError(
-            422, f"the server rejected our request due to an error in our request: {err}"
-        ) from None
-    return doc
-
-
-@dataclass(eq=False)
-class Stream:
-    """An open watch or log-follow response."""
-
-    request: web.Request
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    queue: deque[tuple[str, dict[str, Any], dict[str, Any] | None]] = field(default_factory=deque)
-    resource: str = ""
-    namespace: str | None = None
-    dropped: bool = False
-    closing: bool = False
-
-
-class Runtime:
-    """One container's log instances and followers."""
-
-    def __init__(self) -> None:
-        self.current = LogInstance()
-        self.previous: LogInstance | None = None
-        self.followers: set[Stream] = set()
-
-    def wake(self) -> None:
-        for stream in self.followers:
-            stream.wake.set()
-
-
 @dataclass
 class _Injection:
     pattern: re.Pattern[str]
     status: int
     times: int
     retry_after: int | None
-
-
-def _go_float(text: str) -> float | int:
-    """A JSON number with a fraction or exponent as the API server gives it back: it
-    decodes it to a float64 (k8s.io/apimachinery pkg/util/json ``convertNumber``: not an
-    int64, so ``Float64()``) and Go's encoding/json writes a whole float64 without a
-    fraction (``floatEncoder``: ``strconv.AppendFloat(b, f, 'f', -1, 64)`` below 1e21),
-    so ``2.0`` comes back as ``2`` - and stays ``2`` in every later read."""
-    value = float(text)
-    return int(value) if value.is_integer() and abs(value) < 1e21 else value
 
 
 class FakeKube:
@@ -390,7 +164,6 @@ class FakeKube:
         self.history: deque[tuple[int, str, str, str, dict[str, Any], Any]] = deque(maxlen=history)
         self._floor = 0
         self.streams: set[Stream] = set()
-        self.runtimes: dict[tuple[str, str, str], Runtime] = {}
         self.access_log: list[tuple[str, str, dict[str, str]]] = []
         self.denials: list[tuple[str, str, str, str | None]] = []
         self.token: str | None = None
@@ -406,11 +179,8 @@ class FakeKube:
         self.validator = validator or default_validator
         # NamespaceLifecycle admission: creating in a namespace that does not exist is a 404.
         self.namespaces = set(namespaces)
-        # Nodes pods can be on; a pod whose node is gone has no readable log (404).
-        self.nodes: set[str] = set()
-        # Nodes whose kubelet does not answer (down, or its port unreachable): the node
-        # and its pods stay, their logs cannot be fetched (500).
-        self.kubelets_down: set[str] = set()
+        # The nodes' kubelets: containers' runs and logs, pods' status.
+        self.kubelet = Kubelet(self)
         # Structural schemas of the custom resources (pruning + validation), when the
         # real CRDs are beside the checkout.
         self.schemas = dict(schemas) if schemas is not None else default_schemas()
@@ -536,18 +306,14 @@ class FakeKube:
         meta = obj.setdefault("metadata", {})
         self._new_meta(RESOURCES[resource], obj, meta.get("namespace") or "team-a")
         if resource == "pods":
-            self._init_pod(obj)
+            self.kubelet.init_pod(obj)
         self._emit(resource, "ADDED", obj)
         return obj
 
     def _delete(self, resource: str, obj: dict[str, Any], propagation: str = "Background") -> None:
         meta = obj["metadata"]
         if resource == "pods":
-            for name in self._container_names(obj):
-                runtime = self.runtimes.pop((meta["namespace"], meta["name"], name), None)
-                if runtime:
-                    runtime.current.closed = True
-                    runtime.wake()
+            self.kubelet.on_pod_deleted(obj)
         self._emit(resource, "DELETED", obj, copy.deepcopy(obj))
         if propagation != "Orphan":
             try:  # the garbage collector runs after the delete has been answered
@@ -631,9 +397,9 @@ class FakeKube:
         resource_path = any(p.match(path) for p in _PATHS)
         if user == ANONYMOUS and not resource_path:
             raise KubeError(403, f'forbidden: User "{ANONYMOUS}" cannot get path "{path}"')
-        discovery = self._discovery(path.rstrip("/"))
-        if discovery is not None:
-            return web.json_response(discovery)
+        document = discovery(path.rstrip("/"), self.served_groups, f"{self.host}:{self.port}")
+        if document is not None:
+            return web.json_response(document)
         for pattern in _PATHS:
             match = pattern.match(path)
             if match:
@@ -643,7 +409,7 @@ class FakeKube:
         parts = match.groupdict()
         resource, ns, name, sub = parts["res"], parts.get("ns"), parts.get("name"), parts.get("sub")
         res = RESOURCES[resource]
-        if res.group in _CRD_GROUPS and res.group not in self.served_groups:
+        if res.group in CRD_GROUPS and res.group not in self.served_groups:
             raise PageNotFound  # no API group serves the path: not even a Status
         method = request.method
         if resource == "namespaces":
@@ -705,7 +471,7 @@ class FakeKube:
                 403,
                 f'{subject} is forbidden: User "{user}" cannot {verb} resource '
                 f'"{resource}" in API group "{res.group}" {scope}',
-                details=_details(res, name),
+                details=status_details(res, name),
             )
 
     def _list(
@@ -720,7 +486,7 @@ class FakeKube:
                 start = json.loads(base64.urlsafe_b64decode(query["continue"]))["start"]
             except ValueError:
                 raise KubeError(400, "continue key is not valid: illegal base64 data") from None
-        limit = _int(query, "limit")
+        limit = int_param(query, "limit")
         end = start + limit if limit else len(items)
         if end < len(items):
             meta["continue"] = base64.urlsafe_b64encode(
@@ -763,51 +529,6 @@ class FakeKube:
         return web.json_response(
             {"apiVersion": "v1", "kind": "NamespaceList", "metadata": meta, "items": items}
         )
-
-    async def _body(self, request: web.Request) -> Any:
-        try:
-            return json.loads(await request.read() or b"null", parse_float=_go_float)
-        except ValueError as err:
-            raise KubeError(400, f"json parse error: {err}") from None
-
-    def _check_body(self, res: Resource, body: Any, ns: str) -> dict[str, Any]:
-        if not isinstance(body, dict):
-            raise KubeError(
-                400, f"the object provided is unrecognized (must be of type {res.kind})"
-            )
-        if body.get("apiVersion") not in (None, res.api_version):
-            raise KubeError(
-                400,
-                f"the API version in the data ({body['apiVersion']}) does not match the expected "
-                f"API version ({res.api_version})",
-            )
-        if body.get("kind") not in (None, res.kind):
-            # apiextensions-apiserver customresource/validator.go ValidateTypeMeta (422);
-            # built-in types fail earlier, in decoding (400).
-            if not res.group:
-                raise KubeError(
-                    400,
-                    f"the kind in the data ({body['kind']}) does not match the expected kind "
-                    f"({res.kind})",
-                )
-            name = (
-                (body.get("metadata") or {}) if isinstance(body.get("metadata"), dict) else {}
-            ).get("name") or ""
-            raise invalid(
-                res,
-                name,
-                [("kind", f"Invalid value: {json.dumps(body['kind'])}: must be {res.kind}")],
-            )
-        meta = body.get("metadata")
-        if meta is not None and not isinstance(meta, dict):
-            raise KubeError(400, "metadata must be an object")
-        if res.namespaced and (meta or {}).get("namespace") not in (None, "", ns):
-            raise KubeError(
-                400,
-                "the namespace of the provided object does not match the namespace sent on the "
-                "request",
-            )
-        return body
 
     def _prune(self, res: Resource, obj: dict[str, Any]) -> None:
         """Drop what the CRD's structural schema does not declare - silently, as the API
@@ -865,7 +586,7 @@ class FakeKube:
     async def _create(
         self, request: web.Request, res: Resource, ns: str, query: dict[str, str]
     ) -> web.Response:
-        obj = self._check_body(res, await self._body(request), ns)
+        obj = check_body(res, await read_body(request), ns)
         dry_run = query.get("dryRun")
         if dry_run not in (None, "All"):
             # apimachinery ValidateDryRun, reported against CreateOptions.
@@ -894,7 +615,7 @@ class FakeKube:
                 409,
                 f'{res.qualified} "{name}" already exists',
                 "AlreadyExists",
-                _details(res, name),
+                status_details(res, name),
             )
         if dry_run:
             return web.json_response(obj, status=201)
@@ -915,7 +636,7 @@ class FakeKube:
         query: dict[str, str],
     ) -> web.Response:
         name, ns = old["metadata"]["name"], old["metadata"]["namespace"]
-        body = await self._body(request)
+        body = await read_body(request)
         if request.method == "PATCH":
             ctype = request.content_type
             if ctype == "application/json-patch+json":
@@ -939,7 +660,7 @@ class FakeKube:
                 )
             rv = (new.get("metadata") or {}).get("resourceVersion")
         else:
-            new = self._check_body(res, body, ns)
+            new = check_body(res, body, ns)
             if (new.get("metadata") or {}).get("name") not in (None, name):
                 raise KubeError(
                     400,
@@ -963,7 +684,7 @@ class FakeKube:
                 409,
                 f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been '
                 "modified; please apply your changes to the latest version and try again",
-                details=_details(res, name),
+                details=status_details(res, name),
             )
         new = copy.deepcopy(new)
         new["apiVersion"], new["kind"] = res.api_version, res.kind
@@ -1010,7 +731,7 @@ class FakeKube:
     async def _delete_request(
         self, request: web.Request, res: Resource, obj: dict[str, Any], query: dict[str, str]
     ) -> web.Response:
-        options = await self._body(request) or {}
+        options = await read_body(request) or {}
         meta = obj["metadata"]
         preconditions = options.get("preconditions") or {}
         for key in ("uid", "resourceVersion"):
@@ -1019,7 +740,7 @@ class FakeKube:
                     409,
                     f"Precondition failed: {key} in precondition: {preconditions[key]}, "
                     f"{key} in object meta: {meta.get(key)}",
-                    details=_details(res, meta["name"]),
+                    details=status_details(res, meta["name"]),
                 )
         if query.get("dryRun") == "All" or options.get("dryRun") == ["All"]:
             return web.json_response(obj)
@@ -1036,7 +757,7 @@ class FakeKube:
         self._delete(res.plural, obj, propagation)
         if res.returns_deleted:
             return web.json_response(obj)
-        details = _details(res, meta["name"]) | {"uid": meta.get("uid")}
+        details = status_details(res, meta["name"]) | {"uid": meta.get("uid")}
         status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
         return web.json_response(status | {"details": details})
 
@@ -1051,7 +772,7 @@ class FakeKube:
         query: dict[str, str],
     ) -> web.StreamResponse:
         rv_text = query.get("resourceVersion", "")
-        timeout = _int(query, "timeoutSeconds")
+        timeout = int_param(query, "timeoutSeconds")
         bookmarks = parse_bool(query.get("allowWatchBookmarks"))
         if rv_text not in ("", "0") and not rv_text.isdigit():
             # The watch cache's ParseResourceVersion returns a storage error that is not a
@@ -1100,7 +821,7 @@ class FakeKube:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(stream.wake.wait(), wait)
                 if stream.dropped:
-                    return self._abort(request, resp)
+                    return abort(request, resp)
                 while stream.queue:
                     pending.extend(self._translate(*stream.queue.popleft(), match))
                 now = loop.time()
@@ -1141,17 +862,14 @@ class FakeKube:
             return [("ADDED", obj)]
         return [("DELETED", obj)] if before else []
 
-    @staticmethod
-    def _abort(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
-        if request.transport is not None:
-            request.transport.abort()
-        return resp
-
-    # -- logs --------------------------------------------------------------------------
+    # -- logs: the API server's checks, then the kubelet's answer (kubelet.py) -------------
 
     async def _pod_log(
         self, request: web.Request, ns: str, name: str, query: dict[str, str]
     ) -> web.StreamResponse:
+        """What the pod registry's ``LogLocation`` checks (the container named, or the only
+        one; the pod's node and its kubelet) and ``PodLogOptions`` validation, then the
+        kubelet answers."""
         pod = self.get("pods", ns, name)
         if pod is None:
             raise not_found(RESOURCES["pods"], name)
@@ -1175,17 +893,17 @@ class FakeKube:
             # No node, no kubelet to ask: LogLocation returns no location and the
             # handler answers 204 with an empty body (also when following).
             return web.Response(status=204)
-        if spec["nodeName"] not in self.nodes:
+        if spec["nodeName"] not in self.kubelet.nodes:
             raise not_found(RESOURCES["pods"], name)  # as measured on a real server
-        if spec["nodeName"] in self.kubelets_down:
+        if spec["nodeName"] in self.kubelet.kubelets_down:
             raise self._kubelet_unreachable(request, spec["nodeName"], ns, name, container)
         follow = parse_bool(query.get("follow"))
         previous = parse_bool(query.get("previous"))
         timestamps = parse_bool(query.get("timestamps"))
         tail, limit, since_s = (
-            _int(query, "tailLines"),
-            _int(query, "limitBytes"),
-            _int(query, "sinceSeconds"),
+            int_param(query, "tailLines"),
+            int_param(query, "limitBytes"),
+            int_param(query, "sinceSeconds"),
         )
         problems = []
         if since_s is not None and query.get("sinceTime"):
@@ -1220,79 +938,15 @@ class FakeKube:
                 raise KubeError(
                     400, f'parsing time "{query["sinceTime"]}" as RFC3339: invalid'
                 ) from None
-        runtime = self.runtime(ns, name, container)
-        status = self._status_entry(pod, container)
-        state = (status or {}).get("state") or {}
-        if previous:
-            if runtime.previous is None:
-                raise KubeError(
-                    400, f'previous terminated container "{container}" in pod "{name}" not found'
-                )
-            instance = runtime.previous
-        elif "running" in state or "terminated" in state:
-            instance = runtime.current
-        elif runtime.previous is not None:  # waiting to restart: the last run's log
-            instance = runtime.previous
-        else:
-            reason = (state.get("waiting") or {}).get("reason")
-            text = {
-                "ErrImagePull": "image can't be pulled",
-                "ImagePullBackOff": "trying and failing to pull image",
-            }.get(reason or "", reason)
-            if reason is None:
-                raise KubeError(
-                    400,
-                    f'container "{container}" in pod "{name}" is waiting to start - no logs yet',
-                )
-            raise KubeError(
-                400, f'container "{container}" in pod "{name}" is waiting to start: {text}'
-            )
-        resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
-        if follow:
-            resp.enable_chunked_encoding()
-        await resp.prepare(request)
-        budget = [limit if limit is not None else -1]
-
-        async def send(start: int, end: int) -> bool:
-            """Write ``[start, end)``; False once ``limitBytes`` is spent."""
-            for pos in range(start, end, LOG_CHUNK):
-                data = instance.render(pos, min(end, pos + LOG_CHUNK), timestamps=timestamps)
-                if budget[0] >= 0:
-                    data = data[: budget[0]]
-                    budget[0] -= len(data)
-                if data:
-                    await resp.write(data)
-                if budget[0] == 0:
-                    return False
-            return True
-
-        pos = instance.start_offset(since_ns=since_ns, tail_lines=tail)
-        end = len(instance.data)
-        try:
-            if not await send(pos, end) or not follow:
-                return resp
-            stream = Stream(request)
-            runtime.followers.add(stream)
-            self.streams.add(stream)
-            try:
-                pos = end
-                while True:
-                    stream.wake.clear()
-                    if pos == len(instance.data) and not instance.closed and not stream.closing:
-                        await stream.wake.wait()
-                    if stream.dropped:
-                        return self._abort(request, resp)
-                    end = len(instance.data)
-                    if not await send(pos, end):
-                        return resp
-                    pos = end
-                    if instance.closed or stream.closing:
-                        return resp
-            finally:
-                runtime.followers.discard(stream)
-                self.streams.discard(stream)
-        except (ConnectionError, asyncio.CancelledError):
-            return resp
+        options = LogOptions(
+            follow=follow,
+            previous=previous,
+            timestamps=timestamps,
+            tail_lines=tail,
+            limit_bytes=limit,
+            since_ns=since_ns,
+        )
+        return await self.kubelet.container_log(request, pod, container, options)
 
     def _kubelet_unreachable(
         self, request: web.Request, node: str, ns: str, pod: str, container: str
@@ -1303,7 +957,9 @@ class FakeKube:
         returns client.Do's error unwrapped; ErrorToAPIStatus -> convertStorageErrorOrNot
         (apiserver/pkg/endpoints/handlers/responsewriters/status.go) makes it Code 500,
         Reason StatusReasonUnknown (""), Message err.Error() - Go's url.Error text."""
-        address = f"10.0.0.{sorted(self.nodes | self.kubelets_down).index(node) + 10}"
+        address = (
+            f"10.0.0.{sorted(self.kubelet.nodes | self.kubelet.kubelets_down).index(node) + 10}"
+        )
         query = request.query_string
         url = f"https://{address}:10250/containerLogs/{ns}/{pod}/{container}"
         url += f"?{query}" if query else ""
@@ -1313,66 +969,7 @@ class FakeKube:
             reason="",
         )
 
-    # -- discovery and control ---------------------------------------------------------
-
-    def _discovery(self, path: str) -> dict[str, Any] | None:
-        def resources(group_version: str, names: Iterable[str]) -> dict[str, Any]:
-            items = []
-            for plural in names:
-                res = RESOURCES[plural]
-                verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
-                items.append({"name": plural, "singularName": res.kind.lower(),
-                              "namespaced": res.namespaced, "kind": res.kind,
-                              "verbs": verbs})  # fmt: skip
-                if plural in STATUS_SUBRESOURCE and plural != "pytorchjobs":
-                    items.append({"name": f"{plural}/status", "singularName": "",
-                                  "namespaced": True, "kind": res.kind,
-                                  "verbs": ["get", "patch", "update"]})  # fmt: skip
-                if plural == "pods":
-                    items.append({"name": "pods/log", "singularName": "", "namespaced": True,
-                                  "kind": "Pod", "verbs": ["get"]})  # fmt: skip
-                if plural == "pytorchjobs":
-                    items.append({"name": "pytorchjobs/status", "singularName": "",
-                                  "namespaced": True, "kind": "PyTorchJob",
-                                  "verbs": ["get", "patch", "update"]})  # fmt: skip
-            return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
-                    "resources": items}  # fmt: skip
-
-        if path == "/api":
-            return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
-                {"clientCIDR": "0.0.0.0/0",
-                 "serverAddress": f"{self.host}:{self.port}"}]}  # fmt: skip
-        if path == "/api/v1":
-            return resources(
-                "v1",
-                [
-                    "pods",
-                    "services",
-                    "persistentvolumeclaims",
-                    "events",
-                    "configmaps",
-                    "namespaces",
-                ],
-            )
-        by_group: dict[str, tuple[str, list[str]]] = {}
-        for plural, res in RESOURCES.items():
-            if res.group:
-                by_group.setdefault(res.group, (res.version, []))[1].append(plural)
-        if path == "/apis":
-            groups = []
-            for group, (version_name, _) in by_group.items():
-                if group in _CRD_GROUPS and group not in self.served_groups:
-                    continue
-                version = {"groupVersion": f"{group}/{version_name}", "version": version_name}
-                groups.append({"name": group, "versions": [version], "preferredVersion": version})
-            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-        for group, (version_name, plurals) in by_group.items():
-            if path in (f"/apis/{group}", f"/apis/{group}/{version_name}"):
-                if group in _CRD_GROUPS and group not in self.served_groups:
-                    raise PageNotFound
-                if path == f"/apis/{group}/{version_name}":
-                    return resources(f"{group}/{version_name}", plurals)
-        return None
+    # -- control ---------------------------------------------------------------------------
 
     async def _control(self, request: web.Request) -> web.Response:
         """``POST /_fake/<hook>`` or ``/_fake/operator/<method>``, body
@@ -1400,114 +997,49 @@ class FakeKube:
             }
         )
 
-    # -- pods and containers -------------------------------------------------------------
+    # -- the kubelet's test hooks (kubelet.py), where tests and /_fake/ callers find them ----
 
-    @staticmethod
-    def _container_names(pod: dict[str, Any]) -> list[str]:
-        spec = pod.get("spec") or {}
-        return [
-            c["name"] for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
-        ]
+    @property
+    def nodes(self) -> set[str]:
+        """The nodes pods can be on (a set tests may add to)."""
+        return self.kubelet.nodes
 
     def runtime(self, ns: str, pod: str, container: str) -> Runtime:
-        return self.runtimes.setdefault((ns, pod, container), Runtime())
+        return self.kubelet.runtime(ns, pod, container)
 
-    @staticmethod
-    def _status_entry(pod: dict[str, Any], container: str) -> dict[str, Any] | None:
-        status = pod.get("status") or {}
-        for key in ("containerStatuses", "initContainerStatuses"):
-            for entry in status.get(key) or []:
-                if entry.get("name") == container:
-                    return entry  # type: ignore[no-any-return]
-        return None
+    def append_log(
+        self, ns: str, pod: str, container: str, data: bytes | str, at_ns: int | None = None
+    ) -> None:
+        self.kubelet.append_log(ns, pod, container, data, at_ns)
 
-    def _init_pod(self, pod: dict[str, Any]) -> None:
-        """Give a new pod the statuses the kubelet would report once it is scheduled."""
-        spec = pod.setdefault("spec", {})
-        status = pod.setdefault("status", {})
-        status.setdefault("phase", "Pending")
-        status.setdefault("qosClass", "BestEffort")
-        if not spec.get("nodeName"):
-            return
-        self.nodes.add(spec["nodeName"])  # a pod is only bound to a node that exists
-        status.setdefault("startTime", rfc3339())
-        waiting = "PodInitializing" if spec.get("initContainers") else "ContainerCreating"
-        for key, ckey in (
-            ("initContainers", "initContainerStatuses"),
-            ("containers", "containerStatuses"),
-        ):
-            existing = {e["name"] for e in status.get(ckey) or []}
-            for c in spec.get(key) or []:
-                if c["name"] not in existing:
-                    status.setdefault(ckey, []).append({
-                        "name": c["name"], "image": c.get("image", ""), "imageID": "",
-                        "ready": False, "restartCount": 0, "started": False,
-                        "state": {"waiting": {"reason": waiting}}, "lastState": {},
-                    })  # fmt: skip
-        self._pod_conditions(pod)
+    def terminate(
+        self, ns: str, pod: str, container: str, exit_code: int = 0, reason: str | None = None
+    ) -> None:
+        self.kubelet.terminate(ns, pod, container, exit_code, reason)
 
-    @staticmethod
-    def _pod_conditions(pod: dict[str, Any]) -> None:
-        spec, status = pod["spec"], pod["status"]
-        if not spec.get("nodeName"):
-            return
-        now = rfc3339()
-        inits = status.get("initContainerStatuses") or []
-        mains = status.get("containerStatuses") or []
-        initialized = all(
-            (e.get("state") or {}).get("terminated", {}).get("exitCode") == 0 for e in inits
-        )
-        ready = bool(mains) and all("running" in (e.get("state") or {}) for e in mains)
-        old = {c["type"]: c for c in status.get("conditions") or []}
-        conditions = []
-        for kind, value in (
-            ("Initialized", initialized),
-            ("Ready", ready),
-            ("ContainersReady", ready),
-            ("PodScheduled", True),
-        ):
-            text = "True" if value else "False"
-            prior = old.get(kind)
-            since = prior["lastTransitionTime"] if prior and prior["status"] == text else now
-            conditions.append(
-                {"type": kind, "status": text, "lastProbeTime": None, "lastTransitionTime": since}
-            )
-        status["conditions"] = conditions
+    def restart(self, ns: str, pod: str, container: str, exit_code: int = 1) -> None:
+        self.kubelet.restart(ns, pod, container, exit_code)
 
-    def _pod_and_status(
-        self, ns: str, pod: str, container: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        obj = self.get("pods", ns, pod)
-        if obj is None:
-            raise KeyError(f"no pod {ns}/{pod}")
-        if not obj["spec"].get("nodeName"):
-            obj["spec"]["nodeName"] = "node-1"
-            obj["status"].pop("conditions", None)
-            self._init_pod(obj)
-        entry = self._status_entry(obj, container)
-        if entry is None:
-            raise KeyError(f"pod {ns}/{pod} has no container {container}")
-        return obj, entry
+    def set_waiting(
+        self, ns: str, pod: str, container: str, reason: str, message: str | None = None
+    ) -> None:
+        self.kubelet.set_waiting(ns, pod, container, reason, message)
 
-    def _set_state(self, pod: dict[str, Any], entry: dict[str, Any], state: dict[str, Any]) -> None:
-        old = copy.deepcopy(pod)
-        entry["state"] = state
-        running = "running" in state
-        entry["started"] = running
-        is_init = entry in (pod["status"].get("initContainerStatuses") or [])
-        entry["ready"] = running and not is_init
-        if running or "terminated" in state:
-            entry.setdefault("containerID", f"containerd://{uuid.uuid4().hex}")
-        mains = pod["status"].get("containerStatuses") or []
-        if running and not is_init and pod["status"].get("phase") == "Pending":
-            pod["status"]["phase"] = "Running"
-        elif mains and all("terminated" in (e.get("state") or {}) for e in mains):
-            codes = [e["state"]["terminated"].get("exitCode") for e in mains]
-            pod["status"]["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
-        self._pod_conditions(pod)
-        self._emit("pods", "MODIFIED", pod, old)
+    def set_pod_phase(
+        self, ns: str, pod: str, phase: str, reason: str | None = None, message: str | None = None
+    ) -> None:
+        self.kubelet.set_pod_phase(ns, pod, phase, reason, message)
 
-    # -- test hooks -----------------------------------------------------------------------
+    def remove_node(self, name: str) -> None:
+        self.kubelet.remove_node(name)
+
+    def stop_kubelet(self, node: str) -> None:
+        self.kubelet.stop_kubelet(node)
+
+    def start_kubelet(self, node: str) -> None:
+        self.kubelet.start_kubelet(node)
+
+    # -- the API server's test hooks ---------------------------------------------------------
 
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Seed any object (``kind`` picks the resource); server fields are filled if absent."""
@@ -1529,88 +1061,6 @@ class FakeKube:
         obj = self.get(resource, namespace, name)
         if obj is not None:
             self._delete(resource, obj)
-
-    def append_log(
-        self, ns: str, pod: str, container: str, data: bytes | str, at_ns: int | None = None
-    ) -> None:
-        """Write to the container's log; marks it running and wakes followers. ``at_ns``:
-        when the runtime read it (the stamp of its lines), by default now."""
-        obj, entry = self._pod_and_status(ns, pod, container)
-        runtime = self.runtime(ns, pod, container)
-        if "running" not in (entry.get("state") or {}):
-            if "terminated" in (entry.get("state") or {}) or runtime.current.data:
-                self.restart(ns, pod, container)
-                obj, entry = self._pod_and_status(ns, pod, container)
-            else:
-                self._set_state(obj, entry, {"running": {"startedAt": rfc3339()}})
-        runtime.current.append(data.encode() if isinstance(data, str) else bytes(data), at_ns)
-        runtime.wake()
-
-    def terminate(
-        self, ns: str, pod: str, container: str, exit_code: int = 0, reason: str | None = None
-    ) -> None:
-        """End the container's current run; follow streams end."""
-        obj, entry = self._pod_and_status(ns, pod, container)
-        started = (entry.get("state") or {}).get("running", {}).get("startedAt") or rfc3339()
-        terminated = {
-            "exitCode": exit_code,
-            "reason": reason or ("Completed" if exit_code == 0 else "Error"),
-            "startedAt": started,
-            "finishedAt": rfc3339(),
-            "containerID": entry.get("containerID") or f"containerd://{uuid.uuid4().hex}",
-        }
-        runtime = self.runtime(ns, pod, container)
-        runtime.current.closed = True
-        self._set_state(obj, entry, {"terminated": terminated})
-        runtime.wake()
-
-    def restart(self, ns: str, pod: str, container: str, exit_code: int = 1) -> None:
-        """The kubelet restarts the container: current log → previous, restartCount + 1."""
-        obj, entry = self._pod_and_status(ns, pod, container)
-        if "terminated" not in (entry.get("state") or {}):
-            self.terminate(ns, pod, container, exit_code)
-            obj, entry = self._pod_and_status(ns, pod, container)
-        runtime = self.runtime(ns, pod, container)
-        runtime.previous, runtime.current = runtime.current, LogInstance()
-        entry["lastState"] = {"terminated": entry["state"]["terminated"]}
-        entry["restartCount"] = int(entry.get("restartCount", 0)) + 1
-        entry.pop("containerID", None)
-        obj["status"]["phase"] = "Running"
-        self._set_state(obj, entry, {"running": {"startedAt": rfc3339()}})
-        runtime.wake()
-
-    def set_waiting(
-        self, ns: str, pod: str, container: str, reason: str, message: str | None = None
-    ) -> None:
-        """``state.waiting`` (ContainerCreating, ImagePullBackOff, CrashLoopBackOff, ...).
-        A run in progress ends first and becomes the previous one, as on a crash."""
-        obj, entry = self._pod_and_status(ns, pod, container)
-        runtime = self.runtime(ns, pod, container)
-        state = entry.get("state") or {}
-        if "running" in state or "terminated" in state:
-            if "running" in state:
-                self.terminate(ns, pod, container, 1)
-                obj, entry = self._pod_and_status(ns, pod, container)
-            runtime.previous, runtime.current = runtime.current, LogInstance()
-            entry["lastState"] = {"terminated": entry["state"]["terminated"]}
-            entry["restartCount"] = int(entry.get("restartCount", 0)) + 1
-            entry.pop("containerID", None)
-        waiting = {"reason": reason} | ({"message": message} if message else {})
-        self._set_state(obj, entry, {"waiting": waiting})
-        runtime.wake()
-
-    def set_pod_phase(
-        self, ns: str, pod: str, phase: str, reason: str | None = None, message: str | None = None
-    ) -> None:
-        obj = self.get("pods", ns, pod)
-        if obj is None:
-            raise KeyError(f"no pod {ns}/{pod}")
-        old = copy.deepcopy(obj)
-        obj["status"]["phase"] = phase
-        for key, value in (("reason", reason), ("message", message)):
-            if value is not None:
-                obj["status"][key] = value
-        self._emit("pods", "MODIFIED", obj, old)
 
     def set_job_conditions(
         self, ns: str, name: str, conditions: list[Any], **status: Any
@@ -1672,17 +1122,6 @@ class FakeKube:
 
     def add_namespace(self, name: str) -> None:
         self.namespaces.add(name)
-
-    def remove_node(self, name: str) -> None:
-        """The node is gone (drained and deleted, or lost): its pods' logs cannot be read."""
-        self.nodes.discard(name)
-
-    def stop_kubelet(self, node: str) -> None:
-        """The node's kubelet stops answering; the node and its pods stay (their logs: 500)."""
-        self.kubelets_down.add(node)
-
-    def start_kubelet(self, node: str) -> None:
-        self.kubelets_down.discard(node)
 
     def remove_crd(self, kind: str = "pytorchjob") -> None:
         """The kind's CRDs are uninstalled: its API groups answer 404 page not found."""
@@ -1750,17 +1189,6 @@ class FakeKube:
         })  # fmt: skip
 
 
-VERSION = {
-    "major": "1",
-    "minor": "31",
-    "gitVersion": "v1.31.0-fake",
-    "gitCommit": "0" * 40,
-    "gitTreeState": "clean",
-    "buildDate": "2024-08-13T00:00:00Z",
-    "goVersion": "go1.22.5",
-    "compiler": "gc",
-    "platform": "linux/amd64",
-}
 CONTROL_HOOKS = {
     "add", "delete", "append_log", "terminate", "restart", "set_waiting", "set_pod_phase",
     "set_job_conditions", "deny", "allow_all", "require_token", "inject_error", "drop_streams",

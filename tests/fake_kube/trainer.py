@@ -34,7 +34,8 @@ What the fake plays, row by row:
   ``>= backoffLimit`` fails it, ``BackoffLimitExceeded``); a pod in phase Failed is
   replaced by a new pod (new suffix) and counts as a failure too; suspended Jobs delete
   their pods.
-- **kubelet** steps (hooks, as ``operator.py`` offers them for PyTorchJob pods):
+- **kubelet** steps (hooks, as ``operator.py`` offers them for PyTorchJob pods; the
+  kubelet itself, restarts and back-off included, is ``kubelet.py``):
   ``run``, ``succeed``, ``exit`` (in-place restart into CrashLoopBackOff under
   ``OnFailure``), ``back_off_over``, ``fail`` (pod phase Failed), ``elapse`` (the clock
   for ``activeDeadlineSeconds``), ``suspend``/``resume`` (what a PATCH of
@@ -65,8 +66,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from .logs import LogInstance, parse_rfc3339, rfc3339
-from .operator import back_off_text
+from .kubelet import container_status
+from .logs import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from .server import FakeKube
@@ -95,7 +96,6 @@ POD_NAME_TOO_LONG = (
     "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
 )
 BACKOFF_LIMIT = 6  # the Job's default backoffLimit (§6)
-BACK_OFF_START, BACK_OFF_MAX = 10, 300  # the kubelet's crash back-off
 
 # JobSet labels, set as labels and annotations on Jobs and pods (§4, jobset
 # ``labelAndAnnotateObject``) and the Job controller's (kubernetes batch/v1 types.go).
@@ -991,9 +991,9 @@ class Trainer:
             if pod["status"].get("phase") not in ("Pending", "Running"):
                 continue
             for container in pod["spec"].get("containers") or []:
-                entry = self.fake._status_entry(pod, container["name"])
+                entry = container_status(pod, container["name"])
                 if entry is not None and "running" not in (entry.get("state") or {}):
-                    self.fake._set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
+                    self.fake.kubelet.set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
                     self._event("Pod", pod, "Normal", "Started",
                                 f"Started container {container['name']}", "kubelet")  # fmt: skip
         self.reconcile(ns, name)
@@ -1010,7 +1010,7 @@ class Trainer:
 
     def _terminate(self, pod: dict[str, Any], code: int, reason: str | None = None) -> None:
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
-        entry = self.fake._status_entry(pod, NODE)
+        entry = container_status(pod, NODE)
         if entry is None or "running" not in (entry.get("state") or {}):
             self.fake.append_log(ns, pname, NODE, b"")
         self.fake.terminate(ns, pname, NODE, code, reason)
@@ -1025,30 +1025,11 @@ class Trainer:
         self._terminate(pod, exit_code)
         pod = self.fake.get("pods", ns, pname) or pod
         if pod["spec"].get("restartPolicy", "OnFailure") == "OnFailure" and exit_code != 0:
-            entry = self.fake._status_entry(pod, NODE) or {}
-            runtime = self.fake.runtime(ns, pname, NODE)
-            runtime.previous, runtime.current = runtime.current, LogInstance()
-            entry["lastState"] = {"terminated": entry["state"]["terminated"]}
-            entry["restartCount"] = restarts = int(entry.get("restartCount", 0)) + 1
-            entry.pop("containerID", None)
-            pod["status"]["phase"] = "Running"
-            delay = min(BACK_OFF_START * 2 ** (restarts - 1), BACK_OFF_MAX)
-            message = (
-                f"back-off {back_off_text(delay)} restarting failed container={NODE} "
-                f"pod={pname}_{ns}({pod['metadata']['uid']})"
-            )
-            self.fake._set_state(
-                pod, entry, {"waiting": {"reason": "CrashLoopBackOff", "message": message}}
-            )
-            runtime.wake()
+            self.fake.kubelet.crash_loop(pod, NODE)
         self.reconcile(ns, name)
 
     def back_off_over(self, ns: str, name: str, index: int = 0) -> None:
-        pod = self.pod(ns, name, index)
-        entry = self.fake._status_entry(pod, NODE) or {}
-        if ((entry.get("state") or {}).get("waiting") or {}).get("reason") != "CrashLoopBackOff":
-            raise ValueError(f"{pod['metadata']['name']} is not in CrashLoopBackOff")
-        self.fake._set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
+        self.fake.kubelet.back_off_over(self.pod(ns, name, index), NODE)
         self.reconcile(ns, name)
 
     def fail(self, ns: str, name: str, index: int = 0, exit_code: int = 1) -> None:

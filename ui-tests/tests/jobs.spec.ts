@@ -51,15 +51,18 @@ test.describe.serial('a job from the form to its logs', () => {
 
     // The YAML preview shows the manifest.
     await form.getByRole('button', { name: 'Preview YAML' }).click();
+    // JupyterLab's editor (CodeMirror) holds it.
     const yaml = form.getByRole('textbox', { name: 'Manifest (YAML)' });
-    await expect(yaml).toHaveValue(/kind: PyTorchJob/);
-    await expect(yaml).toHaveValue(new RegExp(`name: ${JOB}`));
-    await expect(yaml).toHaveValue(/Worker:/);
+    await expect(yaml).toContainText('kind: PyTorchJob');
+    await expect(yaml).toContainText(`name: ${JOB}`);
+    await expect(yaml).toContainText('Worker:');
     await form.screenshot({ path: testInfo.outputPath('form-yaml.png') });
 
     // Editing the YAML updates the form.
-    const text = await yaml.inputValue();
-    await yaml.fill(text.replace('backoffLimit: 3', 'backoffLimit: 5'));
+    await yaml.locator('.cm-line', { hasText: 'backoffLimit: 3' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('5');
     await form.getByRole('button', { name: 'Apply YAML' }).click();
     await form.getByRole('button', { name: 'Advanced' }).click();
     await expect(form.getByLabel('Backoff limit', { exact: true })).toHaveValue(

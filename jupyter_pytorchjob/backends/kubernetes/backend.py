@@ -1,8 +1,8 @@
 """``KubernetesBackend``: the backend contract on the job kinds a cluster serves.
 
-Everything that depends on the kind of object (PyTorchJob of Kubeflow Training Operator
-v1; its API, manifest, pods, state) comes from ``kinds``; this module only talks to the
-API server.
+Everything that depends on the kind of object (a PyTorchJob, a TrainJob: its API,
+manifest, pods, state) comes from its ``JobKind``; this module only talks to the API
+server, and treats every kind the cluster serves alike.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.errors import FieldError, JobSpecInvalid
-from ...job.failure import JobWaiting, job_waiting, waiting_hint
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import (
@@ -35,24 +34,22 @@ from ...kinds import (
     log_archive,
     none_served_message,
 )
-from ...kinds.manifests import QUEUE_LABEL
-from ...kinds.pods import epoch, read_conditions
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob.runtimes import Runtime, available_runtimes, runtime_of
-from ..archive import ArchiveLocation, chief_tail, read_archive
+from ..archive import ArchiveLocation, read_archive
 from ..base import (
     Backend,
     BackendError,
     Event,
     JobInfo,
     JobNotFound,
-    JobState,
     LogChunk,
     Volume,
     dropped_warning,
     finished_error,
     unknown_replica,
 )
+from ..timestamps import parse_timestamp_ns
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
@@ -65,9 +62,10 @@ from .connection import (
 from .discovery import NotebookPod, within
 from .failure import SCAN_LINES as FAILURE_SCAN_LINES
 from .failure import FailureReader
-from .logs import LogMerger, is_waiting, open_log, parse_timestamp_ns
-from .progress import INTERVAL, LOG_BUDGET, TAIL_LINES, ProgressWatcher
+from .logs import LogMerger
+from .progress import INTERVAL, ProgressReads, ProgressWatcher
 from .pruning import dropped_fields
+from .waiting import WaitingReader, event_of
 
 LOGGER = logging.getLogger(__name__)
 # Seconds a discovery of the kinds the cluster serves stands: a CRD installed or removed
@@ -78,24 +76,6 @@ KINDS_TTL = 30.0
 KINDS_RECHECK = 2.0
 # Seconds a namespace seen to exist is not read again (an empty list every refresh).
 NAMESPACE_TTL = 60.0
-
-
-# Kueue's Workloads (kueue.x-k8s.io/v1beta1): why a queued job is not admitted yet.
-WORKLOADS = ("kueue.x-k8s.io", "v1beta1", "workloads")
-
-
-def event_of(event: Any, source: str) -> Event:
-    """A core/v1 Event of ``source`` (as the views name it). The Trainer records through
-    events.k8s.io, whose events have only ``eventTime``."""
-    when = event.last_timestamp or event.event_time or event.first_timestamp
-    return Event(
-        type=event.type or "Normal",
-        reason=event.reason or "",
-        message=event.message or "",
-        object=source,
-        time=epoch(when) or 0.0,
-        count=event.count or 1,
-    )
 
 
 class KubernetesBackend(Backend):
@@ -153,11 +133,17 @@ class KubernetesBackend(Backend):
         self.clock = time.monotonic  # for the discovery's age (a test's own clock)
         self._namespace_seen: float | None = None  # when it was last seen to exist
         self._others: dict[str, KubernetesBackend] = {}  # for_namespace's
-        self.failures = FailureReader(self._progress_log, self._failure_archive, self._annotate)
+        reads = ProgressReads(
+            self.api, lambda: self.namespace, self._logdir_here, self._archive_location
+        )
+        self.failures = FailureReader(reads.read_log, self._failure_archive, self._annotate)
+        self.waiting = WaitingReader(self.core, self.custom, self._call, lambda: self.namespace)
+        # Every job read is tracked by the watcher explicitly (``_complete``), never by a
+        # read meant only for the object (``_read_job``).
         self.progress_watcher = ProgressWatcher(
-            self._progress_log,
-            self._progress_logdir,
-            read_archive=self._progress_archive,
+            reads.read_log,
+            reads.find_logdir,
+            read_archive=reads.read_archive,
             interval=progress_interval,
             wait_first=progress_wait,
             parse_in_process=progress_parse_in_process,
@@ -300,52 +286,6 @@ class KubernetesBackend(Backend):
             )
         return local
 
-    async def _progress_logdir(self, kind: JobKind, job: Mapping[str, Any]) -> Path | None:
-        """Where the progress watcher reads the job's event files; None where this
-        notebook cannot see them (no logdir, no notebook pod, a PVC it does not mount)."""
-        try:
-            return Path(await self._logdir_here(kind, job))
-        except (BackendError, JobSpecInvalid):
-            return None
-
-    async def _progress_log(self, pod: str, query: dict[str, Any]) -> bytes | None:
-        """At most ``LOG_BUDGET`` bytes of a pod's log for the progress watcher; None when
-        there is nothing to read (not started, gone) or the read fails - progress is
-        worth no error in a job list."""
-        try:
-            api = await self.api()
-            response = await open_log(api, self.namespace, pod, query, api.stream_timeout)
-        except ApiException as err:
-            if not (is_waiting(err) or err.status in (400, 404)):
-                self.log_progress_failure(pod, err)
-            return None
-        except (OSError, TimeoutError, aiohttp.ClientError, BackendError) as err:
-            self.log_progress_failure(pod, err)
-            return None
-        if response is None:
-            return None
-        data = bytearray()
-        try:
-            # Bounded even where a server ignores limitBytes.
-            async for chunk in response.content.iter_chunked(65536):
-                data += chunk
-                if len(data) >= LOG_BUDGET:
-                    break
-        except (aiohttp.ClientError, TimeoutError) as err:
-            self.log_progress_failure(pod, err)
-        finally:
-            response.release()
-        return bytes(data[:LOG_BUDGET])
-
-    async def _progress_archive(self, kind: JobKind, job: Mapping[str, Any]) -> bytes | None:
-        """The chief replica's archived log for the progress watcher once the job's pods
-        are gone (its tail, at most ``LOG_BUDGET`` bytes); None where the job keeps none,
-        empty where this notebook cannot read it."""
-        location = await self._archive_location(kind, dict(job))
-        if location is None:
-            return None
-        return await asyncio.to_thread(chief_tail, location, TAIL_LINES, LOG_BUDGET)
-
     async def _failure_archive(self, kind: JobKind, job: dict[str, Any], replica: str) -> list[str]:
         """The last lines of ``replica``'s newest run in the job's log archive, for its
         failure summary once its pod is gone; none where this notebook cannot read it."""
@@ -377,9 +317,6 @@ class KubernetesBackend(Backend):
             name=name,
             kind=kind,
         )
-
-    def log_progress_failure(self, pod: str, err: BaseException) -> None:
-        LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
 
     async def _archive_location(self, kind: JobKind, job: dict[str, Any]) -> ArchiveLocation | None:
         """Where this notebook reads the job's log archive (found as TensorBoard finds
@@ -649,7 +586,7 @@ class KubernetesBackend(Backend):
                 kind.job_info(j, by_job.get(j["metadata"]["name"], []))
                 for j in jobs.get("items", [])
             ]
-            await self._why_not_made(kind, found)
+            await self.waiting.why_not_made(kind, found)
             infos += found
             read += [
                 (kind, j, by_job.get(info.name, []), info)
@@ -659,9 +596,7 @@ class KubernetesBackend(Backend):
             raise CrdMissing(none_served_message())
         if not infos:
             await self._check_namespace()  # an empty list of a namespace that is not there
-        await self.failures.fill(read)
-        await self._why_waiting(read)
-        await self.progress_watcher.observe(read, complete=True)
+        await self._complete(read, listing=True)
         return sorted(infos, key=lambda j: j.created, reverse=True)
 
     async def _job(self, name: str) -> tuple[JobKind, dict[str, Any]]:
@@ -708,14 +643,33 @@ class KubernetesBackend(Backend):
         self._namespace_seen = now  # there, or not ours to read: not asked again for now
 
     async def get_job(self, name: str) -> JobInfo:
+        found = await self._read_job(name)
+        kind, _, _, info = found
+        await self.waiting.why_not_made(kind, [info])
+        await self._complete([found])
+        return info
+
+    async def _read_job(
+        self, name: str
+    ) -> tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]:
+        """The job, its pods and the info they make, read and nothing more (no failure
+        summary, no waiting reason, no progress: nothing tracked from here on)."""
         kind, job = await self._job(name)
         pods = await self._pods(kind.pod_selector(name))
-        info = kind.job_info(job, pods, with_manifest=True)
-        await self._why_not_made(kind, [info])
-        await self.failures.fill([(kind, job, pods, info)])
-        await self._why_waiting([(kind, job, pods, info)], events=True)
-        await self.progress_watcher.observe([(kind, job, pods, info)])
-        return info
+        return kind, job, pods, kind.job_info(job, pods, with_manifest=True)
+
+    async def _complete(
+        self,
+        read: list[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]],
+        *,
+        listing: bool = False,
+    ) -> None:
+        """What the jobs read tell a reader beyond their objects: the failure summary,
+        why they wait (one job: its events too), their progress - the watcher tracks
+        them from now on (``listing``: all the jobs there are; it forgets the others)."""
+        await self.failures.fill(read)
+        await self.waiting.fill(read, events=not listing)
+        await self.progress_watcher.track(read, complete=listing)
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
         """The job's progress and the history of its metrics since this server first
@@ -832,138 +786,6 @@ class KubernetesBackend(Backend):
         ]
         return sorted(events, key=lambda e: e.time)
 
-    async def _why_not_made(self, kind: JobKind, infos: Sequence[JobInfo]) -> None:
-        """Jobs nothing was made for yet (no status, no pods): their controller's newest
-        Warning event as their message - e.g. a TrainJob whose name is too long for JobSet
-        stays so for ever, and only its events say why. One events request for them all
-        (the kind's Warnings in the namespace), not one per job: a list of 1000 such jobs
-        made 1001 requests on every refresh."""
-        waiting = {info.name: info for info in infos if info.state is JobState.SUBMITTED}
-        if not waiting:
-            return
-        core = await self.core()
-        selector = f"involvedObject.kind={kind.kind},type=Warning"
-        if len(waiting) == 1:
-            selector += f",involvedObject.name={next(iter(waiting))}"
-        try:
-            found = await self._call(
-                "list events", core.list_namespaced_event(self.namespace, field_selector=selector)
-            )
-        except BackendError:
-            return  # events unreadable (RBAC): the state and the waiting message stand
-        # Newest by time, then (within a second) by resourceVersion, as ``events`` orders.
-        newest: dict[str, tuple[float, int, Event]] = {}
-        for item in found.items:
-            name = item.involved_object.name
-            if name in waiting:
-                event = event_of(item, name)
-                order = (event.time, int(item.metadata.resource_version or 0), event)
-                if name not in newest or order[:2] >= newest[name][:2]:
-                    newest[name] = order
-        for name, (_, _, event) in newest.items():
-            waiting[name].message = f"{event.reason}: {event.message}"
-
-    async def _why_waiting(
-        self,
-        found: Sequence[tuple[JobKind, dict[str, Any], list[dict[str, Any]], JobInfo]],
-        *,
-        events: bool = False,
-    ) -> None:
-        """``waiting`` of each job not running yet or with Pending replicas: Kueue's
-        verdict on its Workload (a job with a queue label), else its pods' reasons (a
-        pod still creating: its newest FailedMount event when ``events``, one job's
-        read), else its message."""
-        verdicts = await self._admission(
-            [(job, info) for _, job, _, info in found if not info.state.finished]
-        )
-        for kind, job, pods, info in found:
-            uid = str((job.get("metadata") or {}).get("uid", ""))
-            info.waiting = job_waiting(
-                info.state.value, info.replicas, message=info.message, admission=verdicts.get(uid)
-            )
-            if events and info.waiting is not None and info.waiting.reason == "ContainerCreating":
-                info.waiting = await self._mount_problem(kind, pods, info) or info.waiting
-
-    async def _admission(
-        self, jobs: Sequence[tuple[dict[str, Any], JobInfo]]
-    ) -> dict[str, JobWaiting]:
-        """Why Kueue has not admitted each queued job (by uid): its Workload's
-        QuotaReserved (else Admitted) condition when False; no Workload yet, said so.
-        Nothing where Kueue is not installed or its Workloads cannot be read."""
-        queued = {
-            str(job["metadata"].get("uid")): (job, info)
-            for job, info in jobs
-            if QUEUE_LABEL in ((job.get("metadata") or {}).get("labels") or {})
-            and info.state in (JobState.SUBMITTED, JobState.CREATED, JobState.SUSPENDED)
-        }
-        if not queued:
-            return {}
-        try:
-            custom = await self.custom()
-            listed = await self._call(
-                "list workloads",
-                custom.list_namespaced_custom_object(*WORKLOADS[:2], self.namespace, WORKLOADS[2]),
-            )
-        except BackendError as err:
-            LOGGER.debug("waiting: cannot read Kueue's workloads: %s", err)
-            return {}  # no Kueue here, or no right to read its Workloads
-        by_owner: dict[str, dict[str, Any]] = {}
-        for workload in listed.get("items", []):
-            for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
-                if owner.get("controller"):
-                    by_owner[str(owner.get("uid"))] = workload
-        verdicts = {}
-        for uid, (job, _) in queued.items():
-            queue = job["metadata"]["labels"][QUEUE_LABEL]
-            workload = by_owner.get(uid)
-            if workload is None:
-                message = (
-                    f"queued in LocalQueue {queue!r}, but Kueue has made no Workload for it yet"
-                )
-                verdicts[uid] = JobWaiting("NoWorkload", message)
-                continue
-            conditions = {c.type: c for c in read_conditions(workload.get("status") or {})}
-            if conditions.get("Admitted") and conditions["Admitted"].status == "True":
-                continue
-            blocking = next(
-                (conditions[t] for t in ("QuotaReserved", "Admitted") if t in conditions), None
-            )
-            if blocking is None or blocking.status == "True":
-                message = f"waiting for Kueue to admit it from LocalQueue {queue!r}"
-                verdicts[uid] = JobWaiting("QuotaReserved", message)
-                continue
-            message = f"Kueue ({blocking.reason}): {blocking.message}"
-            verdicts[uid] = JobWaiting(
-                "QuotaReserved", message, waiting_hint("QuotaReserved", blocking.message)
-            )
-        return verdicts
-
-    async def _mount_problem(
-        self, kind: JobKind, pods: Sequence[Mapping[str, Any]], info: JobInfo
-    ) -> JobWaiting | None:
-        """A replica still creating because a volume cannot be mounted (a missing
-        secret or claim): the kubelet's newest FailedMount event on its pod says it."""
-        creating = {r.name for r in info.replicas if r.reason == "ContainerCreating"}
-        core = await self.core()
-        for pod in pods:
-            replica = kind.replica_of_pod(pod)
-            if replica not in creating:
-                continue
-            selector = f"involvedObject.name={pod['metadata']['name']},type=Warning"
-            try:
-                found = await self._call(
-                    "list events",
-                    core.list_namespaced_event(self.namespace, field_selector=selector),
-                )
-            except BackendError:
-                return None
-            mounts = [e for e in found.items if e.reason == "FailedMount"]
-            if mounts:
-                newest = max(mounts, key=lambda e: event_of(e, replica).time)
-                text = f"{replica}: {newest.message}"
-                return JobWaiting("FailedMount", text, waiting_hint("FailedMount", text))
-        return None
-
     async def volumes(self) -> list[Volume]:
         core = await self.core()
         claims = await self._call(
@@ -1003,7 +825,7 @@ class KubernetesBackend(Backend):
 
         async def finished() -> bool:
             try:
-                return (await self.get_job(name)).state.finished
+                return (await self._read_job(name))[3].state.finished
             except BackendError as err:
                 return err.status == 404  # deleted (or TTL): nothing more will come
 

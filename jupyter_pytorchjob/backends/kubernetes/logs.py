@@ -27,7 +27,6 @@ Any other error ends the whole stream at once (not when the job ends).
 from __future__ import annotations
 
 import asyncio
-import calendar
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -42,6 +41,7 @@ from ...job.loglines import StampedLines
 from ...kinds import JobKind
 from ..base import BackendError, LogChunk
 from ..logmerge import TimeMerge
+from ..timestamps import parse_timestamp_ns
 from .connection import status_body
 
 CHUNK = 65536
@@ -57,31 +57,6 @@ PodLister = Callable[[], Awaitable[list[dict[str, Any]]]]
 FinishedCheck = Callable[[], Awaitable[bool]]
 # The replicas whose pods are gone, and where each was read up to -> their archived logs.
 ArchiveReader = Callable[[list[str], Mapping[str, int]], AsyncIterator[LogChunk]]
-
-
-def parse_timestamp_ns(text: str | bytes) -> int | None:
-    """``2026-11-22T04:25:01.123456789Z`` -> ns since the epoch (None if not one).
-
-    By slicing, not strptime: it runs once per chunk, and on every line only right
-    after a reconnect."""
-    if isinstance(text, bytes):
-        text = text.decode("ascii", errors="replace")
-    try:
-        seconds = calendar.timegm(
-            (
-                int(text[0:4]),
-                int(text[5:7]),
-                int(text[8:10]),
-                int(text[11:13]),
-                int(text[14:16]),
-                int(text[17:19]),
-            )
-        )
-    except (ValueError, IndexError):
-        return None
-    frac = text[20:].rstrip("Z") if text[19:20] == "." else ""
-    nanos = int((frac + "000000000")[:9]) if frac.isdigit() else 0
-    return seconds * 1_000_000_000 + nanos
 
 
 def since_time(ns: int) -> str:

@@ -2,7 +2,7 @@
 ``status.trainerStatus`` comes with the object itself: ``kinds/trainjob/status.py``).
 
 ``ProgressWatcher`` polls while somebody looks: every list or read of jobs
-(``GET jobs``, ``ptjob status``, ``%ptjob list``...) ``observe``s the jobs it read and
+(``GET jobs``, ``ptjob status``, ``%ptjob list``...) ``track``s the jobs it read and
 gets their progress as last read; a task reads what is new every ``interval`` seconds
 and stops ``IDLE`` seconds after the last look, so a server nobody watches asks the API
 server nothing. Per poll, for each running job (``PARALLEL`` at a time):
@@ -32,6 +32,7 @@ import asyncio
 import bisect
 import concurrent.futures
 import contextlib
+import logging
 import multiprocessing
 import os
 import re
@@ -41,6 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ...job.errors import JobSpecInvalid
 from ...job.progress import (
     JobProgress,
     MetricHistory,
@@ -52,8 +57,14 @@ from ...job.progress import (
 from ...job.status import JobInfo, JobState
 from ...kinds import JobKind
 from ...processes import die_with_parent
+from ..archive import ArchiveLocation, chief_tail
+from ..base import BackendError
 from ..progress import ProgressSources, as_reading
-from .logs import parse_timestamp_ns, since_time
+from ..timestamps import parse_timestamp_ns
+from .connection import TimedApiClient
+from .logs import is_waiting, open_log, since_time
+
+LOGGER = logging.getLogger(__name__)
 
 INTERVAL = 5.0  # seconds between polls while somebody looks
 IDLE = 60.0  # seconds after the last look until polling stops
@@ -71,6 +82,77 @@ LogReader = Callable[[str, dict[str, Any]], Awaitable[bytes | None]]
 ArchiveReader = Callable[[JobKind, Mapping[str, Any]], Awaitable[bytes | None]]
 # (kind, manifest) -> the job's log directory in this notebook, None when it has none here.
 LogdirFinder = Callable[[JobKind, Mapping[str, Any]], Awaitable[Path | None]]
+
+
+class ProgressReads:
+    """What the watcher (and the failure reader) read of a job through the API server
+    and this notebook's mounts: a pod's log, the job's log directory, the chief replica's
+    archived log. ``api``/``namespace``: the backend's connection and namespace, asked at
+    each read (both are known only once the configuration is loaded); ``logdir_here``:
+    the job's log directory as this notebook sees it (``BackendError`` saying why not);
+    ``archive_location``: where this notebook reads the job's log archive."""
+
+    def __init__(
+        self,
+        api: Callable[[], Awaitable[TimedApiClient]],
+        namespace: Callable[[], str],
+        logdir_here: Callable[[JobKind, Mapping[str, Any]], Awaitable[str]],
+        archive_location: Callable[[JobKind, dict[str, Any]], Awaitable[ArchiveLocation | None]],
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.logdir_here = logdir_here
+        self.archive_location = archive_location
+
+    async def read_log(self, pod: str, query: dict[str, Any]) -> bytes | None:
+        """At most ``LOG_BUDGET`` bytes of a pod's log; None when there is nothing to
+        read (not started, gone) or the read fails - progress is worth no error in a
+        job list."""
+        try:
+            api = await self.api()
+            response = await open_log(api, self.namespace(), pod, query, api.stream_timeout)
+        except ApiException as err:
+            if not (is_waiting(err) or err.status in (400, 404)):
+                log_read_failure(pod, err)
+            return None
+        except (OSError, TimeoutError, aiohttp.ClientError, BackendError) as err:
+            log_read_failure(pod, err)
+            return None
+        if response is None:
+            return None
+        data = bytearray()
+        try:
+            # Bounded even where a server ignores limitBytes.
+            async for chunk in response.content.iter_chunked(65536):
+                data += chunk
+                if len(data) >= LOG_BUDGET:
+                    break
+        except (aiohttp.ClientError, TimeoutError) as err:
+            log_read_failure(pod, err)
+        finally:
+            response.release()
+        return bytes(data[:LOG_BUDGET])
+
+    async def find_logdir(self, kind: JobKind, job: Mapping[str, Any]) -> Path | None:
+        """Where the job's event files are read; None where this notebook cannot see
+        them (no logdir, no notebook pod, a PVC it does not mount)."""
+        try:
+            return Path(await self.logdir_here(kind, job))
+        except (BackendError, JobSpecInvalid):
+            return None
+
+    async def read_archive(self, kind: JobKind, job: Mapping[str, Any]) -> bytes | None:
+        """The chief replica's archived log once the job's pods are gone (its tail, at
+        most ``LOG_BUDGET`` bytes); None where the job keeps none, empty where this
+        notebook cannot read it."""
+        location = await self.archive_location(kind, dict(job))
+        if location is None:
+            return None
+        return await asyncio.to_thread(chief_tail, location, TAIL_LINES, LOG_BUDGET)
+
+
+def log_read_failure(pod: str, err: BaseException) -> None:
+    LOGGER.debug("progress: reading the log of pod %s failed: %r", pod, err)
 
 
 @dataclass
@@ -175,7 +257,7 @@ class ProgressWatcher:
     def enabled(self) -> bool:
         return self.interval > 0
 
-    async def observe(
+    async def track(
         self,
         found: Sequence[tuple[JobKind, Mapping[str, Any], Sequence[Mapping[str, Any]], JobInfo]],
         *,

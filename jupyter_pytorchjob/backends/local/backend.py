@@ -20,6 +20,7 @@ from typing import Any
 from ... import untrusted_files
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
+from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
@@ -47,7 +48,8 @@ from ..base import (
 )
 from ..logmerge import TimeMerge
 from . import index
-from .controllers import CONTROLLERS, CRASH_BACK_OFF, FAILURE_KEY, MESSAGE_KEY
+from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
+from .kubelet import CRASH_BACK_OFF
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
@@ -64,6 +66,22 @@ MAX_EVENTS = 1000  # the newest events GET events answers with
 MAX_EVENT_BYTES = 1 << 20  # read from the end of the events file
 # Each node is a process (torchrun: several); more than this per CPU only thrashes.
 NODES_PER_CPU = 4
+
+
+def no_local_effect(spec: JobSpec) -> list[str]:
+    """What to tell a user who set fields that only a cluster uses (``JobField.local``):
+    accepted, so the same job runs in both places, but changing nothing here."""
+    unused = [
+        f"{f.wire} ({f.flag})"
+        for f in FIELDS
+        if not f.local and getattr(spec, f.attr) not in (None, (), {}, f.default)
+    ]
+    if not unused:
+        return []
+    return [
+        f"{', '.join(unused)} has no effect on the local backend, which runs processes, "
+        "not pods; a cluster uses it"
+    ]
 
 
 class LocalBackend(Backend):
@@ -144,7 +162,7 @@ class LocalBackend(Backend):
         self._check_nodes(spec)
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
         info = await asyncio.to_thread(self._create, spec)
-        info.warnings[:0] = spec.warnings
+        info.warnings[:0] = [*spec.warnings, *no_local_effect(spec)]
         return info
 
     def _check_nodes(self, spec: JobSpec) -> None:

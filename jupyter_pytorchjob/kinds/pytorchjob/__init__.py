@@ -16,9 +16,10 @@ from ...job.errors import FieldError
 from ...job.spec import JobSpec, max_name_length
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
+from ..manifests import unexpressed
 from . import status
 from .environment import replica_env
-from .manifest import build_manifest, parse_manifest, script_launcher
+from .manifest import PLACES, build_manifest, parse_manifest, script_launcher
 from .webhook import check_manifest
 
 
@@ -30,7 +31,7 @@ class PyTorchJobKind(JobKind):
     container = status.CONTAINER
     controller = "training-operator"
     installed_by = "Kubeflow Training Operator v1"
-    unsupported_fields = frozenset({"runtime"})
+    unsupported_fields = unexpressed(PLACES)
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
         return build_manifest(spec, namespace=namespace)

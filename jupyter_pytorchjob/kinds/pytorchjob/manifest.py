@@ -29,8 +29,14 @@ from ...job.shape import manifest_shape_errors
 from ...job.spec import SHM_MOUNT, JobSpec
 from ..manifests import (
     ISTIO_INJECT,
+    NODE_SELECTOR,
     NOTHING,
     SHM_VOLUME,
+    TOLERATIONS,
+    Bespoke,
+    CannotExpress,
+    Place,
+    PodSpecKey,
     archive_field,
     clean_metadata,
     entrypoint,
@@ -44,15 +50,65 @@ from ..manifests import (
     read_entrypoint,
     read_metadata,
     read_mounts,
+    read_pod_fields,
     require_kind,
     resources,
-    toleration,
     volumes_and_mounts,
+    write_pod_fields,
 )
 from .webhook import CONTAINER_NAME, check_manifest
 
 API_VERSION = "kubeflow.org/v1"
 KIND = "PyTorchJob"
+
+_CONTAINER = Bespoke("every replica's container 'pytorch'")
+_RUN_POLICY = Bespoke("spec.runPolicy")
+_ELASTIC = Bespoke("spec.elasticPolicy")
+_METADATA = Bespoke("metadata (the job's and the pod template's)")
+
+# Where each field of the job body lives in a PyTorchJob (tests/test_manifest.py holds
+# it to the field table): a key of every replica's pod spec, written and read by
+# ``write_pod_fields``/``read_pod_fields``; or written by this module's own code.
+PLACES: dict[str, Place] = {
+    "name": _METADATA,
+    "image": _CONTAINER,
+    "kind": Bespoke("kind"),
+    "runtime": CannotExpress(None, "only a TrainJob runs on a training runtime"),
+    "command": _CONTAINER,
+    "args": _CONTAINER,
+    "script": _CONTAINER,
+    "workdir": _CONTAINER,
+    "nodes": Bespoke("spec.pytorchReplicaSpecs: Master 1, Worker nodes - 1"),
+    "master": Bespoke("spec.pytorchReplicaSpecs.Master"),
+    "gpus": _CONTAINER,
+    "gpuResource": _CONTAINER,
+    "cpu": _CONTAINER,
+    "memory": _CONTAINER,
+    "shm": Bespoke("every replica's volume dshm"),
+    "nprocPerNode": Bespoke("spec.nprocPerNode"),
+    "pvc": Bespoke("every replica's volumes and mounts"),
+    "env": _CONTAINER,
+    "restartPolicy": Bespoke("every replica's restartPolicy"),
+    "backoffLimit": _RUN_POLICY,
+    "deadline": _RUN_POLICY,
+    "ttl": _RUN_POLICY,
+    "cleanPodPolicy": _RUN_POLICY,
+    "nodeSelector": NODE_SELECTOR,
+    "tolerations": TOLERATIONS,
+    "labels": _METADATA,
+    "annotations": _METADATA,
+    "queue": _METADATA,
+    "priorityClassName": PodSpecKey("priorityClassName"),
+    "serviceAccount": PodSpecKey("serviceAccountName"),
+    "imagePullSecrets": PodSpecKey.refs("imagePullSecrets"),
+    "logdir": _METADATA,
+    "logArchive": _CONTAINER,
+    "minNodes": _ELASTIC,
+    "maxNodes": _ELASTIC,
+    "maxRestarts": _ELASTIC,
+    "rdzvBackend": _ELASTIC,
+    "extras": Bespoke("merged into the whole manifest"),
+}
 
 # -- building ---------------------------------------------------------------------
 
@@ -154,12 +210,7 @@ def _pod_template(spec: JobSpec) -> dict[str, Any]:
     pod_spec: dict[str, Any] = {"containers": [container]}
     if volumes:
         pod_spec["volumes"] = volumes
-    if spec.node_selector:
-        pod_spec["nodeSelector"] = dict(spec.node_selector)
-    if spec.tolerations:
-        pod_spec["tolerations"] = [toleration(t) for t in spec.tolerations]
-    if spec.priority_class_name:
-        pod_spec["priorityClassName"] = spec.priority_class_name
+    write_pod_fields(spec, PLACES, pod_spec)
     template_meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
     if spec.labels:
         template_meta["labels"] = dict(spec.labels)
@@ -267,10 +318,8 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "ttl": run_policy.get("ttlSecondsAfterFinished"),
         # Absent means the operator's default, None (not ours, Running).
         "cleanPodPolicy": run_policy.get("cleanPodPolicy") or "None",
-        "nodeSelector": dict(pod.get("nodeSelector") or {}),
-        "tolerations": [dict(t) for t in pod.get("tolerations") or []],
+        **read_pod_fields(pod, PLACES),
         **read,
-        "priorityClassName": pod.get("priorityClassName"),
         "logdir": read["logdir"] or run["logdir"],
         "logArchive": run["archive"],  # the wrapper's directory: archive_field reads it
         "minNodes": elastic.get("minReplicas"),

@@ -17,6 +17,7 @@ from ...job.errors import FieldError
 from ...job.spec import JobSpec
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
+from ..manifests import unexpressed
 from . import environment, manifest, rules, runtimes, status
 
 
@@ -28,7 +29,7 @@ class TrainJobKind(JobKind):
     container = manifest.NODE
     controller = "jobset"
     installed_by = "Kubeflow Trainer v2"
-    unsupported_fields = frozenset(wire for wire, _, _ in manifest.UNSUPPORTED.values())
+    unsupported_fields = unexpressed(manifest.PLACES)
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
         return manifest.build_manifest(spec, namespace=namespace)

@@ -20,7 +20,7 @@ logs arrive as they are written. A script travels as on a PyTorchJob (``PTJOB_SC
 the bootstrap) and always starts through ``torchrun``: the runtime injects only the
 ``PET_*`` variables torchrun reads. What a TrainJob cannot express (a Master, restart and
 clean-up policies, TTL, a working directory) is refused by name when it differs from the
-default (``UNSUPPORTED``).
+default (``PLACES``).
 
 ``parse_manifest`` reads any TrainJob back, keeping what the fields do not express (another
 runtime, initializers, other managers' patches...) in ``extras``, so
@@ -45,8 +45,15 @@ from ...job.spec import (
 )
 from ..manifests import (
     ISTIO_INJECT,
+    NODE_SELECTOR,
     NOTHING,
+    TOLERATIONS,
+    Bespoke,
+    CannotExpress,
+    Place,
+    PodSpecKey,
     archive_field,
+    cannot_express,
     clean_metadata,
     entrypoint,
     gpu_count,
@@ -58,10 +65,11 @@ from ..manifests import (
     read_entrypoint,
     read_metadata,
     read_mounts,
+    read_pod_fields,
     require_kind,
     resources,
-    toleration,
     volumes_and_mounts,
+    write_pod_fields,
 )
 from .rules import check_manifest, sdk_limits_problem
 
@@ -80,52 +88,75 @@ UNBUFFERED = "PYTHONUNBUFFERED"
 # through torchrun.
 SCRIPT_LAUNCHER = "torchrun"
 
-# JobSpec fields a TrainJob cannot express, with what stands instead; each must keep its
-# default (the form hides them for this kind).
-UNSUPPORTED: dict[str, tuple[str, Any, str]] = {
-    "master": ("master", True, "a TrainJob has no Master: node 0 leads the rendezvous"),
-    "restart_policy": (
-        "restartPolicy",
-        DEFAULT_RESTART_POLICY,
-        "the runtime restarts a TrainJob's pods in place (JobSet: OnFailure)",
-    ),
-    "backoff_limit": (
-        "backoffLimit",
-        DEFAULT_BACKOFF_LIMIT,
-        "the runtime's Job counts a TrainJob's restarts (backoffLimit 6)",
-    ),
-    "ttl": ("ttl", None, "a TrainJob has no TTL after it finishes"),
-    "clean_pod_policy": (
-        "cleanPodPolicy",
-        DEFAULT_CLEAN_POD_POLICY,
-        "a TrainJob keeps its pods once finished",
-    ),
-    "priority_class_name": (
-        "priorityClassName",
-        None,
-        "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
-        "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
-    ),
-    "min_nodes": ("minNodes", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
-    "max_nodes": ("maxNodes", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
-    "max_restarts": ("maxRestarts", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
-    "rdzv_backend": ("rdzvBackend", None, "a TrainJob has no elasticPolicy in Trainer v2.3"),
-    "workdir": (
-        "workdir",
+_TRAINER = Bespoke("spec.trainer")
+_PATCH = Bespoke("our runtime patch of the node replicated job")
+_METADATA = Bespoke("metadata (the job's and, in our runtime patch, the pods')")
+_NO_ELASTIC = CannotExpress(None, "a TrainJob has no elasticPolicy in Trainer v2.3")
+
+# Where each field of the job body lives in a TrainJob (tests/test_manifest.py holds it to
+# the field table): a key of the pod spec of our runtime patch (v2.3's PodSpecPatch takes
+# only some; the CRD prunes the rest), written by this module's own code, or not
+# expressible: such a field must keep its default (the form hides it for this kind).
+PLACES: dict[str, Place] = {
+    "name": _METADATA,
+    "image": _TRAINER,
+    "kind": Bespoke("kind"),
+    "runtime": Bespoke("spec.runtimeRef"),
+    "command": _TRAINER,
+    "args": _TRAINER,
+    "script": _TRAINER,
+    "workdir": CannotExpress(
         None,
         "a TrainJob's runtime patches may not set the container's working directory; "
         "use absolute paths or cd in the script",
     ),
+    "nodes": Bespoke("spec.trainer.numNodes"),
+    "master": CannotExpress(True, "a TrainJob has no Master: node 0 leads the rendezvous"),
+    "gpus": _TRAINER,
+    "gpuResource": _TRAINER,
+    "cpu": _TRAINER,
+    "memory": _TRAINER,
+    "shm": _PATCH,
+    "nprocPerNode": Bespoke("spec.trainer.numProcPerNode"),
+    "pvc": _PATCH,
+    "env": _TRAINER,
+    "restartPolicy": CannotExpress(
+        DEFAULT_RESTART_POLICY,
+        "the runtime restarts a TrainJob's pods in place (JobSet: OnFailure)",
+    ),
+    "backoffLimit": CannotExpress(
+        DEFAULT_BACKOFF_LIMIT, "the runtime's Job counts a TrainJob's restarts (backoffLimit 6)"
+    ),
+    "deadline": Bespoke("spec.activeDeadlineSeconds"),
+    "ttl": CannotExpress(None, "a TrainJob has no TTL after it finishes"),
+    "cleanPodPolicy": CannotExpress(
+        DEFAULT_CLEAN_POD_POLICY, "a TrainJob keeps its pods once finished"
+    ),
+    "nodeSelector": NODE_SELECTOR,
+    "tolerations": TOLERATIONS,
+    "labels": _METADATA,
+    "annotations": _METADATA,
+    "queue": _METADATA,
+    "priorityClassName": CannotExpress(
+        None,
+        "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
+        "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
+    ),
+    "serviceAccount": PodSpecKey("serviceAccountName"),
+    "imagePullSecrets": PodSpecKey.refs("imagePullSecrets"),
+    "logdir": _METADATA,
+    "logArchive": _TRAINER,
+    "minNodes": _NO_ELASTIC,
+    "maxNodes": _NO_ELASTIC,
+    "maxRestarts": _NO_ELASTIC,
+    "rdzvBackend": _NO_ELASTIC,
+    "extras": Bespoke("merged into the whole manifest"),
 }
 
 
 def unsupported_problems(spec: JobSpec) -> list[FieldError]:
     """The fields of ``spec`` set to what a TrainJob cannot express, each named."""
-    problems = []
-    for attr, (wire, default, why) in UNSUPPORTED.items():
-        value = getattr(spec, attr)
-        if value != default:
-            problems.append(FieldError(wire, f"cannot be {value!r} for a TrainJob: {why}"))
+    problems = cannot_express(spec, PLACES, KIND)
     problem = sdk_limits_problem(sdk_safe(resources(spec)).get("limits") or {})
     if problem:
         problems.append(FieldError("cpu", f"is required with {spec.gpu_resource}: {problem}"))
@@ -217,10 +248,7 @@ def _pod_patch(spec: JobSpec) -> dict[str, Any]:
     if volumes:
         pod["volumes"] = volumes
         pod["containers"] = [{"name": NODE, "volumeMounts": mounts}]
-    if spec.node_selector:
-        pod["nodeSelector"] = dict(spec.node_selector)
-    if spec.tolerations:
-        pod["tolerations"] = [toleration(t) for t in spec.tolerations]
+    write_pod_fields(spec, PLACES, pod)
     meta: dict[str, Any] = {"annotations": {ISTIO_INJECT: "false", **spec.annotations}}
     if spec.labels:
         meta["labels"] = dict(spec.labels)
@@ -307,8 +335,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
         "pvc": [p.to_wire() for p in pvc],
         "env": run["env"],
         "deadline": spec.get("activeDeadlineSeconds"),
-        "nodeSelector": dict(pod_spec.get("nodeSelector") or {}),
-        "tolerations": [dict(t) for t in pod_spec.get("tolerations") or []],
+        **read_pod_fields(pod_spec, PLACES),
         **read,
         "logdir": read["logdir"] or run["logdir"],
         "logArchive": run["archive"],  # the wrapper's directory: archive_field reads it

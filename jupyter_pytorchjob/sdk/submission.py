@@ -1,4 +1,4 @@
-"""The Python API: train a function on N nodes, on either backend.
+"""``submit``: train a function on N nodes, on either backend.
 
     from jupyter_pytorchjob import Job, submit
 
@@ -13,7 +13,8 @@ captured and what is refused), writes it into a job script (``function.script``)
 submits that script exactly as ``--script`` / ``%%ptjob submit`` do: every field of
 the job is a keyword argument named like the ``JobSpec`` attribute (the CLI's long
 flag in snake_case), read and validated by the one field table. It returns a
-``Job`` - the very ``JobHandle`` the ``%ptjob`` magic returns.
+``Job`` (``JobHandle``). ``submit_spec`` submits a validated job of any kind (the
+``%%ptjob submit`` magic's way in too).
 """
 
 from __future__ import annotations
@@ -24,27 +25,15 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import arguments
-from .frontends.backend_choice import backend_name
-from .function import CaptureError, ResultError, capture, job_script, new_result_key
-from .job.errors import JobSpecInvalid
-from .job.fields import FIELD, FIELDS
-from .job.spec import JobSpec, suggest_name
-from .magics.results import JobFailed, JobHandle, JobTable
-from .magics.runner import default_runner
-
-__all__ = [
-    "CaptureError",
-    "InvalidArguments",
-    "Job",
-    "JobFailed",
-    "JobTable",
-    "ResultError",
-    "submit",
-]
-
-#: A submitted job (``Job("name")`` for one submitted earlier): the magic's handle.
-Job = JobHandle
+from .. import arguments
+from ..backends import JobInfo
+from ..frontends.backend_choice import backend_name
+from ..function import capture, job_script, new_result_key
+from ..job.errors import JobSpecInvalid
+from ..job.fields import FIELD, FIELDS
+from ..job.spec import JobSpec, suggest_name
+from .handle import JobHandle
+from .runner import Runner, default_runner
 
 # The job body fields a function job sets itself: the script, its arguments, the rest.
 _NOT_KEYWORDS = ("command", "args", "script", "extras")
@@ -110,20 +99,37 @@ def submit(
         spec = JobSpec.from_wire(body)
     except JobSpecInvalid as err:
         raise InvalidArguments(_keyword_errors(err)) from None
-    where = backend_name(backend)
-    runner = default_runner()
-    info = runner.run(runner.backend(where, namespace).submit(spec))
+    info, handle = submit_spec(spec, backend=backend, namespace=namespace)
     print(
         f"Submitted {info.name}: {captured.name}() on {info.nodes} node(s) ({info.topology}) "
-        f"on the {where} backend; it took along {captured.took_along()}."
+        f"on the {handle.backend} backend; it took along {captured.took_along()}."
     )
     print("Follow it with job.logs(follow=True), job.wait(), then job.result().")
-    for warning in info.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
-    handle = JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
+    print_warnings(info)
     handle.result_key = bytes.fromhex(key)
     handle.guided = True  # printed above: its display does not repeat it
     return handle
+
+
+def submit_spec(
+    spec: JobSpec,
+    *,
+    backend: str | None = None,
+    namespace: str | None = None,
+    runner: Runner | None = None,
+) -> tuple[JobInfo, JobHandle]:
+    """Submit a validated job on ``backend`` (default ``$PTJOB_BACKEND``, else local);
+    the job as created and its handle. ``BackendError`` when the backend refuses it."""
+    where = backend_name(backend)
+    runner = runner or default_runner()
+    info = runner.run(runner.backend(where, namespace).submit(spec))
+    return info, JobHandle(info.name, backend=where, namespace=namespace, runner=runner)
+
+
+def print_warnings(info: JobInfo) -> None:
+    """The warnings of a job just submitted, on stderr."""
+    for warning in info.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
 
 
 def _first_writable_mount(pvc: Any) -> str | None:

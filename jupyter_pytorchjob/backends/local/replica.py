@@ -1,0 +1,64 @@
+"""One node of a local job as its pod would be: its process, phase, restarts, exit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ...processes import ProcessIdentity
+from .plan import NodePlan
+
+
+@dataclass
+class Replica:
+    plan: NodePlan
+    policy: str = "OnFailure"  # its replica type's restartPolicy
+    process: asyncio.subprocess.Process | None = None
+    identity: ProcessIdentity | None = None
+    pump: asyncio.Task[None] | None = None
+    phase: str = "Pending"
+    restarts: int = 0
+    exit_code: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    started: float | None = None
+    ended: float | None = None  # when its last run ended
+    # In CrashLoopBackOff: when the kubelet would start the container again.
+    back_off_until: float | None = None
+
+    @property
+    def rtype(self) -> str:
+        return "Master" if self.plan.replica.startswith("master-") else "Worker"
+
+    @property
+    def alive(self) -> bool:
+        """Its process is not yet reaped."""
+        return self.process is not None and self.process.returncode is None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "process": self.identity.to_wire() if self.identity else None,
+            "restarts": self.restarts,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            "message": self.message,
+            "started": self.started,
+        }
+
+
+def settle(replica: Replica, code: int) -> None:
+    """The node's process ended with ``code``: phase, reason and message as a pod's."""
+    replica.back_off_until = None
+    replica.ended = time.time()
+    replica.exit_code = code
+    replica.phase = "Succeeded" if code == 0 else "Failed"
+    replica.reason = None if code == 0 else ("Error" if code < 128 else f"Signal{code - 128}")
+    replica.message = None if code == 0 else f"exited with code {code}"
+
+
+def exit_code(returncode: int) -> int:
+    """Shell-style exit code: a signal N becomes 128 + N, as in a container."""
+    return 128 - returncode if returncode < 0 else returncode
