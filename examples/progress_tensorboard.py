@@ -2,7 +2,16 @@
 each scalar shows in ``ptjob list``, the panel and the job view (read from the event
 files in ``--logdir``, which the job gets as ``$PTJOB_LOGDIR``).
 
-ptjob submit --name board --logdir /mnt/logs/board -- python progress_tensorboard.py
+    ptjob submit --name board --pvc logs:/mnt/logs --logdir /mnt/logs/board \\
+        -- python progress_tensorboard.py
+
+then TensorBoard from the job view (or ``ptjob tensorboard board`` in the lab's terminal).
+
+The log directory lies on a PVC (here ``logs``, mounted at ``/mnt/logs``): in a cluster
+the notebook mounts the same claim, so TensorBoard reads what the job writes; locally the
+claim is a directory under the server's volume root (``$PTJOB_HOME``'s ``volumes/logs``
+for ``ptjob``), which TensorBoard may read. A ``--logdir`` on no PVC would be a path on
+this machine (``/mnt/logs`` is not writable for most users) that TensorBoard may not open.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
@@ -206,11 +207,15 @@ class JobHandler(JobAPIHandler):
     resume) and ``DELETE``."""
 
     def detail(self, job: JobInfo) -> dict[str, Any]:
-        """The job, its manifest and the job body to clone it."""
+        """The job, its manifest (also as YAML), the job body to clone it and the
+        ``ptjob submit`` line that gives it back (the job view's Spec section)."""
         wire = job.to_wire(with_manifest=True)
+        if job.manifest is not None:
+            wire["yaml"] = manifest_to_yaml(job.manifest)
         spec = self.spec_wire(job)
         if spec is not None:
             wire["spec"] = spec
+            wire["submitCommand"] = submit_command(spec)
         return wire
 
     @web.authenticated
@@ -288,6 +293,25 @@ class ProgressHandler(JobAPIHandler):
         """Answer ``{progress, history}``: the job's progress (null until a source said
         anything) and each metric's bounded history."""
         self.write_json(progress_wire(*await self.backend.progress(name)))
+
+
+class CloneHandler(JobAPIHandler):
+    """``GET jobs/{name}/clone[?resumeFrom=path]``: the job body Clone & edit and *Resume
+    from here* open the form with."""
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, name: str) -> None:
+        """Answer ``{spec}``: the job's body named ``<name>-N`` (the next N no job has)
+        with its log directory moved along and ``PTJOB_RESUME_FROM`` set to ``resumeFrom``;
+        400 naming ``fromCheckpoint``, 409 when the job cannot be read back."""
+        spec = await self.backend.clone_spec(
+            name,
+            resume_from=self.get_argument("resumeFrom", None),
+            gpu_resource=self.defaults["gpuResource"],
+        )
+        self.write_json({"spec": spec})
 
 
 class RunHandler(JobAPIHandler):
@@ -633,6 +657,7 @@ def route_handlers() -> list[tuple[str, type[JupyterHandler]]]:
         (rf"/{API}/jobs/{NAME}", JobHandler),
         (rf"/{API}/jobs/{NAME}/events", EventsHandler),
         (rf"/{API}/jobs/{NAME}/progress", ProgressHandler),
+        (rf"/{API}/jobs/{NAME}/clone", CloneHandler),
         (rf"/{API}/jobs/{NAME}/run", RunHandler),
         (rf"/{API}/jobs/{NAME}/logs", LogsHandler),
         (rf"/{API}/volumes", VolumesHandler),

@@ -15,6 +15,7 @@ import {
   IJobBody,
   IJobEvent,
   IJobProgressDetail,
+  IJobTensorBoard,
   IRenderResult,
   IRunRecord,
   IRuntime,
@@ -88,6 +89,31 @@ export class PyTorchJobClient {
       URLExt.join(Private.jobPath(name), 'events')
     );
     return answer.events;
+  }
+
+  /**
+   * `GET jobs/{name}/clone`: the job body of Clone & edit (the next free
+   * `<name>-N`, its log directory moved along); with `resumeFrom`, that of
+   * Resume from here (`PTJOB_RESUME_FROM` set to the checkpoint's path).
+   */
+  async cloneBody(name: string, resumeFrom?: string): Promise<IJobBody> {
+    const query = resumeFrom
+      ? `?${new URLSearchParams({ resumeFrom }).toString()}`
+      : '';
+    const answer = await this._request<{ spec: IJobBody }>(
+      URLExt.join(Private.jobPath(name), 'clone') + query
+    );
+    return answer.spec;
+  }
+
+  /**
+   * `GET jobs/{name}/tensorboard`: the log directory TensorBoard would open for
+   * the job, or why it cannot.
+   */
+  jobTensorBoard(name: string): Promise<IJobTensorBoard> {
+    return this._request<IJobTensorBoard>(
+      URLExt.join(Private.jobPath(name), 'tensorboard')
+    );
   }
 
   /**

@@ -91,13 +91,19 @@ export function formatAge(
 }
 
 /**
- * A date and time in the user's locale.
+ * A date and time in the locale of JupyterLab's interface.
  */
 export function formatTime(epoch: number | null | undefined): string {
   if (epoch === null || epoch === undefined) {
     return '—';
   }
-  return new Date(epoch * 1000).toLocaleString();
+  // The locale JupyterLab shows (its <html lang>, as its own Time.format
+  // reads it), not the browser's: Chinese dates in a Chinese UI.
+  const lang = document.documentElement.lang || undefined;
+  return new Intl.DateTimeFormat(lang, {
+    dateStyle: 'short',
+    timeStyle: 'medium'
+  }).format(new Date(epoch * 1000));
 }
 
 /**

@@ -27,7 +27,15 @@ import {
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
 import { RunSection } from './run';
-import { IJob, IJobEvent, IJobFailure, IMetricPoint, IReplica } from './tokens';
+import { SpecSection } from './spec';
+import {
+  IJob,
+  IJobEvent,
+  IJobFailure,
+  IJobTensorBoard,
+  IMetricPoint,
+  IReplica
+} from './tokens';
 
 /**
  * The kind of a job that does not say (every local job is one): an object kind, not text.
@@ -91,6 +99,14 @@ export class JobView extends ReactWidget {
       // Once finished, one more refresh catches the last events, then stop.
       this._final = this._job !== null && isFinished(this._job.state);
       this._job = job;
+      if (
+        (this._pending === 'suspend' && job.state === 'Suspended') ||
+        (this._pending === 'resume' && job.state !== 'Suspended') ||
+        isFinished(job.state)
+      ) {
+        this._pending = null;
+      }
+      this._askTensorBoard(job);
       this._events = events;
       this._history = history;
       this._error = '';
@@ -99,6 +115,15 @@ export class JobView extends ReactWidget {
       this.update();
       throw error;
     }
+    this.update();
+  }
+
+  /**
+   * Show that a suspend or resume was asked for, until the job's state says it
+   * happened (the operator, or the local supervisor, takes a moment).
+   */
+  setPending(action: 'suspend' | 'resume' | null): void {
+    this._pending = action;
     this.update();
   }
 
@@ -120,6 +145,7 @@ export class JobView extends ReactWidget {
       void this._commands.execute(id, { name });
     };
     const now = Date.now();
+    const tensorBoardProblem = this._tensorBoard?.problem ?? null;
     return (
       <div className="jp-PyTorchJobView-content">
         <header className="jp-PyTorchJobView-header">
@@ -151,9 +177,11 @@ export class JobView extends ReactWidget {
               title={
                 job && !job.logdir
                   ? trans.__('The job has no TensorBoard log directory')
-                  : trans.__('Open TensorBoard on the job’s log directory')
+                  : tensorBoardProblem
+                    ? tensorBoardProblem
+                    : trans.__('Open TensorBoard on the job’s log directory')
               }
-              disabled={!job || !job.logdir}
+              disabled={!job || !job.logdir || !!tensorBoardProblem}
               onClick={() => run(CommandIDs.openTensorBoard)}
             >
               {trans.__('TensorBoard')}
@@ -165,7 +193,18 @@ export class JobView extends ReactWidget {
             >
               {trans.__('Clone & edit')}
             </button>
-            {job && job.state === 'Suspended' ? (
+            {this._pending ? (
+              <button
+                type="button"
+                className="jp-mod-styled jp-PyTorchJobView-pending"
+                disabled
+                aria-busy="true"
+              >
+                {this._pending === 'suspend'
+                  ? trans.__('Suspending…')
+                  : trans.__('Resuming…')}
+              </button>
+            ) : job && job.state === 'Suspended' ? (
               <button
                 type="button"
                 className="jp-mod-styled"
@@ -250,16 +289,38 @@ export class JobView extends ReactWidget {
                   <dt>{trans.__('Log directory')}</dt>
                   <dd>
                     <code>{job.logdir}</code>
+                    {tensorBoardProblem && (
+                      <p
+                        className="jp-PyTorchJobView-tensorBoardProblem"
+                        role="note"
+                      >
+                        {trans.__(
+                          'TensorBoard cannot open it: %1',
+                          tensorBoardProblem
+                        )}
+                      </p>
+                    )}
                   </dd>
                 </>
               )}
             </dl>
+            <SpecSection job={job} trans={trans} />
             <ProgressSection
               progress={job.progress ?? null}
               history={this._history}
               running={!isFinished(job.state)}
+              suspended={job.state === 'Suspended'}
               now={now}
               trans={trans}
+              openInTensorBoard={
+                job.logdir && !tensorBoardProblem
+                  ? tag =>
+                      void this._commands.execute(CommandIDs.openTensorBoard, {
+                        name,
+                        tag
+                      })
+                  : undefined
+              }
             />
             <RunSection
               client={this._client}
@@ -394,6 +455,34 @@ export class JobView extends ReactWidget {
     });
   };
 
+  /**
+   * Ask once per log directory whether TensorBoard can open it: the answer
+   * disables the button and says why in the view, not only in a tooltip.
+   */
+  private _askTensorBoard(job: IJob): void {
+    const logdir = job.logdir ?? null;
+    if (logdir === this._tensorBoardAskedFor) {
+      return;
+    }
+    this._tensorBoardAskedFor = logdir;
+    this._tensorBoard = null;
+    if (!logdir) {
+      return;
+    }
+    this._client
+      .jobTensorBoard(this.jobName)
+      .then(answer => {
+        if (this._tensorBoardAskedFor === logdir && !this.isDisposed) {
+          this._tensorBoard = answer;
+          this.update();
+        }
+      })
+      .catch(() => {
+        // Unknown: the button stays, and a click says what the server says.
+        this._tensorBoardAskedFor = null;
+      });
+  }
+
   private _client: PyTorchJobClient;
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
@@ -403,6 +492,9 @@ export class JobView extends ReactWidget {
   private _history: Record<string, IMetricPoint[]> = {};
   private _error = '';
   private _final = false;
+  private _pending: 'suspend' | 'resume' | null = null;
+  private _tensorBoard: IJobTensorBoard | null = null;
+  private _tensorBoardAskedFor: string | null = null;
 }
 
 /**

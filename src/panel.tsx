@@ -8,8 +8,11 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import {
   addIcon,
   closeIcon,
+  filterIcon,
   ReactWidget,
-  refreshIcon
+  refreshIcon,
+  tableRowsIcon,
+  ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
@@ -111,47 +114,86 @@ export class JobsPanel extends ReactWidget {
       void commands.execute(id, args);
     };
     const selected = model.selected;
+    const jobs = filterJobs(model.jobs, this._filter);
     return (
       <div className="jp-PyTorchJobPanel-content">
-        <header className="jp-PyTorchJobPanel-header">
-          <h2 className="jp-PyTorchJobPanel-title">
-            {trans.__('PyTorch Jobs')}
-          </h2>
-          <div className="jp-PyTorchJobPanel-actions">
-            <button
-              type="button"
-              className="jp-PyTorchJobPanel-new jp-mod-styled jp-mod-accept"
-              title={trans.__('Create a new PyTorch job')}
-              onClick={() => run(CommandIDs.newJob)}
+        <div className="jp-PyTorchJobPanel-top">
+          <header className="jp-PyTorchJobPanel-header">
+            <h2
+              className="jp-PyTorchJobPanel-title"
+              title={trans.__('PyTorch Jobs')}
             >
-              <addIcon.react tag="span" elementSize="normal" />
-              {trans.__('New job')}
-            </button>
+              {trans.__('PyTorch Jobs')}
+            </h2>
+          </header>
+          {/* JupyterLab's toolbar buttons, as the Running panel has them: icons
+            with tooltips, labels only where they fit at the default width. */}
+          <div
+            className="jp-Toolbar jp-PyTorchJobPanel-toolbar"
+            role="toolbar"
+            aria-label={trans.__('Job actions')}
+          >
+            <div className="jp-Toolbar-item">
+              <ToolbarButtonComponent
+                className="jp-PyTorchJobPanel-new"
+                icon={addIcon}
+                label={trans.__('New job')}
+                tooltip={trans.__('Create a new PyTorch job')}
+                onClick={() => run(CommandIDs.newJob)}
+              />
+            </div>
             {selected.length >= 2 && (
-              <button
-                type="button"
-                className="jp-PyTorchJobPanel-compare jp-mod-styled"
-                title={trans.__('Compare the selected jobs')}
-                onClick={() =>
-                  void commands.execute(CommandIDs.compareJobs, {
-                    names: selected
-                  })
-                }
-              >
-                {trans.__('Compare (%1)', selected.length)}
-              </button>
+              <div className="jp-Toolbar-item">
+                <ToolbarButtonComponent
+                  className="jp-PyTorchJobPanel-compare"
+                  icon={tableRowsIcon}
+                  label={trans.__('Compare (%1)', selected.length)}
+                  tooltip={trans.__('Compare the selected jobs')}
+                  onClick={() =>
+                    void commands.execute(CommandIDs.compareJobs, {
+                      names: selected
+                    })
+                  }
+                />
+              </div>
             )}
-            <button
-              type="button"
-              className="jp-PyTorchJobPanel-iconButton"
-              title={trans.__('Refresh')}
-              aria-label={trans.__('Refresh')}
-              onClick={() => void model.refresh()}
-            >
-              <refreshIcon.react tag="span" elementSize="normal" />
-            </button>
+            <span className="jp-Toolbar-spacer jp-Toolbar-item" />
+            <div className="jp-Toolbar-item">
+              <ToolbarButtonComponent
+                className="jp-PyTorchJobPanel-filterToggle"
+                icon={filterIcon}
+                tooltip={trans.__('Filter and sort the jobs')}
+                pressed={this._filtering}
+                onClick={() => {
+                  this._filtering = !this._filtering;
+                  if (!this._filtering) {
+                    this._filter = { ...JobsPanel.NO_FILTER };
+                  }
+                  this.update();
+                }}
+              />
+            </div>
+            <div className="jp-Toolbar-item">
+              <ToolbarButtonComponent
+                className="jp-PyTorchJobPanel-refresh"
+                icon={refreshIcon}
+                tooltip={trans.__('Refresh')}
+                onClick={() => void model.refresh()}
+              />
+            </div>
           </div>
-        </header>
+        </div>
+        {this._filtering && (
+          <JobFilterBar
+            filter={this._filter}
+            jobs={model.jobs}
+            trans={trans}
+            change={patch => {
+              this._filter = { ...this._filter, ...patch };
+              this.update();
+            }}
+          />
+        )}
         {model.error && (
           <p className="jp-PyTorchJobPanel-error" role="alert">
             {formatError(model.error, trans)}
@@ -165,7 +207,12 @@ export class JobsPanel extends ReactWidget {
           </p>
         ) : (
           <ul className="jp-PyTorchJobPanel-list" aria-label={trans.__('Jobs')}>
-            {model.jobs.slice(0, this._rows).map(job => (
+            {jobs.length === 0 && (
+              <li className="jp-PyTorchJobPanel-empty">
+                {trans.__('No job matches the filter.')}
+              </li>
+            )}
+            {jobs.slice(0, this._rows).map(job => (
               <JobItem
                 key={job.name}
                 job={job}
@@ -176,7 +223,7 @@ export class JobsPanel extends ReactWidget {
                 select={on => model.setSelected(job.name, on)}
               />
             ))}
-            {model.jobs.length > this._rows && (
+            {jobs.length > this._rows && (
               // Keyed by the rows shown: mounted anew after each page, so the
               // observer reports it again if it is still in view.
               <li
@@ -192,7 +239,7 @@ export class JobsPanel extends ReactWidget {
                   {trans.__(
                     'Show more (%1 of %2 shown)',
                     this._rows,
-                    model.jobs.length
+                    jobs.length
                   )}
                 </button>
               </li>
@@ -260,7 +307,126 @@ export class JobsPanel extends ReactWidget {
   private _trans: TranslationBundle;
   private _config: IConfig | null = null;
   private _rows = JobsPanel.ROWS_PER_PAGE;
+  private _filtering = false;
+  private _filter: JobsPanel.IFilter = { ...JobsPanel.NO_FILTER };
   private _moreObserver: IntersectionObserver | null = null;
+}
+
+/**
+ * The jobs a filter keeps, in its order: the name containing its text (any
+ * case), of its state and kind when it names one; newest first (the server's
+ * order), oldest first, by name or by state.
+ */
+export function filterJobs(
+  jobs: readonly IJob[],
+  filter: JobsPanel.IFilter
+): IJob[] {
+  const text = filter.text.trim().toLowerCase();
+  const kept = jobs.filter(
+    job =>
+      (!text || job.name.toLowerCase().includes(text)) &&
+      (!filter.state || job.state === filter.state) &&
+      (!filter.kind || (job.kind ?? 'PyTorchJob') === filter.kind)
+  );
+  switch (filter.sort) {
+    case 'oldest':
+      return kept.reverse();
+    case 'name':
+      return kept.sort((a, b) => a.name.localeCompare(b.name));
+    case 'state':
+      return kept.sort(
+        (a, b) => a.state.localeCompare(b.state) || a.name.localeCompare(b.name)
+      );
+    default:
+      return kept;
+  }
+}
+
+/**
+ * The filter bar under the toolbar: name, state, kind, order.
+ */
+function JobFilterBar(props: {
+  filter: JobsPanel.IFilter;
+  jobs: readonly IJob[];
+  trans: TranslationBundle;
+  change: (patch: Partial<JobsPanel.IFilter>) => void;
+}): JSX.Element {
+  const { filter, jobs, trans, change: set } = props;
+  const states = Array.from(new Set(jobs.map(job => job.state))).sort();
+  const kinds = Array.from(
+    new Set(jobs.map(job => job.kind ?? 'PyTorchJob'))
+  ).sort();
+  return (
+    <div
+      className="jp-PyTorchJobPanel-filter"
+      role="search"
+      aria-label={trans.__('Filter jobs')}
+    >
+      <input
+        type="search"
+        className="jp-mod-styled jp-PyTorchJobPanel-filterText"
+        placeholder={trans.__('Filter by name')}
+        aria-label={trans.__('Filter by name')}
+        value={filter.text}
+        onChange={event => set({ text: event.currentTarget.value })}
+      />
+      <FilterChoice
+        label={trans.__('State')}
+        value={filter.state}
+        choices={states.map(state => [state, stateLabel(state, trans)])}
+        any={trans.__('Every state')}
+        choose={state => set({ state })}
+      />
+      <FilterChoice
+        label={trans.__('Kind')}
+        value={filter.kind}
+        choices={kinds.map(kind => [kind, kind])}
+        any={trans.__('Every kind')}
+        choose={kind => set({ kind })}
+      />
+      <select
+        className="jp-mod-styled"
+        aria-label={trans.__('Order')}
+        value={filter.sort}
+        onChange={event =>
+          set({ sort: event.currentTarget.value as JobsPanel.IFilter['sort'] })
+        }
+      >
+        <option value="newest">{trans.__('Newest first')}</option>
+        <option value="oldest">{trans.__('Oldest first')}</option>
+        <option value="name">{trans.__('By name')}</option>
+        <option value="state">{trans.__('By state')}</option>
+      </select>
+    </div>
+  );
+}
+
+/**
+ * One of the filter bar's choices: any (''), or one of `choices` ([value,
+ * label] pairs).
+ */
+function FilterChoice(props: {
+  label: string;
+  value: string;
+  choices: [string, string][];
+  any: string;
+  choose: (value: string) => void;
+}): JSX.Element {
+  return (
+    <select
+      className="jp-mod-styled"
+      aria-label={props.label}
+      value={props.value}
+      onChange={event => props.choose(event.currentTarget.value)}
+    >
+      <option value="">{props.any}</option>
+      {props.choices.map(([value, label]) => (
+        <option key={value} value={value}>
+          {label}
+        </option>
+      ))}
+    </select>
+  );
 }
 
 /**
@@ -353,7 +519,7 @@ function JobItem(props: {
       <ProgressLine
         name={job.name}
         progress={job.progress}
-        running={!isFinished(job.state)}
+        running={!isFinished(job.state) && job.state !== 'Suspended'}
         trans={trans}
       />
       {why && (
@@ -383,6 +549,26 @@ export namespace JobsPanel {
    * (`benchmarks/panel_first_render.py`).
    */
   export const ROWS_PER_PAGE = 50;
+
+  /**
+   * What the filter bar keeps: name text, state and kind ('' for any), order.
+   */
+  export interface IFilter {
+    text: string;
+    state: string;
+    kind: string;
+    sort: 'newest' | 'oldest' | 'name' | 'state';
+  }
+
+  /**
+   * The filter that keeps every job in the server's order.
+   */
+  export const NO_FILTER: IFilter = {
+    text: '',
+    state: '',
+    kind: '',
+    sort: 'newest'
+  };
 
   /**
    * The options of the panel.

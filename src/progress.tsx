@@ -1,11 +1,11 @@
 /**
  * A job's progress and metrics as the panel, the job view and the comparison
- * show them: a thin bar, the ETA, the key metric, a sparkline per scalar.
+ * show them: a thin bar, the ETA, the key metric, a chart per scalar.
  *
- * The sparkline is ours (an SVG polyline) rather than a charting library's:
- * one line of at most 500 points (the server thins the history), no axes,
- * legends or interaction, so a library would add hundreds of kilobytes to the
- * extension for a feature a few lines draw.
+ * The chart is ours (an SVG polyline) rather than a charting library's: one
+ * line of at most 500 points (the server thins the history), two labels per
+ * axis and a pointer readout, so a library would add hundreds of kilobytes to
+ * the extension for a feature a few lines draw.
  *
  * @packageDocumentation
  */
@@ -254,57 +254,235 @@ export function ProgressLine(props: {
 }
 
 /**
- * A small line chart of one metric: an SVG polyline scaled to its own range,
- * with the last, lowest and highest values beside it.
+ * Whether a metric's values are drawn on a log scale: all positive and
+ * spanning two decades or more (a loss from 10.9 to 1e-13 is otherwise a flat
+ * line at zero after its first steps).
  */
-export function Sparkline(props: {
+export function spansDecades(values: readonly number[]): boolean {
+  if (values.length < 2 || values.some(v => v <= 0)) {
+    return false;
+  }
+  return Math.max(...values) / Math.min(...values) >= 100;
+}
+
+/**
+ * The chart's geometry: the plot area inside the axis labels.
+ */
+const CHART = {
+  width: 280,
+  height: 110,
+  left: 48,
+  right: 8,
+  top: 8,
+  bottom: 18
+};
+
+/**
+ * A line chart of one metric: its values by step (evenly thinned by the
+ * server), on a log scale when they span decades, the lowest and highest
+ * values and the first and last steps on its axes, the value under the
+ * pointer (or the arrow keys) read out, and a link to the scalar in
+ * TensorBoard when the job has one.
+ */
+export function MetricChart(props: {
   name: string;
   points: readonly IMetricPoint[];
-  width?: number;
-  height?: number;
+  trans: TranslationBundle;
+  openInTensorBoard?: (tag: string) => void;
 }): JSX.Element {
-  const { name, points } = props;
-  const width = props.width ?? 160;
-  const height = props.height ?? 32;
+  const { name, points, trans, openInTensorBoard } = props;
+  const [pointed, setPointed] = React.useState<number | null>(null);
   const finite = points.filter(p => isFinite(p.value));
   const values = finite.map(p => p.value);
+  const log = spansDecades(values);
+  const scaled = (v: number) => (log ? Math.log10(v) : v);
   const low = values.length ? Math.min(...values) : 0;
   const high = values.length ? Math.max(...values) : 0;
-  const span = high - low || 1;
+  const span = scaled(high) - scaled(low) || 1;
   const last = values.length ? values[values.length - 1] : null;
+  const plotWidth = CHART.width - CHART.left - CHART.right;
+  const plotHeight = CHART.height - CHART.top - CHART.bottom;
+  const bottom = CHART.top + plotHeight;
   // By index rather than by time: evenly thinned points, and restarts or
   // pauses do not squeeze the curve.
-  const step = finite.length > 1 ? width / (finite.length - 1) : 0;
+  const xOf = (i: number) =>
+    CHART.left +
+    (finite.length > 1 ? (i * plotWidth) / (finite.length - 1) : plotWidth / 2);
+  // A constant metric is a line across the middle, not along the axis.
+  const yOf = (v: number) =>
+    high === low
+      ? CHART.top + plotHeight / 2
+      : bottom - ((scaled(v) - scaled(low)) / span) * plotHeight;
   const coordinates = finite
-    .map((p, i) => {
-      const x = finite.length > 1 ? i * step : width / 2;
-      const y = height - 1 - ((p.value - low) / span) * (height - 2);
-      return `${x.toFixed(1)},${y.toFixed(1)}`;
-    })
+    .map((p, i) => `${xOf(i).toFixed(1)},${yOf(p.value).toFixed(1)}`)
     .join(' ');
+  const stepLabel = (i: number) => {
+    const step = finite[i]?.step;
+    return step === null || step === undefined
+      ? trans.__('point %1', i + 1)
+      : trans.__('step %1', step);
+  };
+  const point = (index: number) =>
+    Math.max(0, Math.min(finite.length - 1, index));
+  const onPointer = (event: React.MouseEvent<SVGSVGElement>) => {
+    const box = event.currentTarget.getBoundingClientRect();
+    if (!box.width || finite.length === 0) {
+      return;
+    }
+    const x = ((event.clientX - box.left) / box.width) * CHART.width;
+    const ratio = (x - CHART.left) / plotWidth;
+    setPointed(point(Math.round(ratio * (finite.length - 1))));
+  };
+  const onKey = (event: React.KeyboardEvent<SVGSVGElement>) => {
+    const moves: Record<string, number> = {
+      ArrowLeft: (pointed ?? finite.length) - 1,
+      ArrowRight: (pointed ?? -1) + 1,
+      Home: 0,
+      End: finite.length - 1
+    };
+    if (event.key in moves && finite.length > 0) {
+      event.preventDefault();
+      setPointed(point(moves[event.key]));
+    }
+  };
+  const shown = pointed !== null && pointed < finite.length ? pointed : null;
   return (
     <div className="jp-PyTorchJob-sparkline" data-metric={name}>
-      <span className="jp-PyTorchJob-sparklineName">{name}</span>
+      <span className="jp-PyTorchJob-sparklineName">
+        {name}
+        {log && (
+          <span
+            className="jp-PyTorchJob-chartScale"
+            title={trans.__(
+              'Log scale: the values span %1 decades',
+              Math.floor(Math.log10(high / low))
+            )}
+          >
+            {trans.__('log scale')}
+          </span>
+        )}
+      </span>
       <svg
-        width={width}
-        height={height}
-        viewBox={`0 0 ${width} ${height}`}
+        className="jp-PyTorchJob-chart"
+        width={CHART.width}
+        height={CHART.height}
+        viewBox={`0 0 ${CHART.width} ${CHART.height}`}
         role="img"
-        aria-label={`${name}: ${points.length} values, last ${formatMetric(last)}`}
+        tabIndex={0}
+        aria-label={trans.__(
+          '%1: %2 values, last %3',
+          name,
+          points.length,
+          formatMetric(last)
+        )}
+        onMouseMove={onPointer}
+        onMouseLeave={() => setPointed(null)}
+        onKeyDown={onKey}
+        onBlur={() => setPointed(null)}
       >
+        <line
+          className="jp-PyTorchJob-chartAxis"
+          x1={CHART.left}
+          y1={CHART.top}
+          x2={CHART.left}
+          y2={bottom}
+        />
+        <line
+          className="jp-PyTorchJob-chartAxis"
+          x1={CHART.left}
+          y1={bottom}
+          x2={CHART.width - CHART.right}
+          y2={bottom}
+        />
+        <text
+          className="jp-PyTorchJob-chartLabel"
+          x={CHART.left - 4}
+          y={CHART.top + 4}
+          textAnchor="end"
+          dominantBaseline="middle"
+        >
+          {formatMetric(high)}
+        </text>
+        <text
+          className="jp-PyTorchJob-chartLabel"
+          x={CHART.left - 4}
+          y={bottom}
+          textAnchor="end"
+          dominantBaseline="middle"
+        >
+          {formatMetric(low)}
+        </text>
+        {finite.length > 0 && (
+          <>
+            <text
+              className="jp-PyTorchJob-chartLabel"
+              x={CHART.left}
+              y={CHART.height - 2}
+              textAnchor="start"
+            >
+              {stepLabel(0)}
+            </text>
+            <text
+              className="jp-PyTorchJob-chartLabel"
+              x={CHART.width - CHART.right}
+              y={CHART.height - 2}
+              textAnchor="end"
+            >
+              {stepLabel(finite.length - 1)}
+            </text>
+          </>
+        )}
         <polyline
           points={coordinates}
           fill="none"
           stroke="var(--jp-brand-color1)"
           strokeWidth={1.5}
         />
+        {shown !== null && (
+          <g className="jp-PyTorchJob-chartPointer">
+            <line x1={xOf(shown)} y1={CHART.top} x2={xOf(shown)} y2={bottom} />
+            <circle cx={xOf(shown)} cy={yOf(finite[shown].value)} r={3} />
+          </g>
+        )}
       </svg>
-      <span className="jp-PyTorchJob-sparklineValue">{formatMetric(last)}</span>
-      <span className="jp-PyTorchJob-sparklineRange">
-        {formatMetric(low)} – {formatMetric(high)}
+      <span className="jp-PyTorchJob-sparklineValue" aria-live="polite">
+        {shown !== null
+          ? trans.__(
+              '%1: %2',
+              stepLabel(shown),
+              formatMetric(finite[shown].value)
+            )
+          : formatMetric(last)}
       </span>
+      {openInTensorBoard && (
+        <button
+          type="button"
+          className="jp-PyTorchJobView-link jp-PyTorchJob-chartLink"
+          title={trans.__('Open the scalar %1 in TensorBoard', name)}
+          onClick={() => openInTensorBoard(name)}
+        >
+          {trans.__('TensorBoard')}
+        </button>
+      )}
     </div>
   );
+}
+
+/**
+ * The points of the latest run: after the last restart, where the step went
+ * back (a resumed job, a replica restarted, starts again from scratch). A
+ * history without steps is kept whole.
+ */
+export function latestRun(
+  points: readonly IMetricPoint[]
+): readonly IMetricPoint[] {
+  for (let i = points.length - 1; i > 0; i--) {
+    const [before, after] = [points[i - 1].step, points[i].step];
+    if (before !== null && after !== null && after < before) {
+      return points.slice(i);
+    }
+  }
+  return points;
 }
 
 /**
@@ -316,8 +494,17 @@ export function ProgressSection(props: {
   running: boolean;
   now: number;
   trans: TranslationBundle;
+  openInTensorBoard?: (tag: string) => void;
+  suspended?: boolean;
 }): JSX.Element {
-  const { progress, history, running, now, trans } = props;
+  const { progress, now, trans, openInTensorBoard } = props;
+  // A suspended job's ETA and last update describe a run that stopped.
+  const suspended = props.suspended ?? false;
+  const running = props.running && !suspended;
+  const history: Record<string, readonly IMetricPoint[]> = {};
+  for (const [name, points] of Object.entries(props.history)) {
+    history[name] = latestRun(points);
+  }
   if (!progress) {
     return (
       <section className="jp-PyTorchJobView-progress">
@@ -356,14 +543,27 @@ export function ProgressSection(props: {
         )}
         {steps && (
           <>
-            <dt>{trans.__('Step')}</dt>
+            <dt>{trans.__('Training')}</dt>
             <dd>{steps}</dd>
           </>
         )}
         <dt>{trans.__('Source')}</dt>
         <dd>{sourceLabel(progress.source, trans)}</dd>
-        <dt>{trans.__('Last update')}</dt>
-        <dd>{formatAge(progress.updated, now, trans)}</dd>
+        {suspended ? (
+          <>
+            <dt>{trans.__('Suspended')}</dt>
+            <dd className="jp-PyTorchJobView-suspended">
+              {trans.__(
+                'as of this point; resuming starts the job again from scratch'
+              )}
+            </dd>
+          </>
+        ) : (
+          <>
+            <dt>{trans.__('Last update')}</dt>
+            <dd>{formatAge(progress.updated, now, trans)}</dd>
+          </>
+        )}
       </dl>
       {names.length > 0 && (
         <div
@@ -372,7 +572,13 @@ export function ProgressSection(props: {
         >
           {names.map(name =>
             (history[name] ?? []).length > 1 ? (
-              <Sparkline key={name} name={name} points={history[name]} />
+              <MetricChart
+                key={name}
+                name={name}
+                points={history[name]}
+                trans={trans}
+                openInTensorBoard={openInTensorBoard}
+              />
             ) : (
               <div
                 key={name}

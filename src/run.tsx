@@ -15,7 +15,7 @@ import { PyTorchJobClient } from './api';
 import { CommandIDs } from './commandids';
 import { formatError, formatTime } from './format';
 import { formatMetric } from './progress';
-import { ICheckpoint, IJobBody, IRunRecord } from './tokens';
+import { ICheckpoint, IRunRecord } from './tokens';
 
 /**
  * Seconds between two loads of a running job's record (it reads the job's
@@ -269,21 +269,4 @@ export namespace RunSection {
      */
     trans: TranslationBundle;
   }
-}
-
-/**
- * The variable a resumed clone's processes find the checkpoint's path in.
- */
-export const RESUME_ENV = 'PTJOB_RESUME_FROM';
-
-/**
- * A job's body as the form of its clone that resumes from `checkpoint`: no
- * name (the form suggests one), `PTJOB_RESUME_FROM` set.
- */
-export function resumedBody(spec: IJobBody, checkpoint: string): IJobBody {
-  return {
-    ...spec,
-    name: '',
-    env: { ...(spec.env ?? {}), [RESUME_ENV]: checkpoint }
-  };
 }

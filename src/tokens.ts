@@ -668,6 +668,17 @@ export interface IJob {
   spec?: IJobBody;
 
   /**
+   * The manifest as YAML (`GET jobs/{name}` only).
+   */
+  yaml?: string;
+
+  /**
+   * The `ptjob submit` line that gives the job back; null for a job shipped
+   * as a script (`GET jobs/{name}` only).
+   */
+  submitCommand?: string | null;
+
+  /**
    * Why the job is in its state when no condition says so (e.g. no operator
    * has picked it up yet).
    */
@@ -828,6 +839,21 @@ export interface IMetricPoint {
   time: number;
   step: number | null;
   value: number;
+}
+
+/**
+ * `GET jobs/{name}/tensorboard`: exactly one of the two is set.
+ */
+export interface IJobTensorBoard {
+  /**
+   * The log directory TensorBoard would open, as the server sees it.
+   */
+  logdir: string | null;
+
+  /**
+   * Why TensorBoard cannot open the job's log directory (the server's words).
+   */
+  problem: string | null;
 }
 
 /**

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 from tornado.httpclient import HTTPClientError
 
 from .log_messages import unbatch
@@ -82,6 +83,9 @@ async def test_submit_list_get_events_logs_delete(jp_fetch: Any, jp_ws_fetch: An
     assert job["state"] == "Succeeded"
     assert job["manifest"]["kind"] == "PyTorchJob"
     assert job["spec"]["script"] == TICKER and job["spec"]["nodes"] == 2
+    # The Spec section's copies: the manifest as YAML; no command line for a script.
+    assert yaml.safe_load(job["yaml"]) == job["manifest"]
+    assert job["submitCommand"] is None
     listed = json.loads((await call(jp_fetch, "jobs")).body)["jobs"]
     assert [(j["name"], j["state"]) for j in listed] == [("tick", "Succeeded")]
     assert listed[0]["duration"] > 0

@@ -128,9 +128,11 @@ def test_notebook_ddp_flow(notebook: dict[str, list[Any]]) -> None:
     assert notebook["load"] == []
     submitted = text_of(notebook["submit"])
     assert "Submitted nb-ddp: 2 node(s) (1 master + 1 worker) on the local backend" in submitted
-    assert "%ptjob logs nb-ddp -f" in submitted
     assert "JobHandle('nb-ddp', backend='local')" in text_of(notebook["handle"])
-    assert "%ptjob logs nb-ddp -f" in html_of(notebook["submit"])
+    # The next steps once: in the handle's display, not printed as well.
+    streamed = "".join(o["text"] for o in notebook["submit"] if o["output_type"] == "stream")
+    assert "Follow it with" not in streamed
+    assert html_of(notebook["submit"]).count("%ptjob logs nb-ddp -f") == 1
 
     # wait: a display updated in place (display_data + update_display_data), then the state
     wait = notebook["wait"]
@@ -584,6 +586,13 @@ def test_handle_outside_the_magic(fake: FakeBackend) -> None:
     job = magics.JobHandle("demo", backend="local")
     assert repr(job) == "JobHandle('demo', backend='local')"
     assert "%ptjob logs demo -f" in job._repr_html_()
+    # A function's job (it has a result key) is followed through its handle; once
+    # submit() printed that, its display does not say it again.
+    job.result_key = b"k"
+    assert "job.logs(follow=True)" in job._repr_html_()
+    assert "%ptjob" not in job._repr_html_()
+    job.guided = True
+    assert "Follow it with" not in job._repr_html_()
     assert job.status().state == "Running"
     with pytest.raises(TimeoutError, match="still Running"):
         job.wait(timeout=0.2)
@@ -894,3 +903,19 @@ def test_runtimes_and_a_trainjob_submit_on_the_kubernetes_backend(
     finally:
         runner_of(shell).run(runner_of(shell).backend("kubernetes", None).close())
         kube.stop()
+
+
+def test_result_errors_show_no_traceback_into_our_raise(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``job.result()`` / ``job.wait()`` errors: IPython prints the message alone."""
+    shell.run_cell(
+        "from jupyter_pytorchjob.function.script import ResultError\n"
+        "def result():\n"
+        "    raise ResultError('job j is Running, so it has no result: call wait() first')\n"
+        "result()\n"
+    )
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert "ResultError: job j is Running, so it has no result: call wait() first" in text
+    assert "Traceback" not in text and "def result" not in text

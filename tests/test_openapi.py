@@ -144,6 +144,10 @@ async def test_responses_match_the_document(
     await fetch(f"{API}/jobs/j/events", doc_path=f"{API}/jobs/{{name}}/events")
     await fetch(f"{API}/jobs/j/progress", doc_path=f"{API}/jobs/{{name}}/progress")
     await fetch(f"{API}/jobs/nope/progress", doc_path=f"{API}/jobs/{{name}}/progress")
+    await fetch(f"{API}/jobs/j/clone", doc_path=f"{API}/jobs/{{name}}/clone")
+    await fetch(f"{API}/jobs/nope/clone", doc_path=f"{API}/jobs/{{name}}/clone")
+    for job in ("j", "nope", "Bad_Name"):
+        await fetch(f"{API}/jobs/{job}/tensorboard", doc_path=f"{API}/jobs/{{name}}/tensorboard")
     await fetch(f"{API}/volumes")
     await fetch(f"{API}/compare", params=[("job", "j"), ("job", "nope")])  # 404
     await fetch(f"{API}/compare", params=[("job", "j")])  # 400

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from jupyter_pytorchjob import submit
+from jupyter_pytorchjob.job.clone import RESUME_ENV, clone_body, clone_name
 from jupyter_pytorchjob.job.errors import JobSpecInvalid
-from jupyter_pytorchjob.job.run import RESUME_ENV, clone_body, clone_name
 
 from .test_function_api import cell_module, local_home  # noqa: F401 - fixture
 

@@ -7,6 +7,7 @@ written by ``torch.utils.tensorboard.SummaryWriter``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -509,3 +510,47 @@ async def test_logdir_deleted_while_tensorboard_runs(
         assert await wait_gone(pid)
     assert group_members(again["pid"]) == []
     assert json.loads((await jp_fetch(*API)).body) == []
+
+
+async def test_a_jobs_tensorboard_says_whether_it_can_open(
+    jp_fetch: Any, tmp_path: Path, manager: TensorBoardManager
+) -> None:
+    """``GET jobs/{name}/tensorboard``: the directory TensorBoard would open, or why not
+    (a host path outside the roots: the view disables its button and shows this), and
+    nothing is started by asking."""
+    command = ["python", "-c", "pass"]
+    jobs = {
+        "on-pvc": {"pvc": [{"claim": "logs", "mountPath": "/mnt/logs"}], "logdir": "/mnt/logs/b"},
+        "on-host": {"logdir": "/mnt/logs/b"},
+        "no-logdir": {},
+    }
+    try:
+        for name, fields in jobs.items():
+            body = {"name": name, "shm": "off", "command": command, **fields}
+            await jp_fetch("pytorchjob", "api", "jobs", method="POST", body=json.dumps(body))
+
+        async def check(name: str) -> dict[str, Any]:
+            response = await jp_fetch("pytorchjob", "api", "jobs", name, "tensorboard")
+            answer: dict[str, Any] = json.loads(response.body)
+            return answer
+
+        assert await check("on-pvc") == {
+            "logdir": str((tmp_path / "ptjob-volumes" / "logs" / "b").resolve()),
+            "problem": None,
+        }
+        on_host = await check("on-host")
+        assert on_host["logdir"] is None
+        assert "'/mnt/logs/b'" in on_host["problem"]
+        assert "outside the TensorBoard roots" in on_host["problem"]
+        no_logdir = await check("no-logdir")
+        assert no_logdir["logdir"] is None
+        assert "has no TensorBoard log directory" in no_logdir["problem"]
+        for name, status in (("nope", 404), ("Bad_Name", 400)):
+            with pytest.raises(HTTPClientError) as info:
+                await jp_fetch("pytorchjob", "api", "jobs", name, "tensorboard")
+            assert info.value.code == status
+        assert manager.list() == []
+    finally:
+        for name in jobs:
+            with contextlib.suppress(HTTPClientError):
+                await jp_fetch("pytorchjob", "api", "jobs", name, method="DELETE")

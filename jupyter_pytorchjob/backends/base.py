@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..job.clone import clone_body, clone_name
+from ..job.errors import JobSpecInvalid
 from ..job.progress import JobProgress, MetricHistory, chief_replica
-from ..job.run import RunLog, RunRecord, clone_body, clone_name, run_wire
+from ..job.run import RunLog, RunRecord, run_wire
 from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
@@ -270,21 +272,40 @@ class Backend(ABC):
             record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
         return record
 
-    async def clone(
-        self, name: str, *, new_name: str | None = None, resume_from: str | None = None
-    ) -> JobInfo:
-        """Submit a copy of job ``name`` (its body read back from its manifest) as
-        ``new_name`` (default ``<name>-2``, ``-3``...: the first free one), resuming from
-        the checkpoint ``resume_from`` if given (``PTJOB_RESUME_FROM``); ``JobNotFound``,
-        ``JobSpecInvalid``."""
+    async def clone_spec(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        resume_from: str | None = None,
+        gpu_resource: str | None = None,
+    ) -> dict[str, Any]:
+        """The job body of a copy of job ``name`` (read back from its manifest) as
+        ``new_name`` (default ``<name>-2``, ``-3``...: the first free one, cut to the
+        kind's name limit), resuming from the checkpoint ``resume_from`` if given
+        (``PTJOB_RESUME_FROM``); ``JobNotFound``, ``JobSpecInvalid`` naming
+        ``fromCheckpoint``, ``BackendError`` (409) when the job cannot be read back."""
         info = await self.get_job(name)
         if info.manifest is None:
             raise BackendError(f"job {name} has no manifest to clone", status=409)
-        body = kind_of(info.manifest).parse(info.manifest).to_wire()
+        kind = kind_of(info.manifest)
+        try:
+            spec = kind.parse(info.manifest, gpu_resource=gpu_resource)
+        except JobSpecInvalid as error:
+            raise BackendError(
+                f"job {name} cannot be read back into a job body: {error}", status=409
+            ) from error
         if new_name is None:
-            new_name = clone_name(name, (job.name for job in await self.list_jobs()))
-        spec = JobSpec.from_wire(clone_body(body, name=new_name, resume_from=resume_from))
-        return await self.submit(spec)
+            taken = (job.name for job in await self.list_jobs())
+            new_name = clone_name(name, taken, kind.max_name_length(spec))
+        return clone_body(spec.to_wire(), name=new_name, resume_from=resume_from)
+
+    async def clone(
+        self, name: str, *, new_name: str | None = None, resume_from: str | None = None
+    ) -> JobInfo:
+        """Submit ``clone_spec``'s copy of job ``name``."""
+        body = await self.clone_spec(name, new_name=new_name, resume_from=resume_from)
+        return await self.submit(JobSpec.from_wire(body))
 
     async def wait(
         self,

@@ -55,6 +55,11 @@ _SIGNED_AS_LINE = re.compile(r"^_PTJOB_SIGNED_AS = '([a-z0-9.-]{1,253})'$", re.M
 class ResultError(Exception):
     """The result cannot be read back; ``str()`` says why."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the message says it all, the
+        frames would only lead into this package's own ``raise``."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 def result_file_name(job: str) -> str:
     """The name of ``job``'s result file in its log directory (a result too big for

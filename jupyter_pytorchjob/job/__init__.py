@@ -11,7 +11,10 @@
 * ``progress``    - ``JobProgress``, readings per source, their merge, metric history.
 * ``progress_logs`` - progress from log lines (tqdm, Hugging Face, Lightning, epochs).
 * ``compare``     - comparing jobs: differing fields, metrics, the best.
+* ``command_line`` - a job body as the ``ptjob submit`` line that gives it back.
 * ``run``         - a run's record (hparams, checkpoints, artifacts) from its run lines.
+* ``clone``       - a clone's body: the next free ``<job>-N``, its log directory moved,
+  the checkpoint it resumes from.
 * ``shape``       - untrusted input made safe to read.
 * ``manifest_yaml`` - manifests as YAML text and back.
 * ``loglines``    - the log line contract: output as display lines (``\\r`` redraws),

@@ -9,20 +9,17 @@ back. They are the job's own words and untrusted: a line longer than ``MAX_LINE`
 read, names are checked like metric names, strings are cut, numbers must be finite, and
 each list is bounded (the newest kept); what is left out is counted (``dropped``).
 
-A clone resumes from a checkpoint (``clone_body``): the same job body under a new name,
-``PTJOB_RESUME_FROM`` set to the checkpoint's path (a function job's function gets it as
-``resume_from=``).
+A clone resumes from a checkpoint through ``job.clone.clone_body``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import FieldError, JobSpecInvalid
+from .errors import JobSpecInvalid
 from .progress import MAX_METRICS, count, finite, metric_name
 from .shape import load_json
 from .wire import dataclass_wire
@@ -41,7 +38,7 @@ HPARAM_DEPTH = 3  # nested dicts flattened to ``a.b.c`` this deep
 MODES = ("min", "max")
 
 
-def _path(value: Any) -> str | None:
+def written_path(value: Any) -> str | None:
     """A path as the job wrote it: 1..MAX_PATH printable characters, else None."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_PATH or not value.isprintable():
         return None
@@ -139,7 +136,7 @@ class RunRecord:
             self.hparams[key] = value
 
     def add_checkpoint(self, checkpoint: Any, *, source: str = "report") -> None:
-        path = _path(checkpoint.get("path")) if isinstance(checkpoint, Mapping) else None
+        path = written_path(checkpoint.get("path")) if isinstance(checkpoint, Mapping) else None
         if path is None:
             self._drop()
             return
@@ -165,7 +162,7 @@ class RunRecord:
             self._drop()
 
     def add_artifact(self, artifact: Any) -> None:
-        path = _path(artifact.get("path")) if isinstance(artifact, Mapping) else None
+        path = written_path(artifact.get("path")) if isinstance(artifact, Mapping) else None
         if path is None:
             self._drop()
             return
@@ -252,46 +249,3 @@ def run_wire(
     or latest value, and its history)."""
     final = dict((progress or {}).get("metrics") or {})
     return {**record.to_wire(), "metrics": {"final": final, "history": dict(history)}}
-
-
-#: The variable a resumed clone's processes find the checkpoint's path in
-#: (``spec.USER_PTJOB_ENV``: the one ``PTJOB_`` variable a job body may set).
-RESUME_ENV = "PTJOB_RESUME_FROM"
-_NUMBERED = re.compile(r"^(?P<base>.+?)-(?P<n>\d{1,4})$")
-
-
-def clone_name(name: str, taken: Iterable[str]) -> str:
-    """``name-2`` (``name-3``... the first one free; ``a-2``'s clone is ``a-3``)."""
-    numbered = _NUMBERED.match(name)
-    base = numbered["base"] if numbered else name
-    taken = set(taken)
-    n = int(numbered["n"]) + 1 if numbered else 2
-    while f"{base}-{n}" in taken:
-        n += 1
-    return f"{base}-{n}"
-
-
-def clone_body(
-    body: Mapping[str, Any], *, name: str, resume_from: str | None = None
-) -> dict[str, Any]:
-    """A job body (``JobSpec.to_wire``) as a new job ``name``: a log directory holding
-    the old name as one of its parts gets the new one (two runs never write one
-    TensorBoard run); ``resume_from`` sets ``PTJOB_RESUME_FROM``. ``JobSpecInvalid``
-    naming ``fromCheckpoint`` for a path that is no path."""
-    clone = dict(body)
-    old = str(body.get("name") or "")
-    clone["name"] = name
-    logdir = body.get("logdir")
-    if isinstance(logdir, str) and old and old in logdir.split("/"):
-        clone["logdir"] = "/".join(name if part == old else part for part in logdir.split("/"))
-    if resume_from is not None:
-        if _path(resume_from) is None:
-            raise JobSpecInvalid(
-                [
-                    FieldError(
-                        "fromCheckpoint", f"must be a path of 1-{MAX_PATH} printable characters"
-                    )
-                ]
-            )
-        clone["env"] = {**dict(body.get("env") or {}), RESUME_ENV: resume_from}
-    return clone

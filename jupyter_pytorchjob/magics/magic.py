@@ -122,10 +122,7 @@ class PtjobMagics(Magics):
         where, namespace = self._where(invocation.options)
         job, handle = submit_spec(spec, backend=where, namespace=namespace, runner=self.runner)
         print(f"Submitted {job.name}: {job.nodes} node(s) ({job.topology}) on the {where} backend.")
-        print(
-            f"Follow it with %ptjob logs {job.name} -f, %ptjob wait {job.name}, "
-            "or in the PyTorch Jobs panel."
-        )
+        # The next steps are the handle's display (the cell's result): said once.
         print_warnings(job)
         return handle
 

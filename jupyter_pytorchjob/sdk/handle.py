@@ -68,6 +68,11 @@ class JobFailed(Exception):
     signal, the reason, the message, the hint, the last lines - None where the backend
     has none), and ``lines`` maps failed replicas to their last lines."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows the failure (it names the replica, the exit, the hint), not a
+        traceback into ``wait()``."""
+        return [f"{type(self).__name__}: {self}"]
+
     def __init__(self, info: JobInfo, lines: dict[str, str]) -> None:
         self.info = info
         self.lines = lines
@@ -217,6 +222,9 @@ class JobHandle:
         # The key rank 0 signs its result with: set by ``submit``; a handle made later
         # by name reads it from the job's script.
         self.result_key: bytes | None = None
+        # Whether the next steps were printed already (``submit``): the rich display
+        # then does not say them again.
+        self.guided = False
 
     @classmethod
     def list(
@@ -437,9 +445,17 @@ class JobHandle:
         where = html.escape(self.backend) + (
             f", namespace {html.escape(self.namespace)}" if self.namespace else ""
         )
+        if self.guided:
+            return f"<p>Job <b>{name}</b> ({where} backend).</p>"
+        if self.result_key is not None:  # a function's job: its handle is the way in
+            follow = (
+                "<code>job.logs(follow=True)</code>, <code>job.wait()</code>, then "
+                "<code>job.result()</code>"
+            )
+        else:
+            follow = f"<code>%ptjob logs {name} -f</code>, <code>%ptjob wait {name}</code>"
         return (
-            f"<p>Job <b>{name}</b> ({where} backend). Follow it with "
-            f"<code>%ptjob logs {name} -f</code>, <code>%ptjob wait {name}</code>, or in "
+            f"<p>Job <b>{name}</b> ({where} backend). Follow it with {follow}, or in "
             "the <i>PyTorch Jobs</i> panel.</p>"
         )
 

@@ -107,6 +107,7 @@ def submit(
     print("Follow it with job.logs(follow=True), job.wait(), then job.result().")
     print_warnings(info)
     handle.result_key = bytes.fromhex(key)
+    handle.guided = True  # printed above: its display does not repeat it
     return handle
 
 

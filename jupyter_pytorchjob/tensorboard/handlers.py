@@ -10,6 +10,9 @@ REST (``<base_url>pytorchjob/api/tensorboards``), XSRF-checked like every API ro
   for). Answers once TensorBoard is ready. 404 for a ``logdir`` that does not
   exist, 429 (naming one to stop) when ``tensorboard_max_instances`` are busy.
 * ``GET tensorboards/<id>`` → 200 instance, 404 unknown
+* ``GET jobs/<name>/tensorboard`` → 200 ``{logdir, problem}``: the job's log directory as
+  TensorBoard would open it, or why it cannot (the message ``POST`` would answer); 404
+  for an unknown job
 * ``DELETE tensorboards/<id>`` → 204, 404 unknown
 
 Errors are JSON ``{field, message}``.
@@ -83,6 +86,24 @@ class _TensorBoardAPIHandler(APIHandler):
         self.set_status(err.status)
         self.finish(json.dumps(err.to_wire()))
 
+    async def _job_logdir(self, job: str, field: str) -> str:
+        """A job's log directory through the server's resolver; errors name ``field``."""
+        invalid = job_name_problem(job)  # before the name becomes part of a path
+        if invalid is not None:
+            raise TensorBoardError(field, invalid.errors[0].message)
+        resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
+        if resolver is None:
+            raise TensorBoardError(
+                field,
+                "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
+            )
+        try:
+            return await resolver(job)
+        except LookupError as err:
+            raise TensorBoardError(field, f"no log directory for job {job!r}: {err}", 404) from err
+        except TensorBoardError as err:
+            raise TensorBoardError(field, err.message, err.status) from err
+
 
 class TensorBoardsHandler(_TensorBoardAPIHandler):
     """``GET`` lists, ``POST`` starts (or reuses) a TensorBoard."""
@@ -125,24 +146,6 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
             raise TensorBoardError("jobs", "each job once")
         return {job: await self._job_logdir(job, "jobs") for job in jobs}
 
-    async def _job_logdir(self, job: str, field: str) -> str:
-        """A job's log directory through the server's resolver; errors name ``field``."""
-        invalid = job_name_problem(job)  # before the name becomes part of a path
-        if invalid is not None:
-            raise TensorBoardError(field, invalid.errors[0].message)
-        resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
-        if resolver is None:
-            raise TensorBoardError(
-                field,
-                "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
-            )
-        try:
-            return await resolver(job)
-        except LookupError as err:
-            raise TensorBoardError(field, f"no log directory for job {job!r}: {err}", 404) from err
-        except TensorBoardError as err:
-            raise TensorBoardError(field, err.message, err.status) from err
-
     async def _logdir(self, body: dict[str, Any]) -> str:
         unknown = sorted(set(body) - {"logdir", "job"})
         if unknown:
@@ -164,6 +167,31 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
             return json_object_body(self)
         except JobSpecInvalid as err:
             raise TensorBoardError(err.field, err.errors[0].message) from err
+
+
+class JobTensorBoardHandler(_TensorBoardAPIHandler):
+    """``GET jobs/<name>/tensorboard``: whether TensorBoard can open the job's log
+    directory, and why not - asked before a button offers it (a job writing to a host
+    path outside ``tensorboard_roots`` would otherwise be refused only once clicked)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, name: str) -> None:
+        """200 ``{logdir, problem}`` (exactly one of them null); 404 for an unknown job."""
+        invalid = job_name_problem(name)
+        if invalid is not None:
+            self._error(TensorBoardError("name", invalid.errors[0].message))
+            return
+        try:
+            logdir = await self._job_logdir(name, "job")
+            resolved = str(_manager(self).resolve(logdir))
+        except TensorBoardError as err:
+            if err.status == 404:  # no such job
+                self._error(err)
+                return
+            self.finish(json.dumps({"logdir": None, "problem": err.message}))
+            return
+        self.finish(json.dumps({"logdir": resolved, "problem": None}))
 
 
 class TensorBoardHandler(_TensorBoardAPIHandler):
@@ -301,6 +329,7 @@ class TensorBoardProxyHandler(LocalProxyHandler):  # type: ignore[misc]
 #: (path, handler) rules relative to the server's base URL, for ``route_handlers()``.
 ROUTES: list[tuple[str, type[JupyterHandler]]] = [
     (rf"/{API}", TensorBoardsHandler),
+    (r"/pytorchjob/api/jobs/(?P<name>[^/]+)/tensorboard", JobTensorBoardHandler),
     (rf"/{API}/(?P<tb_id>[^/]+)", TensorBoardHandler),
     (rf"/{PROXY_PATH}/(?P<tb_id>[^/]+)(?P<proxied_path>/.*|)", TensorBoardProxyHandler),
 ]

@@ -11,6 +11,7 @@ import {
 } from '@jupyterlab/application';
 import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { StateDB } from '@jupyterlab/statedb';
+import { acceptDialog, dismissDialog } from '@jupyterlab/testutils';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
@@ -111,6 +112,11 @@ function fakeClient() {
     listTensorBoards: jest.fn().mockResolvedValue([BOARD]),
     stopTensorBoard: jest.fn().mockResolvedValue(undefined),
     setSuspended: jest.fn(),
+    cloneBody: jest.fn().mockResolvedValue({
+      name: 'ddp-2',
+      command: ['python', 'train.py'],
+      logdir: '/mnt/logs/ddp-2'
+    }),
     progress: jest.fn().mockResolvedValue({ progress: null, history: {} }),
     compare: jest.fn().mockResolvedValue({
       jobs: [
@@ -310,14 +316,35 @@ describe('the commands', () => {
     expect(labels()).toContain('Suspend');
     expect(labels()).not.toContain('Resume');
 
-    const suspended = { ...JOB, state: 'Suspended' };
-    client.setSuspended.mockResolvedValue(suspended);
-    client.getJob.mockResolvedValue(suspended);
+    // Cancelled: nothing happens.
     click('Suspend');
-    await until(() => state() === 'Suspended');
+    await dismissDialog();
+    expect(client.setSuspended).not.toHaveBeenCalled();
+
+    // Confirmed: pending until the job says it is suspended.
+    const suspended: IJob = { ...JOB, state: 'Suspended' };
+    let answer: (job: IJob) => void = () => undefined;
+    client.setSuspended.mockReturnValue(
+      new Promise<IJob>(resolve => (answer = resolve))
+    );
+    click('Suspend');
+    await until(() => document.querySelector('.jp-Dialog') !== null);
+    expect(document.querySelector('.jp-Dialog')!.textContent).toContain(
+      'Resuming starts them again from scratch'
+    );
+    await acceptDialog();
+    await until(() => labels().includes('Suspending…'));
+    const pending = Array.from(view.node.querySelectorAll('button')).find(
+      b => b.textContent === 'Suspending…'
+    )!;
+    expect(pending.disabled).toBe(true);
     expect(client.setSuspended).toHaveBeenCalledWith('ddp', true);
-    expect(labels()).toContain('Resume');
+    client.getJob.mockResolvedValue(suspended);
+    answer(suspended);
+    await until(() => state() === 'Suspended');
+    await until(() => labels().includes('Resume'));
     expect(labels()).not.toContain('Suspend');
+    expect(labels()).not.toContain('Suspending…');
 
     client.setSuspended.mockResolvedValue(JOB);
     client.getJob.mockResolvedValue(JOB);
@@ -422,5 +449,38 @@ describe('the commands', () => {
       command: 'python train.py'
     });
     expect(models[1]).toMatchObject({ image: 'img', command: '' });
+  });
+
+  it('clone a job into a form named <job>-N by the server', async () => {
+    await commands.execute(CommandIDs.cloneJob, { name: 'ddp' });
+    expect(client.cloneBody).toHaveBeenCalledWith('ddp');
+    const form = Array.from(
+      shell.widgets('main')
+    )[0] as MainAreaWidget<JobForm>;
+    expect(form.content.model.state).toMatchObject({
+      name: 'ddp-2',
+      command: 'python train.py',
+      logdir: '/mnt/logs/ddp-2'
+    });
+  });
+
+  it('resume from a checkpoint: the server makes the clone, env included', async () => {
+    client.cloneBody.mockResolvedValueOnce({
+      name: 'ddp-2',
+      command: ['python', 'train.py'],
+      env: { SEED: '1', PTJOB_RESUME_FROM: '/ckpt/7' }
+    });
+    await commands.execute(CommandIDs.cloneJob, {
+      name: 'ddp',
+      resumeFrom: '/ckpt/7'
+    });
+    expect(client.cloneBody).toHaveBeenCalledWith('ddp', '/ckpt/7');
+    const form = Array.from(
+      shell.widgets('main')
+    )[0] as MainAreaWidget<JobForm>;
+    expect(form.content.model.body).toMatchObject({
+      name: 'ddp-2',
+      env: { SEED: '1', PTJOB_RESUME_FROM: '/ckpt/7' }
+    });
   });
 });

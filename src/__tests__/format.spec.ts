@@ -9,6 +9,7 @@ import {
   formatAge,
   formatDuration,
   formatError,
+  formatTime,
   isFinished,
   jobDuration,
   stateClass,
@@ -57,6 +58,26 @@ describe('formatAge', () => {
 
   it('shows a dash when unknown', () => {
     expect(formatAge(null, now, trans)).toBe('—');
+  });
+});
+
+describe('formatTime', () => {
+  afterEach(() => document.documentElement.removeAttribute('lang'));
+
+  it('writes dates in the locale of the interface, not the browser’s', () => {
+    const epoch = Date.UTC(2026, 10, 27, 9, 8, 53) / 1000;
+    document.documentElement.lang = 'zh-CN';
+    const chinese = formatTime(epoch);
+    expect(chinese).toBe(
+      new Intl.DateTimeFormat('zh-CN', {
+        dateStyle: 'short',
+        timeStyle: 'medium'
+      }).format(epoch * 1000)
+    );
+    expect(chinese).toMatch(/^2026\/11\/27/);
+    document.documentElement.lang = 'en-US';
+    expect(formatTime(epoch)).toMatch(/^11\/27\/26/);
+    expect(formatTime(null)).toBe('—');
   });
 });
 

@@ -154,6 +154,89 @@ describe('JobsPanel', () => {
     ]);
   });
 
+  it('has a compact toolbar of JupyterLab toolbar buttons with tooltips', async () => {
+    const toolbar = panel.node.querySelector('[role="toolbar"]')!;
+    expect(toolbar.classList).toContain('jp-Toolbar');
+    // JupyterLab's ToolbarButtonComponent (a <jp-button> element).
+    const buttons = Array.from(
+      toolbar.querySelectorAll('.jp-ToolbarButtonComponent')
+    ) as HTMLElement[];
+    expect(buttons.map(b => b.title)).toEqual([
+      'Create a new PyTorch job',
+      'Filter and sort the jobs',
+      'Refresh'
+    ]);
+    for (const button of buttons) {
+      expect(button.querySelector('svg')).not.toBeNull();
+    }
+    const fetched = jest.spyOn(model, 'refresh');
+    buttons[2].click();
+    expect(fetched).toHaveBeenCalledTimes(1);
+    // The title is a heading of its own, above the toolbar.
+    expect(panel.node.querySelector('h2')!.textContent).toBe('PyTorch Jobs');
+  });
+
+  it('filters by name, state and kind, and sorts', async () => {
+    const names = () =>
+      Array.from(panel.node.querySelectorAll('.jp-PyTorchJobPanel-item')).map(
+        row => (row as HTMLElement).dataset.job
+      );
+    expect(panel.node.querySelector('[role="search"]')).toBeNull();
+    (
+      panel.node.querySelector(
+        '.jp-PyTorchJobPanel-filterToggle'
+      ) as HTMLElement
+    ).click();
+    await rendered(panel);
+    const bar = panel.node.querySelector('[role="search"]')!;
+    const change = (label: string, value: string) => {
+      const field = bar.querySelector(`[aria-label="${label}"]`) as
+        HTMLInputElement | HTMLSelectElement;
+      // React tracks the value it set: go through the prototype's setter.
+      const setter = Object.getOwnPropertyDescriptor(
+        Object.getPrototypeOf(field),
+        'value'
+      )!.set!;
+      setter.call(field, value);
+      field.dispatchEvent(
+        new Event(field.tagName === 'INPUT' ? 'input' : 'change', {
+          bubbles: true
+        })
+      );
+    };
+    expect(names()).toEqual(['ddp', 'done']);
+    change('Order', 'oldest');
+    await rendered(panel);
+    expect(names()).toEqual(['done', 'ddp']);
+    change('State', 'Running');
+    await rendered(panel);
+    expect(names()).toEqual(['ddp']);
+    change('State', '');
+    change('Filter by name', 'DON');
+    await rendered(panel);
+    expect(names()).toEqual(['done']);
+    change('Filter by name', 'nothing');
+    await rendered(panel);
+    expect(panel.node.textContent).toContain('No job matches the filter.');
+    change('Filter by name', '');
+    // The kinds offered are those listed.
+    const kinds = bar.querySelector('[aria-label="Kind"]')!;
+    expect(
+      Array.from(kinds.querySelectorAll('option')).map(o => o.value)
+    ).toEqual(['', 'PyTorchJob']);
+    change('Kind', 'PyTorchJob');
+    await rendered(panel);
+    expect(names()).toEqual(['done', 'ddp']);
+    // Closing the bar shows every job again.
+    (
+      panel.node.querySelector(
+        '.jp-PyTorchJobPanel-filterToggle'
+      ) as HTMLElement
+    ).click();
+    await rendered(panel);
+    expect(names()).toEqual(['ddp', 'done']);
+  });
+
   it('shows the backend once the configuration is known', async () => {
     panel.config = {
       version: '0.1.0',

@@ -22,7 +22,9 @@ import {
   finishedNotice,
   formatMetric,
   keyMetric,
-  Sparkline
+  latestRun,
+  MetricChart,
+  ProgressSection
 } from '../progress';
 import { IComparison, IJob, IJobProgress, IMetricPoint } from '../tokens';
 
@@ -123,30 +125,108 @@ describe('finishedNotice', () => {
   });
 });
 
-describe('Sparkline', () => {
-  it('draws one point per value, scaled to its own range', async () => {
-    const points: IMetricPoint[] = [3, 2, 1.5, 1].map((value, i) => ({
-      time: i,
-      step: i * 10,
-      value
-    }));
+describe('MetricChart', () => {
+  const series = (values: number[]): IMetricPoint[] =>
+    values.map((value, i) => ({ time: i, step: i * 10, value }));
+
+  async function chart(
+    points: IMetricPoint[],
+    openInTensorBoard?: (tag: string) => void
+  ): Promise<Widget> {
     const widget = ReactWidget.create(
-      <Sparkline name="loss" points={points} width={90} height={32} />
+      <MetricChart
+        name="loss"
+        points={points}
+        trans={trans}
+        openInTensorBoard={openInTensorBoard}
+      />
     );
     Widget.attach(widget, document.body);
     await rendered(widget);
-    const host = widget.node;
-    const line = host.querySelector('polyline')!;
-    const coordinates = line.getAttribute('points')!.split(' ');
-    expect(coordinates).toHaveLength(4);
-    // The highest value at the top, the lowest at the bottom, left to right.
-    expect(coordinates[0]).toBe('0.0,1.0');
-    expect(coordinates[3]).toBe('90.0,31.0');
-    expect(host.textContent).toContain('1 – 3');
-    expect(host.querySelector('svg')!.getAttribute('aria-label')).toBe(
+    return widget;
+  }
+
+  const coordinates = (widget: Widget) =>
+    widget.node
+      .querySelector('polyline')!
+      .getAttribute('points')!
+      .split(' ')
+      .map(pair => pair.split(',').map(Number));
+
+  it('draws one point per value inside labelled axes', async () => {
+    const widget = await chart(series([3, 2, 1.5, 1]));
+    const points = coordinates(widget);
+    expect(points).toHaveLength(4);
+    // The highest value at the top, the lowest at the bottom, left to right,
+    // inside the axis labels.
+    expect(points[0]).toEqual([48, 8]);
+    expect(points[3]).toEqual([272, 92]);
+    const labels = Array.from(widget.node.querySelectorAll('text')).map(
+      text => text.textContent
+    );
+    expect(labels).toEqual(['3', '1', 'step 0', 'step 30']);
+    expect(widget.node.textContent).not.toContain('log scale');
+    expect(widget.node.querySelector('svg')!.getAttribute('aria-label')).toBe(
       'loss: 4 values, last 1'
     );
     widget.dispose();
+  });
+
+  it('draws a loss spanning decades on a log scale, not flat at zero', async () => {
+    const widget = await chart(series([10.9, 1e-3, 1e-8, 1e-13]));
+    const [, second, third, last] = coordinates(widget);
+    // Linear, every point after the first lies on the bottom (y = 92).
+    expect(second[1]).toBeLessThan(60);
+    expect(third[1]).toBeLessThan(70);
+    expect(last[1]).toBe(92);
+    expect(widget.node.textContent).toContain('log scale');
+    widget.dispose();
+  });
+
+  it('draws a constant metric across the middle', async () => {
+    const widget = await chart(series([0.05, 0.05, 0.05]));
+    expect(coordinates(widget).map(([, y]) => y)).toEqual([50, 50, 50]);
+    widget.dispose();
+  });
+
+  it('reads out the value under the pointer, and with the arrow keys', async () => {
+    const widget = await chart(series([3, 2, 1.5, 1]));
+    const svg = widget.node.querySelector('svg')!;
+    svg.getBoundingClientRect = () =>
+      ({ left: 0, top: 0, width: 280, height: 110 }) as DOMRect;
+    const readout = () =>
+      widget.node.querySelector('.jp-PyTorchJob-sparklineValue')!.textContent;
+    expect(readout()).toBe('1');
+    svg.dispatchEvent(
+      new MouseEvent('mousemove', { bubbles: true, clientX: 125 })
+    );
+    await rendered(widget);
+    expect(readout()).toBe('step 10: 2');
+    expect(widget.node.querySelector('circle')).not.toBeNull();
+    svg.dispatchEvent(
+      new KeyboardEvent('keydown', { bubbles: true, key: 'Home' })
+    );
+    await rendered(widget);
+    expect(readout()).toBe('step 0: 3');
+    svg.dispatchEvent(
+      new KeyboardEvent('keydown', { bubbles: true, key: 'ArrowRight' })
+    );
+    await rendered(widget);
+    expect(readout()).toBe('step 10: 2');
+    widget.dispose();
+  });
+
+  it('links to the scalar in TensorBoard when given a way to open it', async () => {
+    const opened: string[] = [];
+    const widget = await chart(series([3, 2]), tag => opened.push(tag));
+    (
+      widget.node.querySelector('.jp-PyTorchJob-chartLink') as HTMLElement
+    ).click();
+    expect(opened).toEqual(['loss']);
+    widget.dispose();
+    const without = await chart(series([3, 2]));
+    expect(without.node.querySelector('.jp-PyTorchJob-chartLink')).toBeNull();
+    without.dispose();
   });
 });
 
@@ -304,6 +384,12 @@ describe('the job view’s progress section', () => {
       '1m 42s'
     );
     expect(section().textContent).toContain('step 450 / 1000 · epoch 1.5 / 3');
+    // Not "Step: step 450 / 1000".
+    const terms = Array.from(section().querySelectorAll('dt')).map(
+      dt => dt.textContent
+    );
+    expect(terms).toContain('Training');
+    expect(terms).not.toContain('Step');
     expect(section().textContent).toContain('the job’s log');
     expect(section().textContent).toContain('just now');
     // A line for the metric with a history, the value alone for the other.
@@ -355,6 +441,62 @@ describe('the job view’s progress section', () => {
     ).toContain('Nothing reported yet');
     expect(view.node.querySelector('.jp-PyTorchJobView-error')).toBeNull();
     view.dispose();
+  });
+});
+
+describe('a suspended job’s progress', () => {
+  const history: Record<string, IMetricPoint[]> = {
+    // Steps 10-30 before the suspension, then the resumed run from step 10.
+    loss: [
+      { time: 1, step: 10, value: 1.2 },
+      { time: 2, step: 20, value: 0.6 },
+      { time: 3, step: 30, value: 0.23 },
+      { time: 9, step: 10, value: 1.1 },
+      { time: 10, step: 20, value: 0.7 }
+    ]
+  };
+
+  async function section(suspended: boolean): Promise<Widget> {
+    const widget = ReactWidget.create(
+      <ProgressSection
+        progress={progress({ updated: Date.now() / 1000 })}
+        history={history}
+        running={true}
+        suspended={suspended}
+        now={Date.now()}
+        trans={trans}
+      />
+    );
+    Widget.attach(widget, document.body);
+    await rendered(widget);
+    return widget;
+  }
+
+  it('drops its ETA, bar and last update, and says resuming restarts', async () => {
+    const widget = await section(true);
+    expect(widget.node.querySelector('.jp-PyTorchJobView-eta')).toBeNull();
+    expect(widget.node.querySelector('[role="progressbar"]')).toBeNull();
+    expect(widget.node.textContent).not.toContain('just now');
+    expect(widget.node.textContent).toContain(
+      'resuming starts the job again from scratch'
+    );
+    widget.dispose();
+    const running = await section(false);
+    expect(running.node.querySelector('.jp-PyTorchJobView-eta')).not.toBeNull();
+    expect(running.node.textContent).toContain('just now');
+    running.dispose();
+  });
+
+  it('charts the latest run only, once resumed', async () => {
+    expect(latestRun(history.loss).map(p => p.time)).toEqual([9, 10]);
+    expect(latestRun(history.loss.slice(0, 3))).toHaveLength(3);
+    const widget = await section(false);
+    const points = widget.node
+      .querySelector('[data-metric="loss"] polyline')!
+      .getAttribute('points')!
+      .split(' ');
+    expect(points).toHaveLength(2);
+    widget.dispose();
   });
 });
 

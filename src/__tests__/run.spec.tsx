@@ -18,7 +18,7 @@ import { PyTorchJobClient } from '../api';
 import { CommandIDs } from '../commandids';
 import { differingTokens, formatValue, parameterCells } from '../comparecells';
 import { ComparisonView } from '../compare';
-import { RESUME_ENV, RunSection, resumedBody } from '../run';
+import { RunSection } from '../run';
 import { IComparison, IRunRecord } from '../tokens';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
@@ -97,20 +97,6 @@ describe('comparison cells', () => {
         ['--lr', '2']
       ])
     ).toEqual(['… 1', '… 2']);
-  });
-});
-
-describe('resumedBody', () => {
-  it('keeps the spec, drops the name, sets the checkpoint', () => {
-    const body = resumedBody(
-      { name: 'a', nodes: 2, env: { SEED: '1' } },
-      '/ckpt/7'
-    );
-    expect(body).toEqual({
-      name: '',
-      nodes: 2,
-      env: { SEED: '1', [RESUME_ENV]: '/ckpt/7' }
-    });
   });
 });
 

@@ -182,6 +182,15 @@ describe('TensorBoardView', () => {
 
   beforeEach(() => window.localStorage.clear());
 
+  it('shows one scalar: the time series filtered to its tag', async () => {
+    const widget = view(async () => board('abc'));
+    await widget.showScalar('loss/train');
+    expect(widget.frame?.getAttribute('src')).toBe(
+      '/base/pytorchjob/tensorboard/abc/?tagFilter=loss%2Ftrain#timeseries'
+    );
+    widget.dispose();
+  });
+
   it('loads the page once TensorBoard answers, with reloading on', async () => {
     const widget = view(async () => board('abc'));
     expect(widget.title.label).toBe('TensorBoard: cnn');

@@ -16,7 +16,6 @@ import { JobFormModel } from '../form/model';
 import { formatError } from '../format';
 import { pytorchIcon } from '../icons';
 import { JobView } from '../jobview';
-import { resumedBody } from '../run';
 import { finishedNotice } from '../progress';
 import { IConfig, IJob, IJobBody } from '../tokens';
 import {
@@ -186,17 +185,23 @@ function addFormCommands(context: ICommandContext): void {
       }
     },
     execute: async args => {
-      const spec = await Private.readBack(context, nameArg(args));
-      if (!spec) {
+      // The server names the clone <job>-N and moves a log directory naming
+      // the job along: two runs never write one TensorBoard run.
+      const name = nameArg(args);
+      const resumeFrom = args['resumeFrom'];
+      let spec: IJobBody;
+      try {
+        spec = await context.client.cloneBody(
+          name,
+          ...(typeof resumeFrom === 'string' && resumeFrom ? [resumeFrom] : [])
+        );
+      } catch (error) {
+        notifyError(
+          trans.__('Could not clone %1: %2', name, formatError(error, trans))
+        );
         return undefined;
       }
-      // A clone needs a name of its own: the model suggests one.
-      const resumeFrom = args['resumeFrom'];
-      return openForm(
-        typeof resumeFrom === 'string' && resumeFrom
-          ? resumedBody(spec, resumeFrom)
-          : { ...spec, name: '' }
-      );
+      return openForm(spec);
     }
   });
 }
@@ -324,31 +329,6 @@ namespace Private {
   }
 
   /**
-   * A job's body read back for the form; undefined (the user told) when it
-   * cannot be.
-   */
-  export async function readBack(
-    context: ICommandContext,
-    name: string
-  ): Promise<IJobBody | undefined> {
-    const { client, trans } = context;
-    let job: IJob;
-    try {
-      job = await client.getJob(name);
-    } catch (error) {
-      notifyError(formatError(error, trans));
-      return undefined;
-    }
-    if (!job.spec) {
-      Notification.warning(
-        trans.__('Job %1 cannot be read back into the form.', name),
-        { autoClose: 8000 }
-      );
-    }
-    return job.spec ?? undefined;
-  }
-
-  /**
    * Suspend or resume a job; the list and the job's view show its new state.
    */
   export async function setSuspended(
@@ -358,10 +338,29 @@ namespace Private {
     suspend: boolean
   ): Promise<IJob | undefined> {
     const { client, model, trans } = context;
+    if (suspend) {
+      // Resuming starts the replicas from scratch: say so before stopping them.
+      const result = await showDialog({
+        title: trans.__('Suspend job %1?', name),
+        body: trans.__(
+          'Its replicas stop now and the job is kept. Resuming starts them again from scratch: what the training did not save in a checkpoint is lost.'
+        ),
+        buttons: [
+          Dialog.cancelButton({ label: trans.__('Cancel') }),
+          Dialog.warnButton({ label: trans.__('Suspend') })
+        ]
+      });
+      if (!result.button.accept) {
+        return undefined;
+      }
+    }
+    const view = trackers.jobs.find(w => w.content.jobName === name)?.content;
+    view?.setPending(suspend ? 'suspend' : 'resume');
     let job: IJob;
     try {
       job = await client.setSuspended(name, suspend);
     } catch (error) {
+      view?.setPending(null);
       notifyError(
         suspend
           ? trans.__(
@@ -373,8 +372,7 @@ namespace Private {
       );
       return undefined;
     }
-    const view = trackers.jobs.find(w => w.content.jobName === name);
-    await Promise.all([model.refresh(), view?.content.refresh()]);
+    await Promise.all([model.refresh(), view?.refresh()]);
     return job;
   }
 

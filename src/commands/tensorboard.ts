@@ -61,6 +61,10 @@ export function addTensorBoardCommands(
           logdir: {
             type: 'string',
             description: 'A directory, relative to the server root or absolute'
+          },
+          tag: {
+            type: 'string',
+            description: 'With name: show this scalar (its tag) at once'
           }
         }
       }
@@ -131,7 +135,13 @@ namespace Private {
       return openTab(context, trackers, { jobs: args['names'].map(String) });
     }
     if (args['name']) {
-      return openTab(context, trackers, { job: nameArg(args) });
+      const view = await openTab(context, trackers, { job: nameArg(args) });
+      if (view && typeof args['tag'] === 'string') {
+        await view.showScalar(args['tag']).catch(() => {
+          // openTab told why TensorBoard did not start.
+        });
+      }
+      return view;
     }
     // An empty logdir is the server root, as the file browser names it.
     const logdir =

@@ -147,6 +147,17 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
   }
 
   /**
+   * Show one scalar: TensorBoard's time series filtered to its tag (the
+   * `tagFilter` of TensorBoard's own links), once this TensorBoard runs.
+   */
+  async showScalar(tag: string): Promise<void> {
+    await this.started;
+    if (!this.isDisposed) {
+      this.content.url = `${this._url}?tagFilter=${encodeURIComponent(tag)}#timeseries`;
+    }
+  }
+
+  /**
    * Fetch new data: TensorBoard's own reload (its page keeps its state), or a
    * reload of the page when it has no reload button (e.g. still loading).
    */

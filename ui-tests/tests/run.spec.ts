@@ -97,8 +97,10 @@ test.describe.serial('the Run section and Resume from here', () => {
     await older.getByRole('button', { name: 'Resume from here' }).click();
     const form = page.locator('.jp-PyTorchJobForm');
     await expect(form).toBeVisible();
-    const name = form.getByLabel('Name', { exact: true });
-    await name.fill(`${JOB}-2`);
+    // The server names the copy (the next free <job>-N).
+    await expect(form.getByLabel('Name', { exact: true })).toHaveValue(
+      `${JOB}-2`
+    );
     await expect(form.locator('.jp-PyTorchJobForm-validity')).toHaveText(
       'Valid'
     );
