@@ -45,6 +45,9 @@ async def test_config_gives_the_form_its_choices_and_defaults(jp_fetch: Any) -> 
         "section": "advanced",
         "default": "OnFailure",
         "choices": ["OnFailure", "Never", "Always", "ExitCode"],
+        # How the form edits and shows it (the field's codec), from the same table.
+        "form": "choice",
+        "nullable": False,
     }
     assert fields["cleanPodPolicy"]["choices"] == ["Running", "All", "None"]
     assert fields["cleanPodPolicy"]["default"] == "None"
