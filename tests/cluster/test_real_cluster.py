@@ -25,8 +25,11 @@ from .realcluster import NODE, ROOT, RealCluster
 
 pytestmark = pytest.mark.cluster
 
+# Each step's lines are printed between two barriers, then a pause: the container
+# runtime stamps each container's output as it reads it (a few ms apart between two
+# containers), so only steps further apart than that have a time order to check.
 DDP = """
-import os, torch, torch.distributed as dist
+import os, time, torch, torch.distributed as dist
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 for step in range(3):
@@ -34,6 +37,7 @@ for step in range(3):
     dist.all_reduce(t)
     print(f"rank {rank}/{world} step {step} sum {t.item():.0f}", flush=True)
     dist.barrier()
+    time.sleep(0.5)
 dist.destroy_process_group()
 """
 
