@@ -30,6 +30,7 @@ from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
+from .job.messages import Message, msg
 from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
@@ -66,7 +67,7 @@ def api_errors(
             self.finish(json.dumps(err.to_wire()))
         except BackendError as err:
             self.set_status(err.status)
-            self.finish(json.dumps({"message": err.message}))
+            self.finish(json.dumps(err.to_wire()))
 
     return wrapper
 
@@ -254,19 +255,11 @@ def suspend_requested(body: dict[str, Any]) -> bool:
     for field in body:
         if field != "suspend":
             shown = field if len(field) <= 40 else field[:37] + "..."
-            raise JobSpecInvalid(
-                [
-                    FieldError(
-                        shown,
-                        "a job's only field that can change is suspend: send "
-                        '{"suspend": true} to suspend it or {"suspend": false} to resume it',
-                    )
-                ]
-            )
+            raise JobSpecInvalid([FieldError(shown, msg("patch_suspend_only"))])
     suspend = body.get("suspend")
     if not isinstance(suspend, bool):
         raise JobSpecInvalid(
-            [FieldError("suspend", f"must be true or false, got {json.dumps(suspend)[:40]}")]
+            [FieldError("suspend", msg("true_or_false", got=json.dumps(suspend)[:40]))]
         )
     return suspend
 
@@ -339,7 +332,7 @@ class CompareHandler(JobAPIHandler):
         for name in names:
             invalid = job_name_problem(name)
             if invalid is not None:
-                raise JobSpecInvalid([FieldError("job", invalid.errors[0].message)])
+                raise JobSpecInvalid([FieldError("job", invalid.errors[0].problem)])
         jobs = await asyncio.gather(*(self.backend.get_job(name) for name in names))
         runs = await asyncio.gather(*(self.backend.run_record(name) for name in names))
         compared = [
@@ -394,15 +387,13 @@ class LogQuery:
         for name in ("follow", "previous"):
             value = (argument(name) or "").lower()
             if value not in _FLAGS:
-                raise _query_error(name, f"must be 1 or 0 (true or false), got {value[:20]!r}")
+                raise _query_error(name, msg("query_flag", got=repr(value[:20])))
             flags[name] = _FLAGS[value]
         tail_arg = argument("tail")
         tail = None
         if tail_arg:
             if not re.fullmatch("[0-9]{1,18}", tail_arg):
-                raise _query_error(
-                    "tail", f"must be a whole number of lines >= 0, got {tail_arg[:20]!r}"
-                )
+                raise _query_error("tail", msg("query_tail", got=repr(tail_arg[:20])))
             tail = int(tail_arg)
         since_arg = argument("since")
         return cls(
@@ -414,23 +405,18 @@ class LogQuery:
         )
 
 
-def _query_error(name: str, message: str) -> JobSpecInvalid:
-    return JobSpecInvalid([FieldError(name, message)])
+def _query_error(name: str, problem: Message) -> JobSpecInvalid:
+    return JobSpecInvalid([FieldError(name, problem)])
 
 
 def _since(text: str) -> dict[str, int]:
     """``since``: JSON ``{replica: offset}`` with offsets as the log messages gave them."""
-    since = load_json(text.encode("utf-8", "surrogatepass"), field="since", what="the value")
+    since = load_json(text.encode("utf-8", "surrogatepass"), field="since", what="the_value")
     if not isinstance(since, dict):
-        raise _query_error(
-            "since", "must be a JSON object {replica: offset} of the last messages received"
-        )
+        raise _query_error("since", msg("query_since"))
     for replica, offset in since.items():
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= _INT64_MAX:
-            raise _query_error(
-                f"since[{replica}]",
-                f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}",
-            )
+            raise _query_error(f"since[{replica}]", msg("query_offset", got=f"{offset!r:.40}"))
     return since
 
 

@@ -10,6 +10,7 @@ from tornado import web
 
 from .job import k8s_rules
 from .job.errors import FieldError, JobSpecInvalid
+from .job.messages import msg
 from .job.shape import load_json
 
 # The resource name authorizers (e.g. JupyterHub's RBAC) see for our routes.
@@ -54,7 +55,9 @@ def job_name_problem(name: str) -> JobSpecInvalid | None:
     if problem is None:
         return None
     shown = name if len(name) <= 40 else name[:37] + "..."
-    return JobSpecInvalid([FieldError("name", f"no job can be named {shown!r}: it {problem}")])
+    return JobSpecInvalid(
+        [FieldError("name", msg("job_name_invalid", name=repr(shown), problem=problem))]
+    )
 
 
 def read_json_body(handler: JupyterHandler) -> Any:
@@ -75,5 +78,5 @@ def json_object_body(handler: JupyterHandler) -> dict[str, Any]:
     """``read_json_body``, which must be a JSON object (``JobSpecInvalid`` on ``body``)."""
     body = read_json_body(handler)
     if not isinstance(body, dict):
-        raise JobSpecInvalid([FieldError("body", "the request body must be a JSON object")])
+        raise JobSpecInvalid([FieldError("body", msg("body_object"))])
     return body

@@ -8,6 +8,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
+import { translateMessage } from './servermessages';
 import { IJob, IJobFailure, IJobWaiting } from './tokens';
 
 /**
@@ -49,10 +50,43 @@ export function failureSummary(
 }
 
 /**
- * A waiting job in one line: its message, else its reason.
+ * A waiting job in one line: its message (translated where the words are the
+ * server's own), else its reason.
  */
-export function waitingSummary(waiting: IJobWaiting): string {
-  return waiting.message || waiting.reason;
+export function waitingSummary(
+  waiting: IJobWaiting,
+  trans: TranslationBundle
+): string {
+  const message = translateMessage(
+    {
+      message: waiting.message,
+      code: waiting.messageCode ?? undefined,
+      params: waiting.messageParams ?? undefined
+    },
+    trans
+  );
+  return message || waiting.reason;
+}
+
+/**
+ * What to do about a failure or a wait, one sentence in the user's language;
+ * empty when the server knows none.
+ */
+export function hintText(
+  of: IJobFailure | IJobWaiting,
+  trans: TranslationBundle
+): string {
+  if (!of.hint) {
+    return '';
+  }
+  return translateMessage(
+    {
+      message: of.hint,
+      code: of.hintCode ?? undefined,
+      params: of.hintParams ?? undefined
+    },
+    trans
+  );
 }
 
 /**
@@ -69,14 +103,14 @@ export function explainJob(
   if (job.failure) {
     return {
       text: failureSummary(job.failure, trans),
-      title: job.failure.hint ?? '',
+      title: hintText(job.failure, trans),
       kind: 'failure'
     };
   }
   if (job.state !== 'Failed' && job.waiting) {
     return {
-      text: waitingSummary(job.waiting),
-      title: job.waiting.hint ?? job.waiting.reason,
+      text: waitingSummary(job.waiting, trans),
+      title: hintText(job.waiting, trans) || job.waiting.reason,
       kind: 'waiting'
     };
   }
@@ -174,7 +208,9 @@ export function FailureSection(props: {
           </>
         )}
       </dl>
-      {failure.hint && <p className="jp-PyTorchJobView-hint">{failure.hint}</p>}
+      {failure.hint && (
+        <p className="jp-PyTorchJobView-hint">{hintText(failure, trans)}</p>
+      )}
       {failure.tail.length > 0 && (
         <pre
           className="jp-PyTorchJobView-tail"
@@ -214,10 +250,12 @@ export function WaitingLine(props: {
     <div className="jp-PyTorchJobView-waiting" role="status">
       <p>
         <span title={waiting.reason}>
-          {trans.__('Waiting: %1', waitingSummary(waiting))}
+          {trans.__('Waiting: %1', waitingSummary(waiting, trans))}
         </span>
       </p>
-      {waiting.hint && <p className="jp-PyTorchJobView-hint">{waiting.hint}</p>}
+      {waiting.hint && (
+        <p className="jp-PyTorchJobView-hint">{hintText(waiting, trans)}</p>
+      )}
     </div>
   );
 }

@@ -7,6 +7,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { PyTorchJobAPIError } from './request';
+import { translateMessage } from './servermessages';
 import { IJob, JobState } from './tokens';
 
 /**
@@ -224,7 +225,11 @@ export function formatError(error: unknown, trans: TranslationBundle): string {
     );
   }
   if (error.status >= 500) {
-    return trans.__('Server error (HTTP %1): %2', error.status, error.message);
+    return trans.__(
+      'Server error (HTTP %1): %2',
+      error.status,
+      translateMessage(error.problem, trans)
+    );
   }
-  return error.message;
+  return translateMessage(error.problem, trans);
 }

@@ -7,7 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IErrorBody, IFieldError } from './tokens';
+import { IErrorBody, IFieldError, IServerMessage } from './tokens';
 
 /**
  * An error answered by the `pytorchjob/api` endpoints, or a failure to reach them.
@@ -20,20 +20,30 @@ export class PyTorchJobAPIError extends Error {
    * @param message - A human-readable explanation.
    * @param field - The offending request field, if the server named one.
    * @param errors - Every offending field, for an invalid job body.
+   * @param coded - The message's code and parameters, if the server sent them.
    */
   constructor(
     status: number,
     message: string,
     field: string | null = null,
-    errors: IFieldError[] = []
+    errors: IFieldError[] = [],
+    coded: Omit<IServerMessage, 'message'> = {}
   ) {
     super(message);
     this.name = 'PyTorchJobAPIError';
     this.status = status;
     this.field = field;
+    this.problem = { ...coded, message };
     this.errors =
-      errors.length === 0 && field !== null ? [{ field, message }] : errors;
+      errors.length === 0 && field !== null
+        ? [{ ...this.problem, field }]
+        : errors;
   }
+
+  /**
+   * The message with its code and parameters (`translateMessage`).
+   */
+  readonly problem: IServerMessage;
 
   /**
    * HTTP status code; 0 when the server could not be reached.
@@ -79,7 +89,11 @@ export function errorFromBody(
           typeof e.message === 'string'
       )
     : [];
-  return new PyTorchJobAPIError(status, message, field, errors);
+  const coded =
+    typeof data.code === 'string' && Private.isObject(data.params)
+      ? { code: data.code, params: data.params }
+      : {};
+  return new PyTorchJobAPIError(status, message, field, errors, coded);
 }
 
 /**

@@ -109,8 +109,8 @@ def test_known_failures_name_the_flag(
     reason: str, code: int | None, lines: list[str], flag: str
 ) -> None:
     hint = failure_hint(reason, code, lines, other_failed="worker-0")
-    assert hint is not None and flag in hint
-    assert hint.count(". ") == 0, "one sentence"
+    assert hint is not None and flag in str(hint)
+    assert str(hint).count(". ") == 0, "one sentence"
 
 
 def test_an_unknown_failure_has_no_hint() -> None:
@@ -138,7 +138,7 @@ def test_an_unknown_failure_has_no_hint() -> None:
 )
 def test_known_waits_say_what_to_do(reason: str, message: str, flag: str) -> None:
     hint = waiting_hint(reason, message)
-    assert hint is not None and flag in hint
+    assert hint is not None and flag in str(hint)
 
 
 def test_what_a_job_waits_for() -> None:
@@ -178,6 +178,8 @@ def test_the_wire_shape_and_back() -> None:
         "tail": TRACEBACK[2:],
         "logSource": "previous",
         "hint": None,
+        "hintCode": None,
+        "hintParams": None,
     } | {"exitCode": 1}
     assert JobFailure.from_wire(wire) == failure
     info = JobInfo("j", JobState.FAILED, [], 1, 0, 0.0, failure=failure)

@@ -111,7 +111,7 @@ async def test_an_oom_killed_replica(backend: KubernetesBackend, fake_kube: Fake
     assert failure is not None
     assert (failure.reason, failure.exit_code, failure.signal) == ("OOMKilled", 137, "SIGKILL")
     assert failure.headline == "master-0 was OOMKilled: loading the dataset"
-    assert failure.hint is not None and "--memory" in failure.hint
+    assert failure.hint is not None and "--memory" in str(failure.hint)
 
 
 async def test_pods_gone_without_an_archive(
@@ -127,7 +127,7 @@ async def test_pods_gone_without_an_archive(
     assert failure is not None
     assert (failure.replica, failure.reason, failure.tail) == ("", "BackoffLimitExceeded", [])
     assert "backoff limit" in failure.message
-    assert failure.hint is not None and "--backoff-limit" in failure.hint
+    assert failure.hint is not None and "--backoff-limit" in str(failure.hint)
 
 
 async def test_a_deadline(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
@@ -146,7 +146,7 @@ async def test_a_deadline(backend: KubernetesBackend, fake_kube: FakeKube) -> No
         ["epoch 3/100"],
         "current",
     )
-    assert failure.hint is not None and "--deadline" in failure.hint
+    assert failure.hint is not None and "--deadline" in str(failure.hint)
 
 
 async def test_an_evicted_pod(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
@@ -160,7 +160,7 @@ async def test_an_evicted_pod(backend: KubernetesBackend, fake_kube: FakeKube) -
     failure = (await backend.get_job("demo")).failure
     assert failure is not None
     assert (failure.replica, failure.reason) == ("master-0", "Evicted")
-    assert failure.hint is not None and "--memory" in failure.hint
+    assert failure.hint is not None and "--memory" in str(failure.hint)
 
 
 async def test_a_running_job_has_no_failure(
@@ -232,7 +232,7 @@ async def test_waiting_for_the_scheduler(
     job = await backend.get_job("demo")
     assert job.waiting is not None
     assert (job.waiting.reason, job.waiting.message) == ("Unschedulable", f"master-0: {message}")
-    assert job.waiting.hint is not None and flag in job.waiting.hint
+    assert job.waiting.hint is not None and flag in str(job.waiting.hint)
     [listed] = await backend.list_jobs()
     assert listed.waiting == job.waiting
 
@@ -255,7 +255,7 @@ async def test_waiting_for_the_kubelet(
     job = await backend.get_job("demo")
     assert job.waiting is not None
     assert (job.waiting.reason, job.waiting.message) == (reason, f"master-0: {message}")
-    assert job.waiting.hint is not None and flag in job.waiting.hint
+    assert job.waiting.hint is not None and flag in str(job.waiting.hint)
 
 
 async def test_waiting_for_a_volume(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
@@ -270,7 +270,7 @@ async def test_waiting_for_a_volume(backend: KubernetesBackend, fake_kube: FakeK
     job = await backend.get_job("demo")
     assert job.waiting is not None
     assert (job.waiting.reason, job.waiting.message) == ("FailedMount", f"master-0: {text}")
-    assert job.waiting.hint is not None and "secret token" in job.waiting.hint
+    assert job.waiting.hint is not None and "secret token" in str(job.waiting.hint)
 
 
 async def test_waiting_for_kueue(backend: KubernetesBackend, fake_kube: FakeKube) -> None:
@@ -280,7 +280,7 @@ async def test_waiting_for_kueue(backend: KubernetesBackend, fake_kube: FakeKube
     fake_kube.operator.suspend(NS, "demo")  # Kueue's webhook, defaults.go:37-44
     job = await backend.get_job("demo")
     assert job.waiting is not None and job.waiting.reason == "NoWorkload"
-    assert "'team-queue'" in job.waiting.message
+    assert "'team-queue'" in str(job.waiting.message)
     message = insufficient_quota("master", "nvidia.com/gpu", "a100", "4")
     pending_workload(fake_kube, NS, "pytorchjobs", "demo", message)
     job = await backend.get_job("demo")
@@ -289,7 +289,7 @@ async def test_waiting_for_kueue(backend: KubernetesBackend, fake_kube: FakeKube
         "QuotaReserved",
         f"Kueue (Pending): {message}",
     )
-    assert job.waiting.hint is not None and "--gpus" in job.waiting.hint
+    assert job.waiting.hint is not None and "--gpus" in str(job.waiting.hint)
     [listed] = await backend.list_jobs()
     assert listed.waiting == job.waiting
 

@@ -111,7 +111,7 @@ async def test_a_node_killed_by_sigkill(backend: LocalBackend) -> None:
     assert info.failure is not None
     assert (info.failure.exit_code, info.failure.signal) == (137, "SIGKILL")
     assert info.failure.headline == "master-0 was killed by SIGKILL: allocating"
-    assert info.failure.hint is not None and "--memory" in info.failure.hint
+    assert info.failure.hint is not None and "--memory" in str(info.failure.hint)
 
 
 async def test_a_deadline(backend: LocalBackend) -> None:
@@ -124,7 +124,7 @@ async def test_a_deadline(backend: LocalBackend) -> None:
     assert (info.failure.replica, info.failure.reason) == ("master-0", "DeadlineExceeded")
     assert info.failure.exit_code is None and info.failure.log_source == "current"
     assert info.failure.tail == ["epoch 1/100"]
-    assert info.failure.hint is not None and "--deadline" in info.failure.hint
+    assert info.failure.hint is not None and "--deadline" in str(info.failure.hint)
 
 
 async def test_a_trainjob_that_raises(backend: LocalBackend) -> None:
@@ -172,4 +172,4 @@ async def test_a_known_failure_in_the_output_gets_its_hint(backend: LocalBackend
     info = await backend.wait("shm", timeout=60)
     assert info.failure is not None
     assert info.failure.message.startswith("RuntimeError: DataLoader worker (pid 4242)")
-    assert info.failure.hint is not None and "--shm" in info.failure.hint
+    assert info.failure.hint is not None and "--shm" in str(info.failure.hint)

@@ -10,6 +10,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_pytorchjob.handlers import route_handlers
+from jupyter_pytorchjob.job.messages import MESSAGES
 
 from .crd import manifest_errors
 
@@ -105,6 +106,9 @@ async def test_render_invalid_job_is_400_with_field(
     assert answer["field"] == field
     assert answer["message"]
     assert answer["errors"][0]["field"] == field
+    # Each error with its stable code and parameters besides the English text.
+    assert answer["code"] in MESSAGES and isinstance(answer["params"], dict)
+    assert all(e["code"] in MESSAGES for e in answer["errors"])
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"[1, 2]"])

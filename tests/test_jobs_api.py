@@ -111,6 +111,8 @@ async def test_invalid_job_is_400_and_creates_nothing(jp_fetch: Any) -> None:
         jp_fetch, "jobs", method="POST", body={"name": "x", "nodes": 0, "command": ["python"]}
     )
     assert code == 400 and body["field"] == "nodes"
+    # The frontend translates by code: the field table's minimum and the value sent.
+    assert (body["code"], body["params"]) == ("whole_number", {"minimum": 1, "got": 0})
     code, body = await error(
         jp_fetch,
         "jobs",
@@ -118,6 +120,7 @@ async def test_invalid_job_is_400_and_creates_nothing(jp_fetch: Any) -> None:
         body={"name": "x", "workdir": "/nowhere/at/all", "command": ["python"]},
     )
     assert code == 400 and "workdir" in body["message"]
+    assert body["code"] == "local_workdir" and body["params"]["workdir"] == "/nowhere/at/all"
     assert json.loads((await call(jp_fetch, "jobs")).body)["jobs"] == []
 
 
@@ -126,6 +129,7 @@ async def test_name_taken_is_409(jp_fetch: Any) -> None:
     await call(jp_fetch, "jobs", method="POST", body=body)
     code, answer = await error(jp_fetch, "jobs", method="POST", body=body)
     assert code == 409 and "already exists" in answer["message"]
+    assert (answer["code"], answer["params"]) == ("job_exists", {"name": "'twice'"})
     await wait_finished(jp_fetch, "twice")
 
 
@@ -137,6 +141,7 @@ async def test_missing_jobs_are_404(jp_fetch: Any, jp_ws_fetch: Any) -> None:
     ):
         code, body = await error(jp_fetch, *path, method=method)
         assert code == 404 and "nope" in body["message"]
+        assert (body["code"], body["params"]) == ("job_not_found", {"name": "'nope'"})
     messages = await read_ws(jp_ws_fetch, "nope")
     assert messages == [{"error": "job 'nope' not found", "status": 404}]
 

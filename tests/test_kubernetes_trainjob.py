@@ -155,7 +155,7 @@ async def test_a_name_too_long_for_jobset_shows_the_warning_not_created(
     assert job.message.startswith("TrainJobResourcesCreationFailed: TrainJob resources")
     assert "JobSet name is too long, pod names generated" in job.message
     assert job.waiting is not None and job.waiting.message == job.message
-    assert job.waiting.hint is not None and "--name" in job.waiting.hint
+    assert job.waiting.hint is not None and "--name" in str(job.waiting.hint)
     [listed] = await backend.list_jobs()
     assert listed.message == job.message
     warnings = [e for e in await backend.events(name) if e.type == "Warning"]

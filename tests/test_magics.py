@@ -41,6 +41,7 @@ from jupyter_pytorchjob.backends import (
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.frontends import backend_choice, server
 from jupyter_pytorchjob.job.failure import JobFailure, JobWaiting
+from jupyter_pytorchjob.job.messages import msg
 from jupyter_pytorchjob.job.spec import JobSpec
 
 DDP_CELL = """\
@@ -346,7 +347,7 @@ def crashed_job() -> JobInfo:
         exit_code=1,
         tail=["Traceback (most recent call last):", "    1 / 0", "ZeroDivisionError: <x>"],
         log_source="previous",
-        hint="Raise --shm.",
+        hint=msg("hint_shm", shm="--shm"),
     )
     return JobInfo(
         name="crashed",
@@ -551,7 +552,7 @@ def test_status_and_wait_say_why_a_job_failed(
     status = shell.run_line_magic("ptjob", "status crashed")
     text = repr(status)
     assert "Failure:  master-0 exited 1: ZeroDivisionError: <division> by zero" in text
-    assert "Hint:     Raise --shm." in text
+    assert "Hint:     Shared memory (/dev/shm) ran out: raise --shm" in text
     assert "Output (master-0, from its previous run (logs --previous)):" in text
     assert "  Traceback (most recent call last):\n      1 / 0\n  ZeroDivisionError: <x>" in text
     page = status._repr_html_()
@@ -576,9 +577,13 @@ def test_logs_of_a_failed_job_show_its_failing_run(
 
 def test_status_says_what_a_job_waits_for(shell: InteractiveShell, fake: FakeBackend) -> None:
     job = fake._job("demo")
-    job.waiting = JobWaiting("Unschedulable", "worker-0: 0/4 & co", "Lower --gpus.")
+    hint = msg("hint_no_gpus", gpus="--gpus")
+    job.waiting = JobWaiting("Unschedulable", "worker-0: 0/4 & co", hint)
     status = magics.JobStatus(job)
-    assert "Waiting:  Unschedulable: worker-0: 0/4 & co\nHint:     Lower --gpus." in repr(status)
+    assert (
+        "Waiting:  Unschedulable: worker-0: 0/4 & co\n"
+        "Hint:     No node has the GPUs asked for free: lower --gpus or wait."
+    ) in repr(status)
     assert "<b>Waiting:</b> Unschedulable: worker-0: 0/4 &amp; co" in status._repr_html_()
 
 

@@ -133,6 +133,11 @@ async def test_a_missing_job_is_404_and_a_finished_one_409(
         code, answer = await refusal(jp_fetch, "over", {"suspend": suspend})
         assert code == 409
         assert "is Succeeded" in answer["message"] and "clone it" in answer["message"]
+        code_name = "finished_suspended" if suspend else "finished_resumed"
+        assert (answer["code"], answer["params"]) == (
+            code_name,
+            {"name": "'over'", "state": "Succeeded"},
+        )
 
 
 @pytest.mark.parametrize("backend_name", ["local"])

@@ -1,5 +1,6 @@
-"""Write the job body's declarations the field table generates (``make fields``):
-``JobBody`` in api/openapi.yaml, ``IJobBody`` in src/tokens.ts."""
+"""Write the declarations the field and message tables generate (``make fields``):
+``JobBody`` in api/openapi.yaml, ``IJobBody`` in src/tokens.ts, ``SERVER_MESSAGES`` in
+src/servermessages.ts."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..job.clone import clone_body, clone_name
 from ..job.errors import JobSpecInvalid
+from ..job.messages import Message, msg
 from ..job.progress import JobProgress, MetricHistory, chief_replica
 from ..job.run import RunLog, RunRecord, run_wire
 from ..job.spec import JobSpec
@@ -48,15 +49,22 @@ __all__ = [
 
 
 class BackendError(Exception):
-    """A failure a person can act on; ``status`` is the HTTP status to answer with."""
+    """A failure a person can act on; ``status`` is the HTTP status to answer with.
+    ``problem``: the ``Message`` (code and parameters) JupyterLab translates, where
+    our own words say it (None: the text is the platform's, e.g. Kubernetes')."""
 
     status = 500
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Message, *, status: int | None = None) -> None:
+        super().__init__(str(message))
+        self.message = str(message)
+        self.problem = message if isinstance(message, Message) else None
         if status is not None:
             self.status = status
+
+    def to_wire(self) -> dict[str, Any]:
+        """The error body: ``{message}``, with ``code`` and ``params`` where known."""
+        return self.problem.to_wire() if self.problem else {"message": self.message}
 
 
 class JobNotFound(BackendError):
@@ -65,7 +73,7 @@ class JobNotFound(BackendError):
     status = 404
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"job {name!r} not found")
+        super().__init__(msg("job_not_found", name=repr(name)))
         self.name = name
 
 
@@ -75,9 +83,7 @@ class JobExists(BackendError):
     status = 409
 
     def __init__(self, name: str) -> None:
-        super().__init__(
-            f"a job named {name!r} already exists; choose another name or delete it first"
-        )
+        super().__init__(msg("job_exists", name=repr(name)))
         self.name = name
 
 
@@ -151,8 +157,7 @@ class LogChunk:
 def finished_error(name: str, state: JobState, action: str) -> BackendError:
     """The 409 of ``suspend``/``resume`` on a job that has already ended."""
     return BackendError(
-        f"job {name!r} is {state.value}: a finished job cannot be {action}; "
-        "clone it to run it again",
+        msg(f"finished_{action}", name=repr(name), state=state.value),
         status=409,
     )
 

@@ -348,14 +348,14 @@ def failure_html(failure: JobFailure) -> str:
         f"{html.escape(failure.headline)}</p>"
     ]
     if failure.hint:
-        parts.append(f"<p><b>Hint:</b> {html.escape(failure.hint)}</p>")
+        parts.append(f"<p><b>Hint:</b> {html.escape(str(failure.hint))}</p>")
     if failure.tail:
         parts.append(f"<pre>{html.escape(chr(10).join(failure.tail))}</pre>")
     return "".join(parts)
 
 
 def waiting_html(waiting: JobWaiting) -> str:
-    hint = f" <b>Hint:</b> {html.escape(waiting.hint)}" if waiting.hint else ""
+    hint = f" <b>Hint:</b> {html.escape(str(waiting.hint))}" if waiting.hint else ""
     text = f"{waiting.reason}: {waiting.message}"
     return f"<p><b>Waiting:</b> {html.escape(text)}{hint}</p>"
 

@@ -4,8 +4,11 @@
 * ``spec``        - ``JobSpec``: every field of the job form, validated.
 * ``k8s_rules``   - the Kubernetes naming and quantity rules the spec checks.
 * ``errors``      - ``FieldError`` / ``JobSpecInvalid``: errors naming the field.
+* ``messages``    - every message the server sends about a request: a stable code,
+  its English template, named parameters (the frontend translates the code).
 * ``wire``        - the one wire convention (camelCase keys, epoch seconds).
-* ``wire_types``  - ``JobBody``/``IJobBody`` generated from the field table (``make fields``).
+* ``wire_types``  - ``JobBody``/``IJobBody`` generated from the field table, and
+  ``SERVER_MESSAGES`` from the message table (``make fields``).
 * ``status``      - ``JobInfo``: what a job is doing (state, replicas, conditions).
 * ``failure``     - why a job failed and what it waits for, known failures' hints.
 * ``progress``    - ``JobProgress``, readings per source, their merge, metric history.

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import FieldError, JobSpecInvalid
+from .messages import msg
 from .run import MAX_PATH, written_path
 
 #: The variable a resumed clone's processes find the checkpoint's path in
@@ -54,11 +55,7 @@ def clone_body(
     if resume_from is not None:
         if written_path(resume_from) is None:
             raise JobSpecInvalid(
-                [
-                    FieldError(
-                        "fromCheckpoint", f"must be a path of 1-{MAX_PATH} printable characters"
-                    )
-                ]
+                [FieldError("fromCheckpoint", msg("checkpoint_path", maximum=MAX_PATH))]
             )
         clone["env"] = {**dict(body.get("env") or {}), RESUME_ENV: resume_from}
     return clone

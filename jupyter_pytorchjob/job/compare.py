@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import FieldError, JobSpecInvalid
+from .messages import msg
 
 #: The fewest and the most jobs one comparison holds (a column each).
 MIN_COMPARED = 2
@@ -49,14 +50,12 @@ def compared_names(names: Sequence[str]) -> list[str]:
     """The ``job`` query arguments of ``GET compare``: 2..20 distinct names, or
     ``JobSpecInvalid`` naming field ``job``."""
     if len(names) < MIN_COMPARED:
-        raise JobSpecInvalid(
-            [FieldError("job", f"name at least {MIN_COMPARED} jobs: ?job=a&job=b")]
-        )
+        raise JobSpecInvalid([FieldError("job", msg("compare_few", minimum=MIN_COMPARED))])
     if len(names) > MAX_COMPARED:
-        raise JobSpecInvalid([FieldError("job", f"at most {MAX_COMPARED} jobs in one comparison")])
+        raise JobSpecInvalid([FieldError("job", msg("compare_many", maximum=MAX_COMPARED))])
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise JobSpecInvalid([FieldError("job", f"each job once; {repeated[0]!r} is repeated")])
+        raise JobSpecInvalid([FieldError("job", msg("compare_repeated", job=repr(repeated[0])))])
     return list(names)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .messages import Message
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -13,13 +15,23 @@ class FieldError:
     ``field`` is the wire name of the job body (camelCase, the CLI's long flag
     without dashes), with an index or key for list and map entries, e.g.
     ``pvc[1].mountPath`` or ``env[MY VAR]``. The CLI turns it back into a flag.
+    ``problem`` is what is wrong, a ``Message`` (code and parameters) the frontend
+    translates; ``message`` its English text.
     """
 
     field: str
-    message: str
+    problem: Message
+
+    @property
+    def message(self) -> str:
+        return str(self.problem)
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
+
+    def to_wire(self) -> dict[str, Any]:
+        """``{field, code, params, message}``."""
+        return {"field": self.field, **self.problem.to_wire()}
 
 
 class JobSpecInvalid(ValueError):
@@ -38,9 +50,4 @@ class JobSpecInvalid(ValueError):
 
     def to_wire(self) -> dict[str, Any]:
         """The 400 body of the REST API: the first error flat, then all of them."""
-        first = self.errors[0]
-        return {
-            "field": first.field,
-            "message": first.message,
-            "errors": [{"field": e.field, "message": e.message} for e in self.errors],
-        }
+        return {**self.errors[0].to_wire(), "errors": [e.to_wire() for e in self.errors]}

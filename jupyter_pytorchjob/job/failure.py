@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .fields import FIELD
+from .messages import Message, msg
 from .wire import dataclass_wire
 
 TAIL_LINES = 20  # the last lines kept when there is no traceback
@@ -56,10 +57,11 @@ class JobFailure:
     signal: str | None = None
     tail: list[str] = field(default_factory=list)
     log_source: str | None = None  # where ``tail`` came from: current, previous, archive
-    hint: str | None = None
+    hint: Message | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return dataclass_wire(self)
+        """``hint`` in English, ``hintCode``/``hintParams`` for the frontend to translate."""
+        return {**dataclass_wire(self, skip=("hint",)), **_hint_wire(self.hint)}
 
     @classmethod
     def from_wire(cls, data: Any) -> JobFailure | None:
@@ -74,7 +76,6 @@ class JobFailure:
         sig = data.get("signal")
         tail = data.get("tail")
         source = data.get("logSource")
-        hint = data.get("hint")
         return cls(
             replica=str(replica)[:MAX_LINE],
             reason=str(reason)[:MAX_LINE],
@@ -87,7 +88,7 @@ class JobFailure:
             if isinstance(tail, list)
             else [],
             log_source=source if source in LOG_SOURCES else None,
-            hint=hint[:MAX_MESSAGE] if isinstance(hint, str) else None,
+            hint=_hint_from_wire(data),
         )
 
     @property
@@ -110,11 +111,50 @@ class JobWaiting:
     """What keeps a job (or one of its replicas) from running."""
 
     reason: str
-    message: str
-    hint: str | None = None
+    message: str | Message  # the platform's words, or ours (a Message)
+    hint: Message | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return dataclass_wire(self)
+        """``message`` and ``hint`` in English, each with its code and parameters for the
+        frontend to translate (``messageCode``: null where the words are the platform's)."""
+        coded = self.message if isinstance(self.message, Message) else None
+        return {
+            "reason": self.reason,
+            "message": str(self.message),
+            "messageCode": coded.code if coded else None,
+            "messageParams": coded.to_wire()["params"] if coded else None,
+            **_hint_wire(self.hint),
+        }
+
+
+def _hint_wire(hint: Message | None) -> dict[str, Any]:
+    wire = hint.to_wire() if hint else None
+    return {
+        "hint": wire["message"] if wire else None,
+        "hintCode": wire["code"] if wire else None,
+        "hintParams": wire["params"] if wire else None,
+    }
+
+
+def _hint_from_wire(data: Mapping[str, Any]) -> Message | None:
+    """A stored hint read back: None unless its code and parameters are one of ours
+    (written by another version, or by someone else)."""
+    code, params = data.get("hintCode"), data.get("hintParams")
+    if not isinstance(code, str) or not isinstance(params, Mapping):
+        return None
+    try:
+        return Message(code, _params_from_wire(params))
+    except (ValueError, TypeError):
+        return None
+
+
+def _params_from_wire(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: Message(value["code"], _params_from_wire(value.get("params") or {}))
+        if isinstance(value, Mapping) and isinstance(value.get("code"), str)
+        else value
+        for key, value in params.items()
+    }
 
 
 # -- reading a failing run's output -------------------------------------------------------
@@ -216,91 +256,71 @@ def failure_hint(
     lines: Iterable[str] = (),
     *,
     other_failed: str | None = None,
-) -> str | None:
+) -> Message | None:
     """One sentence naming the flag to change, for a failure this module knows;
     ``other_failed``: another replica that failed (a peer of a collective timeout)."""
     text = "\n".join(lines)
     if reason == "OOMKilled" or (exit_code == 137 and reason not in ("Error", "StartError")):
-        return (
-            f"The replica ran out of memory: raise {flag('memory')} (or lower the batch size "
-            "or the DataLoader's num_workers)."
-        )
+        return msg("hint_oom", memory=flag("memory"))
     if _CUDA_OOM.search(text):
-        return (
-            "The GPU ran out of memory: lower the batch size, or spread the model over more "
-            f"GPUs ({flag('gpus')}, {flag('nodes')})."
-        )
+        return msg("hint_cuda_oom", gpus=flag("gpus"), nodes=flag("nodes"))
     if _SHM.search(text):
-        return (
-            f"Shared memory (/dev/shm) ran out: raise {flag('shm')} (to 8Gi, say) "
-            "or lower the DataLoader's num_workers."
-        )
+        return msg("hint_shm", shm=flag("shm"))
     if _PEER.search(text):
-        who = f"{other_failed} failed" if other_failed else "another replica failed or is late"
-        return (
-            f"A collective or the rendezvous timed out because {who}: see that replica's "
-            f"log first (a slow start: raise {flag('deadline')} or the timeout)."
-        )
+        if other_failed:
+            return msg("hint_peer_failed", replica=other_failed, deadline=flag("deadline"))
+        return msg("hint_peer_late", deadline=flag("deadline"))
     if reason == "Evicted":
-        return (
-            f"The node evicted the pod under resource pressure: set {flag('memory')} "
-            "(requests = limits) so it is not the first to go."
-        )
+        return msg("hint_evicted", memory=flag("memory"))
     if reason == "DeadlineExceeded":
-        return f"The job ran past its deadline: raise {flag('deadline')} (or remove it)."
+        return msg("hint_deadline", deadline=flag("deadline"))
     if reason == "BackoffLimitExceeded":
-        return (
-            f"It failed on every restart up to {flag('backoffLimit')}: fix the error in "
-            "the first failure's log (raise the limit only for a flaky failure)."
-        )
+        return msg("hint_backoff", backoffLimit=flag("backoffLimit"))
     if exit_code == 137 or signal_name(exit_code) == "SIGKILL":
-        return (
-            f"The replica was killed (SIGKILL: often out of memory): raise {flag('memory')} "
-            "or look for what stopped it in the job's events."
-        )
+        return msg("hint_sigkill", memory=flag("memory"))
     return None
 
 
-def waiting_hint(reason: str, message: str, *, image: str | None = None) -> str | None:
+def waiting_hint(reason: str, message: str, *, image: str | None = None) -> Message | None:
     """One sentence for a job or replica that cannot start yet."""
     missing = _MISSING.search(message)
     if reason in ("ImagePullBackOff", "ErrImagePull", "InvalidImageName"):
-        name = f" {image}" if image else ""
-        return (
-            f"The image{name} cannot be pulled: check {flag('image')}; a private registry "
-            "needs an imagePullSecret in the job's YAML."
-        )
+        if image:
+            return msg("hint_image_named", image=image, flag=flag("image"))
+        return msg("hint_image", flag=flag("image"))
     if missing and missing.group(1).lower() == "persistentvolumeclaim":
-        return f"Create the PVC {missing.group(2)} first, or change {flag('pvc')}."
+        return msg("hint_create_pvc", name=missing.group(2), pvc=flag("pvc"))
     if missing:
-        kind = missing.group(1).lower()
-        return (
-            f"Create the {kind} {missing.group(2)} in the job's namespace, or remove it "
-            f"from {flag('env')} / the job's YAML."
+        return msg(
+            "hint_create_object",
+            kind=missing.group(1).lower(),
+            name=missing.group(2),
+            env=flag("env"),
         )
     if reason in ("Unschedulable", "FailedScheduling"):
         if re.search(r"Insufficient [\w./-]*gpu", message):
-            return f"No node has the GPUs asked for free: lower {flag('gpus')} or wait."
+            return msg("hint_no_gpus", gpus=flag("gpus"))
         if "Insufficient" in message:
-            return f"No node has room: lower {flag('cpu')} / {flag('memory')} or wait."
+            return msg("hint_no_room", cpu=flag("cpu"), memory=flag("memory"))
         if "taint" in message or "node affinity" in message or "selector" in message:
-            return f"No node matches: check {flag('nodeSelector')} and {flag('tolerations')}."
+            return msg(
+                "hint_no_match",
+                nodeSelector=flag("nodeSelector"),
+                tolerations=flag("tolerations"),
+            )
         if "persistentvolumeclaim" in message.lower():
-            return f"The job's PVC is not bound: check {flag('pvc')}."
+            return msg("hint_pvc_unbound", pvc=flag("pvc"))
         return None
     if reason in ("QuotaReserved", "Admitted", "Inadmissible", "Pending") and "quota" in (
         message.lower()
     ):
-        return f"The queue's quota is used up: lower {flag('gpus')} or wait for admission."
+        return msg("hint_quota", gpus=flag("gpus"))
     if reason == "Suspended":
-        return "Resume it: ptjob resume <name>."
+        return msg("hint_resume")
     if "name is too long" in message:
-        return (
-            f"Shorten the job's name ({flag('name')}): the names made from it must fit in "
-            "63 characters."
-        )
+        return msg("hint_name_too_long", name=flag("name"))
     if "admission webhook" in message and "denied the request" in message:
-        return "The cluster's admission webhook refused it: change the field its message names."
+        return msg("hint_webhook")
     return None
 
 
@@ -336,8 +356,7 @@ def job_waiting(
     if admission is not None:
         return admission
     if state == "Suspended":
-        text = "the job is suspended: its pods are created when it is resumed"
-        return JobWaiting("Suspended", text, waiting_hint("Suspended", text))
+        return JobWaiting("Suspended", msg("waiting_suspended"), waiting_hint("Suspended", ""))
     for replica in replicas:
         reason = replica.reason or ""
         if replica.phase == "Pending" and reason in WAITING_REASONS:

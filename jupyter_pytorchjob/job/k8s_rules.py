@@ -1,6 +1,6 @@
 """Kubernetes validation rules, as ``k8s.io/apimachinery`` states them.
 
-Each ``check_*`` returns ``None`` when the value is fine, else a message that
+Each ``check_*`` returns ``None`` when the value is fine, else a ``Message`` that
 says what is allowed. The regular expressions and limits follow
 ``apimachinery/pkg/util/validation/validation.go`` and ``api/resource/quantity.go``.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import posixpath
 import re
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
+
+from .messages import Message, msg
 
 DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -51,73 +53,57 @@ _DECIMAL = {
 _SUFFIX = re.compile(r"^([+-]?[0-9.]+)((?:[KMGTPE]i)|[numkMGTPE]|(?:[eE][+-]?[0-9.]+))?$")
 
 
-def check_dns1035_label(value: str) -> str | None:
+def check_dns1035_label(value: str) -> Message | None:
     """RFC 1035 label: what PyTorchJob names and Service names must be."""
     if len(value) > LABEL_MAX:
-        return f"must be at most {LABEL_MAX} characters, got {len(value)}"
+        return msg("max_length", maximum=LABEL_MAX, length=len(value))
     if not DNS1035_LABEL.match(value):
-        return (
-            "must consist of lower case letters, digits and '-', start with a letter "
-            "and end with a letter or digit (a DNS-1035 label, e.g. 'my-job')"
-        )
+        return msg("dns1035_label")
     return None
 
 
-def check_dns1123_subdomain(value: str) -> str | None:
+def check_dns1123_subdomain(value: str) -> Message | None:
     """RFC 1123 subdomain: names of most objects, PVCs included."""
     if len(value) > SUBDOMAIN_MAX:
-        return f"must be at most {SUBDOMAIN_MAX} characters, got {len(value)}"
+        return msg("max_length", maximum=SUBDOMAIN_MAX, length=len(value))
     if not DNS1123_SUBDOMAIN.match(value):
-        return (
-            "must consist of lower case letters, digits, '-' and '.', and start and end "
-            "with a letter or digit (a DNS-1123 name, e.g. 'data' or 'team-a.home')"
-        )
+        return msg("dns1123_subdomain")
     return None
 
 
-def check_qualified_name(value: str) -> str | None:
+def check_qualified_name(value: str) -> Message | None:
     """A label, annotation, node-selector or toleration key: ``[prefix/]name``."""
     prefix, slash, name = value.rpartition("/")
     if not slash:
         prefix, name = "", value
     elif not prefix:
-        return "the prefix before '/' must not be empty"
+        return msg("prefix_empty")
     if prefix:
         problem = check_dns1123_subdomain(prefix)
         if problem:
-            return f"prefix {prefix!r} {problem}"
+            return msg("prefix_invalid", prefix=repr(prefix), problem=problem)
     if not name:
-        return "the name part must not be empty"
+        return msg("name_part_empty")
     if len(name) > LABEL_MAX:
-        return f"the name part must be at most {LABEL_MAX} characters, got {len(name)}"
+        return msg("name_part_length", maximum=LABEL_MAX, length=len(name))
     if not QUALIFIED_NAME_PART.match(name):
-        return (
-            "must be alphanumeric characters, '-', '_' or '.', starting and ending with an "
-            "alphanumeric character, with an optional DNS prefix and '/' (e.g. 'team' or "
-            "'example.com/team')"
-        )
+        return msg("qualified_name")
     return None
 
 
-def check_label_value(value: str) -> str | None:
+def check_label_value(value: str) -> Message | None:
     """A label value (also node-selector and toleration values)."""
     if len(value) > LABEL_MAX:
-        return f"must be at most {LABEL_MAX} characters, got {len(value)}"
+        return msg("max_length", maximum=LABEL_MAX, length=len(value))
     if not LABEL_VALUE.match(value):
-        return (
-            "must be empty or alphanumeric characters, '-', '_' or '.', starting and "
-            "ending with an alphanumeric character"
-        )
+        return msg("label_value")
     return None
 
 
-def check_env_name(value: str) -> str | None:
+def check_env_name(value: str) -> Message | None:
     """An environment variable name."""
     if not ENV_VAR_NAME.match(value):
-        return (
-            "must consist of letters, digits, '_', '-' or '.', and must not start with a "
-            "digit (e.g. 'MY_VAR')"
-        )
+        return msg("env_var_name")
     return None
 
 
@@ -144,48 +130,44 @@ def parse_quantity(value: str) -> Decimal:
             raise ValueError(value) from err
 
 
-def check_quantity(value: str, *, what: str, memory: bool) -> str | None:
+def check_quantity(value: str, *, what: str, memory: bool) -> Message | None:
     """A positive quantity such as ``8Gi`` (memory) or ``500m`` (CPU)."""
-    example = "'8Gi' or '512Mi'" if memory else "'4' or '500m'"
-    shown = value if len(value) <= 40 else value[:37] + "..."
+    shown = repr(value if len(value) <= 40 else value[:37] + "...")
     if value != value.strip() or not QUANTITY.match(value):
-        return (
-            f"must be a Kubernetes quantity such as {example} (a number with an optional "
-            f"suffix Ki Mi Gi Ti, k M G T or m; no spaces), got {shown!r}"
-        )
+        return msg("quantity_memory" if memory else "quantity_cpu", got=shown)
     try:
         amount = parse_quantity(value)
     except ValueError:
         amount = Decimal(QUANTITY_MAX + 1)
     if amount <= 0:
-        return f"{what} must be greater than zero, got {shown!r}"
+        return msg("quantity_positive", what=what, got=shown)
     if amount > QUANTITY_MAX:
-        return f"{what} must be at most 2^63-1 (the largest Kubernetes quantity), got {shown!r}"
+        return msg("quantity_max", what=what, got=shown)
     if amount < QUANTITY_MIN:
-        return (
-            f"{what} must be at least 1n (10^-9, the smallest Kubernetes quantity), got {shown!r}"
-        )
+        return msg("quantity_min", what=what, got=shown)
     if memory and value.endswith("m"):
-        return f"{value!r} means {amount} bytes ('m' is milli); did you mean {value[:-1]}Mi?"
+        return msg(
+            "quantity_milli", got=repr(value), amount=str(amount), suggestion=value[:-1] + "Mi"
+        )
     return None
 
 
-def check_absolute_path(value: str) -> str | None:
+def check_absolute_path(value: str) -> Message | None:
     """An absolute, normalised container path without ``..``."""
     if not value.startswith("/"):
-        return f"must be an absolute path starting with '/', got {value!r}"
+        return msg("absolute_path", got=repr(value))
     if ".." in value.split("/"):
-        return f"must not contain '..', got {value!r}"
+        return msg("no_dotdot", got=repr(value))
     return _path_problem(value)
 
 
-def _path_problem(value: str) -> str | None:
+def _path_problem(value: str) -> Message | None:
     if "\x00" in value or "\n" in value:
-        return "must not contain NUL or newline characters"
+        return msg("path_characters")
     if len(value.encode("utf-8", "surrogatepass")) >= PATH_MAX:
-        return f"must be shorter than {PATH_MAX} bytes, the longest path Linux allows"
+        return msg("path_length", maximum=PATH_MAX)
     if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in value.split("/")):
-        return f"has a name longer than {NAME_MAX} bytes, the longest file name Linux allows"
+        return msg("path_part_length", maximum=NAME_MAX)
     return None
 
 
@@ -197,10 +179,10 @@ def normalise_path(value: str) -> str:
     return normal
 
 
-def check_relative_path(value: str) -> str | None:
+def check_relative_path(value: str) -> Message | None:
     """A volume sub-path: relative, no ``..``."""
     if value.startswith("/"):
-        return f"must be a relative path (no leading '/'), got {value!r}"
+        return msg("relative_path", got=repr(value))
     if ".." in value.split("/"):
-        return f"must not contain '..', got {value!r}"
+        return msg("no_dotdot", got=repr(value))
     return _path_problem(value)

@@ -15,6 +15,7 @@ import yaml
 
 from .errors import FieldError, JobSpecInvalid
 from .fields import KINDS
+from .messages import Message, either, joined, msg
 from .shape import plain_problem
 
 
@@ -62,24 +63,23 @@ def read_job_yaml(text: str) -> JobYaml:
     try:
         loaded = list(yaml.safe_load_all(text))
     except yaml.YAMLError as err:
-        raise _invalid(f"is not valid YAML: {err}") from err
+        raise _invalid(msg("yaml_invalid", error=str(err))) from err
     except RecursionError as err:
-        raise _invalid("is nested too deeply") from err
+        raise _invalid(msg("yaml_deep")) from err
     except ValueError as err:  # an integer past Python's digit limit
-        digits = sys.get_int_max_str_digits()
-        raise _invalid(f"holds a number with more than {digits} digits") from err
+        raise _invalid(msg("yaml_digits", digits=sys.get_int_max_str_digits())) from err
     documents = [(n, doc) for n, doc in enumerate(loaded, 1) if doc is not None]
     if len(documents) == 1:
         return JobYaml(_plain_object(documents[0][1]))
     jobs = [(n, doc) for n, doc in documents if _is_job(doc)]
     if not jobs:
-        found = "; ".join(_describe(n, doc) for n, doc in documents) or "no document"
-        raise _invalid(f"holds no {' or '.join(KINDS)} ({found})")
+        found = joined("list_semicolon", *(_describe(n, doc) for n, doc in documents))
+        raise _invalid(msg("yaml_no_job", kinds=either(*KINDS), found=found or msg("no_document")))
     if len(jobs) > 1:
-        named = " and ".join(_describe(n, doc) for n, doc in jobs)
-        raise _invalid(f"holds {len(jobs)} jobs ({named}): apply one at a time")
+        named = joined("list_and", *(_describe(n, doc) for n, doc in jobs))
+        raise _invalid(msg("yaml_jobs", count=len(jobs), jobs=named))
     others = [
-        f"{_describe(n, doc)} left alone: Apply YAML applies only the job"
+        str(_describe(n, doc)) + " left alone: Apply YAML applies only the job"
         for n, doc in documents
         if doc is not jobs[0][1]
     ]
@@ -90,25 +90,26 @@ def _is_job(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("kind") in KINDS
 
 
-def _describe(number: int, doc: Any) -> str:
+def _describe(number: int, doc: Any) -> Message:
     """``LocalQueue 'user-queue' (document 1)``, as far as the document says."""
     if not isinstance(doc, dict):
-        return f"a {type(doc).__name__} (document {number})"
-    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "an object"
+        return msg("yaml_document", what=type(doc).__name__, number=number)
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else msg("type_dict")
     meta = doc.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
-    named = f" {name!r}" if isinstance(name, str) else ""
-    return f"{kind}{named} (document {number})"
+    if isinstance(name, str):
+        return msg("yaml_document_named", kind=kind, name=repr(name), number=number)
+    return msg("yaml_document", what=kind, number=number)
 
 
 def _plain_object(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise _invalid(f"must be a single {' or '.join(KINDS)} object")
+        raise _invalid(msg("yaml_single_job", kinds=either(*KINDS)))
     problem = plain_problem(data)
     if problem:
         raise _invalid(problem)
     return data
 
 
-def _invalid(message: str) -> JobSpecInvalid:
-    return JobSpecInvalid([FieldError("yaml", message)])
+def _invalid(problem: Message) -> JobSpecInvalid:
+    return JobSpecInvalid([FieldError("yaml", problem)])

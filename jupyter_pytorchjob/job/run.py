@@ -225,7 +225,7 @@ class RunLog:
                 self.record._drop()
                 continue
             try:
-                said = load_json(text[len(RUN_MARK) :].encode(), field="run", what="a run line")
+                said = load_json(text[len(RUN_MARK) :].encode(), field="run", what="run_line")
             except JobSpecInvalid:  # not JSON, nested too deep, not plain
                 self.record._drop()
                 continue

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from .errors import FieldError, JobSpecInvalid
+from .messages import Message, either, msg
 
 #: Kubernetes objects nest about 15 levels; 64 leaves room for any ``extras``.
 MAX_DEPTH = 64
@@ -32,25 +33,28 @@ MAX_DEPTH = 64
 MAX_VALUES = 100_000
 
 
-def load_json(raw: bytes, *, field: str = "body", what: str = "the request body") -> Any:
+def load_json(raw: bytes, *, field: str = "body", what: str = "request_body") -> Any:
     """``raw`` as plain JSON data; ``JobSpecInvalid`` naming ``field`` if it is not
-    UTF-8, not JSON, or not plain (see ``plain_problem``)."""
+    UTF-8, not JSON, or not plain (see ``plain_problem``). ``what`` is the code of the
+    message that names the text (``request_body``: "the request body")."""
 
-    def invalid(message: str) -> JobSpecInvalid:
-        return JobSpecInvalid([FieldError(field, f"{what} {message}")])
+    def invalid(problem: Message) -> JobSpecInvalid:
+        return JobSpecInvalid(
+            [FieldError(field, msg("what_problem", what=msg(what), problem=problem))]
+        )
 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise invalid(f"is not UTF-8 text: {err}") from err
+        raise invalid(msg("not_utf8", error=str(err))) from err
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError as err:
-        raise invalid(f"is nested more than {MAX_DEPTH} levels deep") from err
+        raise invalid(msg("nested_deep", maximum=MAX_DEPTH)) from err
     except json.JSONDecodeError as err:
-        raise invalid(f"is not valid JSON: {err}") from err
+        raise invalid(msg("not_json", error=str(err))) from err
     except ValueError as err:  # an integer past Python's digit limit, or NaN/Infinity
-        raise invalid(f"holds a number this API does not accept ({_number_problem(err)})") from err
+        raise invalid(_number_problem(err)) from err
     problem = plain_problem(value)
     if problem:
         raise invalid(problem)
@@ -61,14 +65,14 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(name)  # NaN, Infinity, -Infinity: not JSON
 
 
-def _number_problem(err: ValueError) -> str:
+def _number_problem(err: ValueError) -> Message:
     text = str(err)
     if "digits" in text:  # "Exceeds the limit (4300 digits) for integer string conversion"
-        return f"more than {sys.get_int_max_str_digits()} digits"
-    return text
+        return msg("number_digits", digits=sys.get_int_max_str_digits())
+    return msg("number_refused", error=text)
 
 
-def plain_problem(value: Any) -> str | None:
+def plain_problem(value: Any) -> Message | None:
     """Why ``value`` is not plain, bounded JSON data, or None when it is.
 
     Iterative, so depth is checked without recursing; stops at the first problem
@@ -80,30 +84,32 @@ def plain_problem(value: Any) -> str | None:
         item, depth, where = stack.pop()
         count += 1
         if count > MAX_VALUES:
-            return f"holds more than {MAX_VALUES} values"
+            return msg("too_many_values", maximum=MAX_VALUES)
         if depth > MAX_DEPTH:
-            return f"is nested more than {MAX_DEPTH} levels deep (at {where or 'the top'})"
+            return msg("nested_deep_at", maximum=MAX_DEPTH, where=_at(where))
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    return f"has a key {key!r} that is not a string (at {where or 'the top'})"
+                    return msg("key_not_string", key=repr(key), where=_at(where))
                 if not _is_unicode(key):
-                    return f"has a key that is not Unicode text (at {where or 'the top'})"
+                    return msg("key_not_unicode", where=_at(where))
                 stack.append((child, depth + 1, f"{where}.{key}" if where else key))
         elif isinstance(item, list):
             stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
         elif isinstance(item, str):
             if not _is_unicode(item):
-                return f"holds a string that is not Unicode text (a lone surrogate) at {where}"
+                return msg("string_not_unicode", where=_at(where))
         elif isinstance(item, float):
             if not math.isfinite(item):
-                return f"holds a number JSON cannot carry ({item}) at {where or 'the top'}"
+                return msg("number_not_json", number=str(item), where=_at(where))
         elif not (item is None or isinstance(item, int | bool)):
-            return (
-                f"holds a value of type {type(item).__name__} at {where or 'the top'}; only "
-                "strings, numbers, true/false, null, lists and objects (quote dates and the like)"
-            )
+            return msg("value_not_json", type=type(item).__name__, where=_at(where))
     return None
+
+
+def _at(where: str) -> str | Message:
+    """Where in a value: its path, or "the top"."""
+    return where or msg("the_top")
 
 
 def _is_unicode(text: str) -> bool:
@@ -271,19 +277,19 @@ def manifest_shape_errors(manifest: Any, *, prefix: str = "", kind: Any = None) 
 
 
 _TYPE_NAMES = {
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    bool: "true or false",
-    NONE: "null",
-    dict: "an object",
-    list: "a list",
+    str: msg("type_str"),
+    int: msg("type_int"),
+    float: msg("type_float"),
+    bool: msg("type_bool"),
+    NONE: msg("type_null"),
+    dict: msg("type_dict"),
+    list: msg("type_list"),
 }
 
 
-def _kind(value: Any) -> str:
+def _kind(value: Any) -> Message | str:
     if isinstance(value, bool):
-        return "true or false"
+        return _TYPE_NAMES[bool]
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
@@ -292,26 +298,38 @@ def _check(value: Any, shape: Shape, path: str, errors: list[FieldError]) -> Non
         # JSON's true is no integer, though Python's True is an int.
         ok = bool in shape if isinstance(value, bool) else isinstance(value, shape)
         if not ok:
-            wanted = " or ".join(_TYPE_NAMES[t] for t in shape if t is not NONE)
-            shown = json.dumps(value)[:40] if not isinstance(value, dict | list) else ""
-            errors.append(
-                FieldError(path or "body", f"must be {wanted}, got {_kind(value)} {shown}".rstrip())
-            )
+            wanted = either(*(_TYPE_NAMES[t] for t in shape if t is not NONE))
+            got = _kind(value)
+            if isinstance(value, dict | list):
+                problem = msg("must_be_type", wanted=wanted, got=got)
+            else:
+                problem = msg(
+                    "must_be_type_value", wanted=wanted, got=got, value=json.dumps(value)[:40]
+                )
+            errors.append(FieldError(path or "body", problem))
         return
     if value is None:  # Kubernetes reads a null object or list as absent
         return
     if isinstance(shape, list):
         if not isinstance(value, list):
-            errors.append(FieldError(path or "body", f"must be a list, got {_kind(value)}"))
+            errors.append(
+                FieldError(
+                    path or "body", msg("must_be_type", wanted=msg("type_list"), got=_kind(value))
+                )
+            )
             return
         for index, item in enumerate(value):
             if item is None:  # no container, no env var, no argument
-                errors.append(FieldError(f"{path}[{index}]", "must not be null"))
+                errors.append(FieldError(f"{path}[{index}]", msg("not_null")))
                 continue
             _check(item, shape[0], f"{path}[{index}]", errors)
         return
     if not isinstance(value, Mapping):
-        errors.append(FieldError(path or "body", f"must be an object, got {_kind(value)}"))
+        errors.append(
+            FieldError(
+                path or "body", msg("must_be_type", wanted=msg("type_dict"), got=_kind(value))
+            )
+        )
         return
     for key, item in value.items():
         where = f"{path}.{key}" if path else str(key)

@@ -38,6 +38,7 @@ from .fields import (
     WIRE_FIELDS,
     JobField,
 )
+from .messages import Message, msg
 from .shape import manifest_shape_errors
 
 # Re-exported: the table in fields.py declares them.
@@ -281,16 +282,16 @@ def suggest_name(hint: str | None = None) -> str:
     return f"{base}-{''.join(secrets.choice(alphabet) for _ in range(5))}"
 
 
-def exec_string_problem(text: str, what: str) -> str | None:
-    """Why ``text`` cannot be one argument or environment string of a process."""
+def exec_string_problem(text: str, env_key: str | None = None) -> Message | None:
+    """Why ``text`` cannot be one argument (or, with ``env_key``, the environment
+    string ``KEY=value``) of a process."""
     if "\x00" in text:
-        return "must not contain NUL characters (a process cannot receive them)"
+        return msg("exec_nul")
     size = len(text.encode("utf-8", "surrogatepass"))
     if size >= MAX_ARG_STRLEN:
-        return (
-            f"{what} is {size} bytes; Linux passes at most {MAX_ARG_STRLEN - 1} bytes "
-            "in one argument or environment string"
-        )
+        if env_key is None:
+            return msg("argument_size", size=size, maximum=MAX_ARG_STRLEN - 1)
+        return msg("env_size", key=env_key, size=size, maximum=MAX_ARG_STRLEN - 1)
     return None
 
 
@@ -302,15 +303,18 @@ class _WireReader:
         self.defaults = defaults
         self.errors: list[FieldError] = []
 
-    def fail(self, name: str, message: str) -> None:
-        self.errors.append(FieldError(name, message))
+    def fail(self, name: str, code: str, **params: Any) -> None:
+        self.errors.append(FieldError(name, Message(code, params)))
+
+    def fail_with(self, name: str, problem: Message) -> None:
+        self.errors.append(FieldError(name, problem))
 
     def read(self) -> JobSpec:
         if not isinstance(self.body, Mapping):
-            raise JobSpecInvalid([FieldError("body", "must be a JSON object")])
+            raise JobSpecInvalid([FieldError("body", msg("json_object"))])
         for key in self.body:
             if key not in FIELD:
-                self.fail(str(key), f"unknown field; known fields are {', '.join(WIRE_FIELDS)}")
+                self.fail(str(key), "unknown_field", known=", ".join(WIRE_FIELDS))
         values = {f.attr: getattr(self, f"read_{f.read}")(f) for f in FIELDS}
         # What one field means depends on another:
         self.resolve_runtime_defaults(values)
@@ -324,7 +328,7 @@ class _WireReader:
         self.check_log_archive(values)
         logdir, shm = values["logdir"], values["shm"]
         if logdir and shm and logdir.startswith(SHM_MOUNT + "/"):
-            self.fail("logdir", "must not be under /dev/shm, which vanishes with the pod")
+            self.fail("logdir", "logdir_in_shm")
         if self.errors:
             raise JobSpecInvalid(self.errors)
         return JobSpec(**values)
@@ -338,7 +342,7 @@ class _WireReader:
             values["image"] = None if trainjob else self.defaults.get("image", DEFAULT_IMAGE)
         image = values["image"]
         if image is not None and (not image or any(c.isspace() for c in image)):
-            self.fail("image", "must be a container image reference without spaces")
+            self.fail("image", "image_reference")
         if values["nproc_per_node"] is None and not trainjob:
             values["nproc_per_node"] = max(values["gpus"], 1)
 
@@ -347,11 +351,11 @@ class _WireReader:
     def read_name(self, f: JobField) -> str | None:
         value = self.text(f.wire, default=None)
         if not value:
-            self.fail(f.wire, "is required: a DNS-1035 label such as 'mnist-ddp'")
+            self.fail(f.wire, "name_required")
             return None
         problem = rules.check_dns1035_label(value)
         if problem:
-            self.fail(f.wire, problem)
+            self.fail_with(f.wire, problem)
             return None
         return value
 
@@ -369,7 +373,7 @@ class _WireReader:
             None,
         )
         if chosen is None:
-            self.fail(f.wire, f"must be one of {', '.join(f.choices)}, got {value!r}")
+            self.fail(f.wire, "one_of", choices=", ".join(f.choices), got=repr(value))
             return str(f.default)
         return chosen
 
@@ -379,7 +383,7 @@ class _WireReader:
             return None
         problem = rules.check_dns1123_subdomain(value)
         if problem:
-            self.fail(f.wire, f"must name a training runtime: {problem}")
+            self.fail(f.wire, "runtime_name", problem=problem)
             return None
         return value
 
@@ -390,21 +394,17 @@ class _WireReader:
         if not value:
             return None
         if len(value) > MAX_STORAGE_URI or not STORAGE_URI.match(value):
-            self.fail(
-                f.wire,
-                f"must be a URI such as hf://org/name or s3://bucket/path (scheme://..., at "
-                f"most {MAX_STORAGE_URI} characters), got {value[:80]!r}",
-            )
+            self.fail(f.wire, "storage_uri", maximum=MAX_STORAGE_URI, got=repr(value[:80]))
             return None
         return value
 
     def read_secret_name(self, f: JobField) -> str | None:
-        return self.object_name(f.wire, "is the name of a Secret and {}")
+        return self.object_name(f.wire, "secret_name")
 
     def read_resource_name(self, f: JobField) -> str:
         value = self.text(f.wire, default=self.defaults.get(f.wire, f.default))
         if value is not None and (not value or rules.check_qualified_name(value)):
-            self.fail(f.wire, "must be an extended resource name such as 'nvidia.com/gpu'")
+            self.fail(f.wire, "resource_name")
         return value or f.default
 
     def read_words(self, f: JobField) -> tuple[str, ...]:
@@ -413,7 +413,7 @@ class _WireReader:
     def read_script(self, f: JobField) -> str | None:
         script = self.body.get(f.wire)
         if script is not None and not isinstance(script, str):
-            self.fail(f.wire, "must be the Python source text of the training script")
+            self.fail(f.wire, "script_text")
             return None
         return script
 
@@ -474,10 +474,10 @@ class _WireReader:
         return self.queue()
 
     def read_priority_class(self, f: JobField) -> str | None:
-        return self.object_name(f.wire, "is the name of a PriorityClass and {}")
+        return self.object_name(f.wire, "priority_class_name")
 
     def read_object_name(self, f: JobField) -> str | None:
-        return self.object_name(f.wire, "must name a Kubernetes object: {}")
+        return self.object_name(f.wire, "object_name")
 
     def read_names(self, f: JobField) -> tuple[str, ...]:
         """Names of Kubernetes objects, each a DNS-1123 subdomain, duplicates dropped."""
@@ -485,7 +485,7 @@ class _WireReader:
         for index, name in enumerate(names):
             problem = rules.check_dns1123_subdomain(name.strip())
             if problem:
-                self.fail(f"{f.wire}[{index}]", f"must name a Kubernetes object: {problem}")
+                self.fail(f"{f.wire}[{index}]", "object_name", problem=problem)
         return tuple(dict.fromkeys(name.strip() for name in names))
 
     def read_extras(self, f: JobField) -> dict[str, Any]:
@@ -498,7 +498,7 @@ class _WireReader:
         if value is None:
             return default
         if not isinstance(value, str):
-            self.fail(name, f"must be a string, got {type(value).__name__}")
+            self.fail(name, "string_type", got=type(value).__name__)
             return default
         return value.strip()
 
@@ -525,13 +525,13 @@ class _WireReader:
             # digit limit int() raises; any such number is out of range anyway.
             number = int(value) if len(value) < 100 else rules.INT32_MAX + 1
         if number is None:
-            self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
+            self.fail(name, "whole_number", minimum=minimum, got=repr(value))
             return default
         if number < minimum:
-            self.fail(name, f"must be a whole number >= {minimum}, got {number}")
+            self.fail(name, "whole_number", minimum=minimum, got=number)
             return default
         if number > (rules.INT32_MAX if maximum is None else maximum):
-            self.fail(name, f"must be at most {maximum or rules.INT32_MAX}, got {number}")
+            self.fail(name, "at_most", maximum=maximum or rules.INT32_MAX, got=number)
             return default
         return number
 
@@ -540,7 +540,7 @@ class _WireReader:
         if value is None:
             return default
         if not isinstance(value, bool):
-            self.fail(name, f"must be true or false, got {value!r}")
+            self.fail(name, "true_or_false", got=repr(value))
             return default
         return value
 
@@ -549,7 +549,7 @@ class _WireReader:
         if value is None or value == "":
             return default
         if value not in allowed:
-            self.fail(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+            self.fail(name, "one_of", choices=", ".join(allowed), got=repr(value))
             return default
         return str(value)
 
@@ -569,21 +569,21 @@ class _WireReader:
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str):
-            self.fail(name, f"must be a Kubernetes quantity string, got {value!r}")
+            self.fail(name, "quantity_string", got=repr(value))
             return default
         problem = rules.check_quantity(value, what=name, memory=memory)
         if problem:
-            self.fail(name, problem)
+            self.fail_with(name, problem)
             return default
         return value
 
-    def object_name(self, name: str, message: str) -> str | None:
+    def object_name(self, name: str, code: str) -> str | None:
         """The name of a Kubernetes object (a DNS-1123 subdomain), None when empty;
-        ``message`` says what is wrong around the rule's ``{}``."""
+        ``code``: the message that says what is wrong around the rule's ``problem``."""
         value = self.text(name, default=None)
         problem = rules.check_dns1123_subdomain(value) if value else None
         if problem:
-            self.fail(name, message.format(problem))
+            self.fail(name, code, problem=problem)
         return value or None
 
     def path(self, name: str) -> str | None:
@@ -592,7 +592,7 @@ class _WireReader:
             return None
         problem = rules.check_absolute_path(value)
         if problem:
-            self.fail(name, problem)
+            self.fail_with(name, problem)
             return None
         return rules.normalise_path(value)
 
@@ -600,11 +600,7 @@ class _WireReader:
         limit = max_name_length(nodes, master=master)
         if len(name) > limit:
             last = name + _longest_suffix(nodes, master=master)
-            self.fail(
-                "name",
-                f"must be at most {limit} characters for {nodes} node(s), got {len(name)}: "
-                f"the pod and Service '{last}' must fit in 63 characters",
-            )
+            self.fail("name", "name_length", maximum=limit, nodes=nodes, length=len(name), pod=last)
 
     def queue(self) -> str | None:
         value = self.text("queue", default=None)
@@ -612,7 +608,7 @@ class _WireReader:
             return None
         problem = rules.check_label_value(value)
         if problem:
-            self.fail("queue", f"is a Kueue LocalQueue name and {problem}")
+            self.fail("queue", "queue_name", problem=problem)
             return None
         return value
 
@@ -623,12 +619,12 @@ class _WireReader:
         if value is None:
             return ()
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            self.fail(name, "must be a list of strings")
+            self.fail(name, "string_list")
             return ()
         for index, word in enumerate(value):
-            problem = exec_string_problem(word, "the argument")
+            problem = exec_string_problem(word)
             if problem:
-                self.fail(f"{name}[{index}]", problem)
+                self.fail_with(f"{name}[{index}]", problem)
         return tuple(value)
 
     def check_elastic(self, values: dict[str, Any]) -> None:
@@ -644,17 +640,11 @@ class _WireReader:
         low, high = values["min_nodes"], values["max_nodes"]
         if workers < 1:
             first = next(FIELD[f.wire] for f in FIELDS if f.attr in elastic and values[f.attr])
-            self.fail(
-                first.wire,
-                "an elastic job needs Workers: give more nodes, or no Master (--no-master)",
-            )
+            self.fail(first.wire, "elastic_needs_workers")
         elif low is not None and low > workers:
-            self.fail("minNodes", f"must be at most the {workers} Worker(s) the job starts with")
+            self.fail("minNodes", "min_nodes_above_workers", workers=workers)
         elif high is not None and high < max(workers, low or 1):
-            self.fail(
-                "maxNodes",
-                f"must be at least the {workers} Worker(s) the job starts with and minNodes",
-            )
+            self.fail("maxNodes", "max_nodes_below_workers", workers=workers)
 
     def check_log_archive(self, values: Mapping[str, Any]) -> None:
         """A chosen archive directory must be on a writable PVC of the job, and there
@@ -663,20 +653,15 @@ class _WireReader:
         if not chosen or chosen == LOG_ARCHIVE_OFF:
             return
         if not values["command"] and values["script"] is None:
-            self.fail(
-                "logArchive",
-                "needs a command or a script: the image's own entrypoint cannot be wrapped; "
-                f"give a command, or {LOG_ARCHIVE_OFF!r}",
-            )
+            self.fail("logArchive", "log_archive_needs_command", off=repr(LOG_ARCHIVE_OFF))
         pvc = tuple(values["pvc"] or ())
         if writable_mount(pvc, chosen) is None:
             mounts = ", ".join(m.mount_path for m in pvc if not m.read_only)
-            where = f"under one of {mounts}" if mounts else "the job mounts no writable PVC"
-            self.fail(
-                "logArchive",
-                f"must be a directory on a writable PVC of the job ({where}), or "
-                f"{LOG_ARCHIVE_OFF!r}; got {chosen}",
-            )
+            off = repr(LOG_ARCHIVE_OFF)
+            if mounts:
+                self.fail("logArchive", "log_archive_mounts", mounts=mounts, off=off, got=chosen)
+            else:
+                self.fail("logArchive", "log_archive_no_pvc", off=off, got=chosen)
 
     def check_entrypoint(
         self,
@@ -690,23 +675,19 @@ class _WireReader:
         (``optional``: a TrainJob on a named runtime, e.g. a torchtune one, runs the
         runtime's command as written)."""
         if script is not None and command:
-            self.fail("command", "give either a command or a script, not both")
+            self.fail("command", "command_and_script")
         elif script is not None:
             if not script.strip():
-                self.fail("script", "is empty")
+                self.fail("script", "script_empty")
             if "\x00" in script:
-                self.fail("script", "must not contain NUL characters")
+                self.fail("script", "script_nul")
             size = len(script.encode("utf-8"))
             if size > SCRIPT_MAX_BYTES:
-                self.fail(
-                    "script",
-                    f"is {size} bytes; a script shipped inside the job may be at most "
-                    f"{SCRIPT_MAX_BYTES} bytes. Put larger code on a PVC and give a command",
-                )
+                self.fail("script", "script_size", size=size, maximum=SCRIPT_MAX_BYTES)
         elif not command and not args and not optional:
-            self.fail("command", "is required: give a command (e.g. python train.py) or a script")
+            self.fail("command", "command_required")
         elif command and not command[0].strip():
-            self.fail("command", "must not start with an empty word")
+            self.fail("command", "command_empty_word")
 
     # -- collections ---------------------------------------------------------------
 
@@ -715,7 +696,7 @@ class _WireReader:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            self.fail(name, "must be an object of string keys and values")
+            self.fail(name, "string_map")
             return {}
         return value
 
@@ -725,15 +706,15 @@ class _WireReader:
             where = f"{name}[{key}]"
             problem = rules.check_qualified_name(str(key))
             if problem:
-                self.fail(where, f"key {key!r} {problem}")
+                self.fail(where, "map_key", key=repr(key), problem=problem)
                 continue
             if not isinstance(value, str):
-                self.fail(where, "value must be a string")
+                self.fail(where, "map_value_string")
                 continue
             if values_are_labels:
                 problem = rules.check_label_value(value)
                 if problem:
-                    self.fail(where, f"value {value!r} {problem}")
+                    self.fail(where, "map_value", value=repr(value), problem=problem)
                     continue
             result[str(key)] = value
         return result
@@ -744,23 +725,19 @@ class _WireReader:
             where = f"env[{key}]"
             problem = rules.check_env_name(str(key))
             if problem:
-                self.fail(where, f"name {key!r} {problem}")
+                self.fail(where, "env_name", key=repr(key), problem=problem)
                 continue
             if key in OPERATOR_ENV or (
                 str(key).startswith(RESERVED_ENV_PREFIXES) and key not in USER_PTJOB_ENV
             ):
-                self.fail(
-                    where,
-                    f"{key} is set by the Training Operator or by jupyter-pytorchjob in every "
-                    "replica; choose another name",
-                )
+                self.fail(where, "env_reserved", key=key)
                 continue
             if not isinstance(value, str):
-                self.fail(where, "value must be a string")
+                self.fail(where, "map_value_string")
                 continue
-            problem = exec_string_problem(f"{key}={value}", f"{key}=value")
+            problem = exec_string_problem(f"{key}={value}", env_key=str(key))
             if problem:
-                self.fail(where, problem)
+                self.fail_with(where, problem)
                 continue
             result[str(key)] = value
         return result
@@ -770,63 +747,59 @@ class _WireReader:
         if value is None:
             return ()
         if not isinstance(value, list | tuple):
-            self.fail("pvc", "must be a list of {claim, mountPath, subPath, readOnly}")
+            self.fail("pvc", "pvc_list")
             return ()
         mounts: list[PvcMount] = []
         seen: dict[str, int] = {}
         for index, item in enumerate(value):
             where = f"pvc[{index}]"
             if not isinstance(item, Mapping):
-                self.fail(where, "must be an object {claim, mountPath, subPath, readOnly}")
+                self.fail(where, "pvc_item")
                 continue
             errors_before = len(self.errors)
             claim = item.get("claim")
             if not isinstance(claim, str) or not claim:
-                self.fail(f"{where}.claim", "is required: the name of a PersistentVolumeClaim")
+                self.fail(f"{where}.claim", "pvc_claim_required")
             else:
                 problem = rules.check_dns1123_subdomain(claim)
                 if problem:
-                    self.fail(f"{where}.claim", problem)
+                    self.fail_with(f"{where}.claim", problem)
             mount = item.get("mountPath")
             if not isinstance(mount, str) or not mount:
-                self.fail(f"{where}.mountPath", "is required: an absolute path such as /mnt/data")
+                self.fail(f"{where}.mountPath", "mount_path_required")
                 mount = ""
             else:
                 problem = rules.check_absolute_path(mount)
                 if problem:
-                    self.fail(f"{where}.mountPath", problem)
+                    self.fail_with(f"{where}.mountPath", problem)
                 else:
                     mount = rules.normalise_path(mount)
                     if mount == "/":
-                        self.fail(f"{where}.mountPath", "must not be '/'")
+                        self.fail(f"{where}.mountPath", "mount_root")
                     elif mount == SHM_MOUNT or mount.startswith(SHM_MOUNT + "/"):
-                        self.fail(
-                            f"{where}.mountPath",
-                            "must not be /dev/shm; set its size with shm (--shm) instead",
-                        )
+                        self.fail(f"{where}.mountPath", "mount_shm")
                     elif mount in seen:
                         self.fail(
-                            f"{where}.mountPath",
-                            f"{mount} is already mounted by pvc[{seen[mount]}]",
+                            f"{where}.mountPath", "mount_repeated", path=mount, index=seen[mount]
                         )
                     else:
                         seen[mount] = index
             sub_path = item.get("subPath") or ""
             if not isinstance(sub_path, str):
-                self.fail(f"{where}.subPath", "must be a string")
+                self.fail(f"{where}.subPath", "must_be_string")
                 sub_path = ""
             elif sub_path:
                 problem = rules.check_relative_path(sub_path)
                 if problem:
-                    self.fail(f"{where}.subPath", problem)
+                    self.fail_with(f"{where}.subPath", problem)
                 else:
                     sub_path = rules.normalise_path("/" + sub_path)[1:]
             read_only = item.get("readOnly", False)
             if not isinstance(read_only, bool):
-                self.fail(f"{where}.readOnly", "must be true or false")
+                self.fail(f"{where}.readOnly", "must_be_boolean")
             unknown = set(item) - {"claim", "mountPath", "subPath", "readOnly"}
             if unknown:
-                self.fail(where, f"unknown keys {sorted(unknown)}")
+                self.fail(where, "unknown_keys", keys=str(sorted(unknown)))
             if len(self.errors) == errors_before:
                 mounts.append(PvcMount(str(claim), mount, sub_path, bool(read_only)))
         return tuple(mounts)
@@ -836,13 +809,13 @@ class _WireReader:
         if value is None:
             return ()
         if not isinstance(value, list | tuple):
-            self.fail("tolerations", "must be a list of {key, operator, value, effect}")
+            self.fail("tolerations", "tolerations_list")
             return ()
         result: list[Toleration] = []
         for index, item in enumerate(value):
             where = f"tolerations[{index}]"
             if not isinstance(item, Mapping):
-                self.fail(where, "must be an object {key, operator, value, effect}")
+                self.fail(where, "toleration_item")
                 continue
             errors_before = len(self.errors)
             key = item.get("key") or ""
@@ -851,33 +824,34 @@ class _WireReader:
             effect = item.get("effect") or ""
             seconds = item.get("tolerationSeconds")
             if not isinstance(key, str) or (key and rules.check_qualified_name(key)):
-                self.fail(f"{where}.key", f"key {key!r} must be a label key such as 'gpu'")
+                self.fail(f"{where}.key", "toleration_key", key=repr(key))
             if operator not in TOLERATION_OPERATORS:
                 self.fail(
                     f"{where}.operator",
-                    f"must be one of {', '.join(TOLERATION_OPERATORS)}, got {operator!r}",
+                    "one_of",
+                    choices=", ".join(TOLERATION_OPERATORS),
+                    got=repr(operator),
                 )
             if not isinstance(value_, str) or rules.check_label_value(value_):
-                self.fail(f"{where}.value", f"value {value_!r} must be a label value")
+                self.fail(f"{where}.value", "toleration_value", value=repr(value_))
             elif operator == "Exists" and value_:
-                self.fail(f"{where}.value", "must be empty when the operator is Exists")
+                self.fail(f"{where}.value", "toleration_exists_value")
             if operator == "Equal" and not key:
-                self.fail(f"{where}.key", "is required when the operator is Equal")
+                self.fail(f"{where}.key", "toleration_key_required")
             if effect and effect not in TOLERATION_EFFECTS:
                 self.fail(
                     f"{where}.effect",
-                    f"must be one of {', '.join(TOLERATION_EFFECTS)} (or empty for all), "
-                    f"got {effect!r}",
+                    "toleration_effect",
+                    choices=", ".join(TOLERATION_EFFECTS),
+                    got=repr(effect),
                 )
             if seconds is not None and (
                 isinstance(seconds, bool) or not isinstance(seconds, int) or effect != "NoExecute"
             ):
-                self.fail(
-                    f"{where}.tolerationSeconds", "is a whole number, allowed only with NoExecute"
-                )
+                self.fail(f"{where}.tolerationSeconds", "toleration_seconds")
             unknown = set(item) - {"key", "operator", "value", "effect", "tolerationSeconds"}
             if unknown:
-                self.fail(where, f"unknown keys {sorted(unknown)}")
+                self.fail(where, "unknown_keys", keys=str(sorted(unknown)))
             if len(self.errors) == errors_before:
                 result.append(Toleration(key, operator, value_, effect, seconds))
         return tuple(result)
@@ -887,9 +861,8 @@ class _WireReader:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            self.fail("extras", "must be an object (parts of a manifest the form does not know)")
+            self.fail("extras", "extras_object")
             return {}
         shape_errors = manifest_shape_errors(value, prefix="extras", kind=self.body.get("kind"))
-        for error in shape_errors:
-            self.fail(error.field, error.message)
+        self.errors.extend(shape_errors)
         return {} if shape_errors else dict(value)

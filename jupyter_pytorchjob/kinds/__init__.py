@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..job.errors import FieldError, JobSpecInvalid
+from ..job.messages import msg
 from ..job.spec import JobSpec
 from .base import JobKind
 from .pytorchjob import PYTORCHJOB
@@ -47,7 +48,7 @@ def kind_named(name: str) -> JobKind:
         if kind.kind.lower() == name.lower():
             return kind
     choices = ", ".join(k.kind for k in KINDS)
-    raise JobSpecInvalid([FieldError("kind", f"must be one of {choices}, got {name!r}")])
+    raise JobSpecInvalid([FieldError("kind", msg("one_of", choices=choices, got=repr(name)))])
 
 
 __all__ = [

@@ -16,6 +16,7 @@ from typing import Any
 from ..job import k8s_rules as rules
 from ..job.errors import FieldError, JobSpecInvalid
 from ..job.fields import FIELD, LOG_ARCHIVE_OFF
+from ..job.messages import Message, msg
 from ..job.spec import SHM_MOUNT, JobSpec, PvcMount, Toleration
 from . import log_archive
 
@@ -95,7 +96,7 @@ class CannotExpress:
     stands instead (the form hides it for the kind)."""
 
     default: Any
-    why: str
+    why: Message
 
 
 Place = PodSpecKey | Bespoke | CannotExpress
@@ -124,7 +125,9 @@ def cannot_express(spec: JobSpec, places: Mapping[str, Place], kind: str) -> lis
     for wire, place in places.items():
         value = getattr(spec, FIELD[wire].attr)
         if isinstance(place, CannotExpress) and value != place.default:
-            problems.append(FieldError(wire, f"cannot be {value!r} for a {kind}: {place.why}"))
+            problems.append(
+                FieldError(wire, msg("cannot_express", value=repr(value), kind=kind, why=place.why))
+            )
     return problems
 
 
@@ -145,7 +148,9 @@ def require_kind(manifest: Mapping[str, Any], api_version: str, kind: str) -> No
     """``JobSpecInvalid`` naming ``kind`` unless the manifest is a ``kind`` of ``api_version``."""
     if manifest.get("apiVersion") != api_version or manifest.get("kind") != kind:
         got = f"{manifest.get('kind')!r} of {manifest.get('apiVersion')!r}"
-        raise JobSpecInvalid([FieldError("kind", f"must be a {kind} of {api_version}, got {got}")])
+        raise JobSpecInvalid(
+            [FieldError("kind", msg("manifest_kind", kind=kind, version=api_version, got=got))]
+        )
 
 
 def clean_metadata(manifest: dict[str, Any]) -> None:
@@ -337,13 +342,7 @@ def gpu_count(value: Any, key: str) -> int:
     """A GPU limit: a whole number (Kubernetes refuses fractions of extended resources)."""
     text = str(value)
     if isinstance(value, bool) or not re.fullmatch("[0-9]{1,9}", text):
-        raise JobSpecInvalid(
-            [
-                FieldError(
-                    "gpus", f"the container's {key} limit must be a whole number, got {text!r}"
-                )
-            ]
-        )
+        raise JobSpecInvalid([FieldError("gpus", msg("gpu_limit", key=key, got=repr(text)))])
     return int(text)
 
 

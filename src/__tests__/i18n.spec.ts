@@ -3,15 +3,13 @@
  * the same placeholders, and JupyterLab's translator reads it.
  */
 
-import { Gettext } from '@jupyterlab/translation';
 import * as fs from 'fs';
 import * as path from 'path';
 
+import { SERVER_MESSAGES } from '../servermessages';
+import { chineseTranslator, readCatalogue } from './chinese';
+
 const ROOT = path.resolve(__dirname, '..', '..');
-const CATALOGUE = path.join(
-  ROOT,
-  'jupyter_pytorchjob/locale/zh_CN/LC_MESSAGES/jupyter_pytorchjob.json'
-);
 
 /**
  * The literal strings of `trans.__(…)` and `trans._n(…)` in the sources:
@@ -62,6 +60,11 @@ function extract(): Map<string, string | null> {
       }
     }
   }
+  // The templates of the server's messages (job/messages.py): the frontend
+  // translates them by code.
+  for (const template of Object.values(SERVER_MESSAGES)) {
+    found.set(template, null);
+  }
   const schema = JSON.parse(
     fs.readFileSync(path.join(ROOT, 'schema/plugin.json'), 'utf-8')
   );
@@ -75,7 +78,7 @@ function extract(): Map<string, string | null> {
 }
 
 describe('the zh_CN catalogue', () => {
-  const catalogue = JSON.parse(fs.readFileSync(CATALOGUE, 'utf-8'));
+  const catalogue = readCatalogue();
   const strings = extract();
 
   it('is a Jed catalogue of the jupyter_pytorchjob domain', () => {
@@ -91,6 +94,7 @@ describe('the zh_CN catalogue', () => {
     expect(strings.has('New job')).toBe(true);
     expect(strings.get('%1 line')).toBe('%1 lines');
     expect(strings.has('Refresh interval (seconds)')).toBe(true);
+    expect(strings.has(SERVER_MESSAGES.whole_number)).toBe(true);
   });
 
   it('translates every string', () => {
@@ -108,8 +112,11 @@ describe('the zh_CN catalogue', () => {
   });
 
   it('keeps the placeholders of every string', () => {
+    // gettext's %1 and the server's named {parameters} ({{ is a brace).
     const placeholders = (text: string) =>
-      (text.match(/%\d/g) ?? []).sort().join(',');
+      (text.replace(/\{\{|\}\}/g, '').match(/%\d|\{\w+\}/g) ?? [])
+        .sort()
+        .join(',');
     const wrong = [...strings.keys()].filter(
       key =>
         catalogue[key] && placeholders(key) !== placeholders(catalogue[key][0])
@@ -118,19 +125,7 @@ describe('the zh_CN catalogue', () => {
   });
 
   it("is read by JupyterLab's translator, plurals included", () => {
-    const gettext = new Gettext({
-      domain: 'jupyter_pytorchjob',
-      locale: 'zh_CN'
-    });
-    // As TranslationManager.load() does with the server's data.
-    gettext.loadJSON(
-      {
-        ...catalogue,
-        '': { ...catalogue[''], pluralForms: catalogue[''].plural_forms }
-      },
-      'jupyter_pytorchjob'
-    );
-    gettext.setLocale('zh_CN');
+    const gettext = chineseTranslator();
     expect(gettext.gettext('New job')).toBe('新建作业');
     expect(gettext.ngettext('%1 line', '%1 lines', 3)).toBe('3 行');
     expect(

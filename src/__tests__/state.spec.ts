@@ -2,6 +2,8 @@
  * Tests of the form state and its conversion to and from the job body.
  */
 
+import { nullTranslator } from '@jupyterlab/translation';
+
 import { bodyForFile, formDefaults } from '../form/defaults';
 import { DEFAULT_SETTINGS } from '../settings';
 import {
@@ -409,12 +411,15 @@ describe('suggestName', () => {
 });
 
 describe('errors', () => {
-  const map = errorsByField([
-    { field: 'name', message: 'bad' },
-    { field: 'env[A B]', message: 'bad key' },
-    { field: 'pvc[0].mountPath', message: 'relative' },
-    { field: 'name', message: 'too long' }
-  ]);
+  const map = errorsByField(
+    [
+      { field: 'name', message: 'bad' },
+      { field: 'env[A B]', message: 'bad key' },
+      { field: 'pvc[0].mountPath', message: 'relative' },
+      { field: 'name', message: 'too long' }
+    ],
+    nullTranslator.load('jupyter_pytorchjob')
+  );
 
   it('groups messages by field', () => {
     expect(map.get('name')).toEqual(['bad', 'too long']);

@@ -266,7 +266,8 @@ namespace Private {
     const formModel = new JobFormModel({
       client,
       defaults: formDefaults(config, context.settings()),
-      initial
+      initial,
+      trans
     });
     const { widget } = showInMainArea(app.shell, {
       create: () =>

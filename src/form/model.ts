@@ -5,11 +5,13 @@
  * @packageDocumentation
  */
 
+import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { PyTorchJobClient } from '../api';
 import { PyTorchJobAPIError } from '../request';
+import { translateMessage } from '../servermessages';
 import {
   IFieldInfo,
   IJob,
@@ -51,6 +53,7 @@ export class JobFormModel implements IDisposable {
    */
   constructor(options: JobFormModel.IOptions) {
     this._client = options.client;
+    this._trans = options.trans ?? nullTranslator.load('jupyter_pytorchjob');
     this._debounce = options.debounce ?? 400;
     const base = defaultFormState(options.defaults);
     let state = options.initial
@@ -350,8 +353,10 @@ export class JobFormModel implements IDisposable {
         this._yamlError =
           error instanceof PyTorchJobAPIError
             ? error.errors.length > 0
-              ? error.errors.map(e => `${e.field}: ${e.message}`).join('\n')
-              : error.message
+              ? error.errors
+                  .map(e => `${e.field}: ${translateMessage(e, this._trans)}`)
+                  .join('\n')
+              : translateMessage(error.problem, this._trans)
             : String(error);
         this._changed.emit();
       }
@@ -471,18 +476,25 @@ export class JobFormModel implements IDisposable {
 
   private _setError(error: unknown): void {
     if (error instanceof PyTorchJobAPIError && error.errors.length > 0) {
-      this._errors = errorsByField(error.errors);
+      this._errors = errorsByField(error.errors, this._trans);
       this._generalError = '';
     } else if (error instanceof PyTorchJobAPIError && error.status === 409) {
-      this._errors = new Map([['name', [error.message]]]);
+      this._errors = new Map([
+        ['name', [translateMessage(error.problem, this._trans)]]
+      ]);
       this._generalError = '';
     } else {
       this._generalError =
-        error instanceof Error ? error.message : String(error);
+        error instanceof PyTorchJobAPIError
+          ? translateMessage(error.problem, this._trans)
+          : error instanceof Error
+            ? error.message
+            : String(error);
     }
   }
 
   private _client: FormClient;
+  private _trans: TranslationBundle;
   private _debounce: number;
   private _state: IFormState;
   private _errors = new Map<string, string[]>();
@@ -533,5 +545,10 @@ export namespace JobFormModel {
      * Milliseconds of quiet before validating (400).
      */
     debounce?: number;
+
+    /**
+     * The translation bundle of the server's messages (none: English).
+     */
+    trans?: TranslationBundle;
   }
 }

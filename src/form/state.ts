@@ -9,6 +9,9 @@
  * @packageDocumentation
  */
 
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { translateMessage } from '../servermessages';
 import {
   FieldCodec,
   IFieldError,
@@ -670,15 +673,17 @@ export const FORM_SECTIONS: readonly FormSection[] = [
 ];
 
 /**
- * Field errors by field name; a field with several errors keeps them all.
+ * Field errors by field name, in the user's language; a field with several
+ * errors keeps them all.
  */
 export function errorsByField(
-  errors: readonly IFieldError[]
+  errors: readonly IFieldError[],
+  trans: TranslationBundle
 ): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (const error of errors) {
     const list = map.get(error.field) ?? [];
-    list.push(error.message);
+    list.push(translateMessage(error, trans));
     map.set(error.field, list);
   }
   return map;

@@ -23,6 +23,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.messages import msg
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import (
@@ -446,13 +447,13 @@ class KubernetesBackend(Backend):
                 [
                     FieldError(
                         "runtime",
-                        f"no training runtime {ref['name']!r} in namespace {self.namespace!r} "
-                        "or the cluster; GET runtimes (the form's picker) lists them",
+                        msg("no_runtime", name=repr(ref["name"]), namespace=repr(self.namespace)),
                     )
                 ]
             )
         if found.usable:
-            raise JobSpecInvalid([FieldError("runtime", f"runtime {found.name!r} {found.usable}")])
+            problem = msg("runtime_unusable", name=repr(found.name), problem=found.usable)
+            raise JobSpecInvalid([FieldError("runtime", problem)])
         problems = TRAINJOB.runtime_problems(manifest, found)
         if problems:
             raise JobSpecInvalid(problems)

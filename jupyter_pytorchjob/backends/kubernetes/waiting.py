@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from ...job.failure import JobWaiting, job_waiting, waiting_hint
+from ...job.messages import msg
 from ...kinds import JobKind
 from ...kinds.manifests import QUEUE_LABEL
 from ...kinds.pods import epoch, read_conditions
@@ -141,10 +142,9 @@ class WaitingReader:
             queue = job["metadata"]["labels"][QUEUE_LABEL]
             workload = by_owner.get(uid)
             if workload is None:
-                message = (
-                    f"queued in LocalQueue {queue!r}, but Kueue has made no Workload for it yet"
+                verdicts[uid] = JobWaiting(
+                    "NoWorkload", msg("waiting_no_workload", queue=repr(queue))
                 )
-                verdicts[uid] = JobWaiting("NoWorkload", message)
                 continue
             conditions = {c.type: c for c in read_conditions(workload.get("status") or {})}
             if conditions.get("Admitted") and conditions["Admitted"].status == "True":
@@ -153,8 +153,8 @@ class WaitingReader:
                 (conditions[t] for t in ("QuotaReserved", "Admitted") if t in conditions), None
             )
             if blocking is None or blocking.status == "True":
-                message = f"waiting for Kueue to admit it from LocalQueue {queue!r}"
-                verdicts[uid] = JobWaiting("QuotaReserved", message)
+                admission = msg("waiting_admission", queue=repr(queue))
+                verdicts[uid] = JobWaiting("QuotaReserved", admission)
                 continue
             message = f"Kueue ({blocking.reason}): {blocking.message}"
             verdicts[uid] = JobWaiting(

@@ -22,6 +22,7 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
 from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
+from ...job.messages import msg
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
@@ -154,8 +155,7 @@ class LocalBackend(Backend):
                 [
                     FieldError(
                         "runtime",
-                        f"the local backend plays the {DEFAULT_RUNTIME} runtime only; submit "
-                        f"a TrainJob on {spec.runtime!r} with the kubernetes backend",
+                        msg("local_runtime", runtime=DEFAULT_RUNTIME, got=repr(spec.runtime)),
                     )
                 ]
             )
@@ -171,21 +171,16 @@ class LocalBackend(Backend):
         if spec.nodes <= self.max_nodes:
             return
         if self.max_nodes_configured:
-            why = "PyTorchJobApp.local_max_nodes"
+            problem = msg("local_nodes_configured", maximum=self.max_nodes, nodes=spec.nodes)
         else:
-            why = (
-                f"{NODES_PER_CPU} per CPU, {os.cpu_count() or 1} CPUs; "
-                "PyTorchJobApp.local_max_nodes sets another limit"
+            problem = msg(
+                "local_nodes",
+                maximum=self.max_nodes,
+                perCpu=NODES_PER_CPU,
+                cpus=os.cpu_count() or 1,
+                nodes=spec.nodes,
             )
-        raise JobSpecInvalid(
-            [
-                FieldError(
-                    "nodes",
-                    f"this machine runs at most {self.max_nodes} local nodes ({why}); "
-                    f"the job asks for {spec.nodes}",
-                )
-            ]
-        )
+        raise JobSpecInvalid([FieldError("nodes", problem)])
 
     def _create(self, spec: JobSpec) -> JobInfo:
         kind = kind_for(spec)
@@ -285,7 +280,7 @@ class LocalBackend(Backend):
             close_fds=True,
         )
         if child.wait(timeout=30) != 0:
-            raise BackendError("the job supervisor failed to start", status=500)
+            raise BackendError(msg("supervisor_failed"), status=500)
 
     async def list_jobs(self) -> list[JobInfo]:
         return await asyncio.to_thread(self._list_jobs)
@@ -519,11 +514,7 @@ class LocalBackend(Backend):
         manifest = read_json(jobdir.manifest)
         spec = kind_of(manifest).parse(manifest)
         if not spec.logdir:
-            raise BackendError(
-                f"job {name!r} has no TensorBoard log directory; submit it with --logdir "
-                "(the form's TensorBoard log directory) on a PVC",
-                status=400,
-            )
+            raise BackendError(msg("no_logdir", name=repr(name)), status=400)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
         return Mounts.for_spec(spec, claim_dir).rewrite_path(spec.logdir)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.messages import msg
 from ...job.spec import JobSpec
 
 WORKSPACE = "/workspace"  # the initializer volume's mount path in the trainer
@@ -28,7 +29,7 @@ def local_sources(spec: JobSpec) -> dict[str, Path]:
     ``JobSpecInvalid`` naming the field for a URI this machine cannot copy."""
     sources: dict[str, Path] = {}
     problems: list[FieldError] = [
-        FieldError(f"{part}Secret", "the local backend has no Secrets: a file:// copy needs none")
+        FieldError(f"{part}Secret", msg("local_no_secrets"))
         for part in PARTS
         if getattr(spec, f"{part}_secret") is not None
     ]
@@ -41,17 +42,20 @@ def local_sources(spec: JobSpec) -> dict[str, Path]:
             problems.append(
                 FieldError(
                     part,
-                    f"the local backend downloads nothing: {parts.scheme}:// is fetched by the "
-                    f"runtime's {part}-initializer in a cluster; give a file:///path here "
-                    f"(copied to {WORKSPACE}/{part})",
+                    msg(
+                        "local_download",
+                        scheme=parts.scheme,
+                        initializer=f"{part}-initializer",
+                        path=f"{WORKSPACE}/{part}",
+                    ),
                 )
             )
             continue
         path = Path(unquote(parts.path))
         if parts.netloc not in ("", "localhost") or not path.is_absolute():
-            problems.append(FieldError(part, f"must be file:///absolute/path, got {uri!r}"))
+            problems.append(FieldError(part, msg("file_uri", got=repr(uri))))
         elif not path.exists():
-            problems.append(FieldError(part, f"{path} does not exist on this machine"))
+            problems.append(FieldError(part, msg("local_missing", path=str(path))))
         else:
             sources[part] = path
     if problems:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ...job.messages import msg
 from ...job.spec import OPERATOR_ENV, JobSpec
 from ...kinds import kind_for, log_archive
 from ...kinds.manifests import LOGDIR_ENV
@@ -85,7 +86,7 @@ def local_argv(command: list[str]) -> list[str]:
     """Run ``python``, ``python3`` and ``torchrun`` with this server's interpreter, so a
     job sees the packages JupyterLab runs with, whatever PATH says."""
     if not command:
-        raise BackendError("the job has no command to run", status=400)
+        raise BackendError(msg("no_command"), status=400)
     head, rest = command[0], command[1:]
     if head in ("python", "python3"):
         return [sys.executable, *rest]
@@ -112,9 +113,7 @@ def plan_nodes(
     ``workspace``, its ``/workspace``."""
     if spec.gpus and spec.gpus * spec.nodes > gpu_count:
         raise BackendError(
-            f"the job asks for {spec.gpus} GPU(s) on each of {spec.nodes} node(s) but this "
-            f"machine has {gpu_count}; lower gpus (0 runs on the CPU with gloo)",
-            status=400,
+            msg("local_gpus", gpus=spec.gpus, nodes=spec.nodes, have=gpu_count), status=400
         )
     mounts = Mounts.for_spec(spec, claim_dir, workspace)
     parent = {
@@ -139,10 +138,7 @@ def plan_nodes(
         argv = [sys.executable, "-c", log_archive.WRAPPER, *argv]
     cwd = mounts.rewrite_path(spec.workdir) if spec.workdir else str(default_cwd)
     if not Path(cwd).is_dir():
-        raise BackendError(
-            f"workdir {spec.workdir} is {cwd} on this machine, which is not a directory",
-            status=400,
-        )
+        raise BackendError(msg("local_workdir", workdir=spec.workdir, path=str(cwd)), status=400)
     if manifest is None:
         manifest = kind.build(spec)
     nodes = kind.local_nodes(manifest, master_addr=MASTER_ADDR, master_port=port)

@@ -125,7 +125,7 @@ class StatusHandler(web.RequestHandler):
             return
         try:
             # Bounded depth: json.loads alone recursed out on '[' x 60000 (a 500).
-            body = load_json(self.request.body, what="the body")
+            body = load_json(self.request.body, what="the_body")
         except JobSpecInvalid as err:
             self._refuse(400, "BadRequest", err.errors[0].message)
             return

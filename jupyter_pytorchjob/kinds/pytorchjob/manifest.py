@@ -25,6 +25,7 @@ from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
 from ...job.fields import DEFAULT_RDZV_BACKEND
+from ...job.messages import msg
 from ...job.shape import manifest_shape_errors
 from ...job.spec import SHM_MOUNT, JobSpec
 from ..manifests import (
@@ -74,11 +75,11 @@ PLACES: dict[str, Place] = {
     "name": _METADATA,
     "image": _CONTAINER,
     "kind": Bespoke("kind"),
-    "runtime": CannotExpress(None, "only a TrainJob runs on a training runtime"),
-    "dataset": CannotExpress(None, "only a TrainJob's runtime initializes a dataset"),
-    "model": CannotExpress(None, "only a TrainJob's runtime initializes a model"),
-    "datasetSecret": CannotExpress(None, "only a TrainJob has initializers"),
-    "modelSecret": CannotExpress(None, "only a TrainJob has initializers"),
+    "runtime": CannotExpress(None, msg("only_trainjob_runtime")),
+    "dataset": CannotExpress(None, msg("only_trainjob_dataset")),
+    "model": CannotExpress(None, msg("only_trainjob_model")),
+    "datasetSecret": CannotExpress(None, msg("only_trainjob_initializers")),
+    "modelSecret": CannotExpress(None, msg("only_trainjob_initializers")),
     "command": _CONTAINER,
     "args": _CONTAINER,
     "script": _CONTAINER,
@@ -123,7 +124,7 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     refused by the operator's webhook (possible only through ``extras``)."""
     trainjob_only = cannot_express(spec, PLACES, KIND)
     if spec.kind != KIND or trainjob_only:
-        wrong_kind = FieldError("kind", f"must be {KIND} to build a {KIND}")
+        wrong_kind = FieldError("kind", msg("build_kind", kind=KIND))
         raise JobSpecInvalid(trainjob_only or [wrong_kind])
     metadata = job_metadata(spec, namespace)
     run_policy: dict[str, Any] = {"cleanPodPolicy": spec.clean_pod_policy}
@@ -174,7 +175,12 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     merge(manifest, extras)
     problems = check_manifest(manifest)
     if problems:
-        raise JobSpecInvalid([FieldError("extras", str(p)) for p in problems])
+        raise JobSpecInvalid(
+            [
+                FieldError("extras", msg("in_extras", path=p.field, problem=p.problem))
+                for p in problems
+            ]
+        )
     return manifest
 
 
@@ -274,7 +280,7 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     if not isinstance(primary, Mapping):
         present = ", ".join(map(str, replica_specs)) or "none"
         raise JobSpecInvalid(
-            [FieldError("spec.pytorchReplicaSpecs", f"needs a Master or a Worker, got {present}")]
+            [FieldError("spec.pytorchReplicaSpecs", msg("master_or_worker", got=present))]
         )
     workers = int(worker.get("replicas", 1)) if isinstance(worker, Mapping) else 0
     run_policy: Mapping[str, Any] = spec.get("runPolicy") or {}
@@ -285,7 +291,12 @@ def _form_fields(m: Mapping[str, Any], gpu_resource: str | None) -> dict[str, An
     )
     if container is None:
         raise JobSpecInvalid(
-            [FieldError(f"{where}.template.spec.containers", "must include a container 'pytorch'")]
+            [
+                FieldError(
+                    f"{where}.template.spec.containers",
+                    msg("container_named", name=repr(CONTAINER_NAME)),
+                )
+            ]
         )
     run = read_entrypoint(container)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...job import k8s_rules as rules
 from ...job.errors import FieldError
+from ...job.messages import msg
 
 REPLICA_TYPES = ("Master", "Worker")
 CONTAINER_NAME = "pytorch"
@@ -27,7 +28,7 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
     metadata = manifest.get("metadata") or {}
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        errors.append(FieldError("metadata.name", "is required"))
+        errors.append(FieldError("metadata.name", msg("required")))
     else:
         problem = rules.check_dns1035_label(name)
         if problem:
@@ -36,29 +37,22 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
     managed_by = (spec.get("runPolicy") or {}).get("managedBy")
     if managed_by and managed_by not in MANAGED_BY:
         errors.append(
-            FieldError("spec.runPolicy.managedBy", f"must be one of {', '.join(MANAGED_BY)}")
+            FieldError("spec.runPolicy.managedBy", msg("choices", choices=", ".join(MANAGED_BY)))
         )
     replicas = spec.get("pytorchReplicaSpecs")
     if not isinstance(replicas, Mapping) or not replicas:
-        errors.append(FieldError("spec.pytorchReplicaSpecs", "is required"))
+        errors.append(FieldError("spec.pytorchReplicaSpecs", msg("required")))
         return errors
     elastic = spec.get("elasticPolicy")
     if elastic is not None:
         if "Worker" not in replicas:
-            errors.append(
-                FieldError("spec.pytorchReplicaSpecs.Worker", "is required with elasticPolicy")
-            )
+            errors.append(FieldError("spec.pytorchReplicaSpecs.Worker", msg("worker_for_elastic")))
         if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
-            errors.append(
-                FieldError(
-                    "spec.elasticPolicy.nProcPerNode",
-                    "must not be set together with spec.nprocPerNode",
-                )
-            )
+            errors.append(FieldError("spec.elasticPolicy.nProcPerNode", msg("nproc_twice")))
     for rtype, rspec in replicas.items():
         path = f"spec.pytorchReplicaSpecs.{rtype}"
         if rtype not in REPLICA_TYPES:
-            errors.append(FieldError(path, f"replica type must be one of {REPLICA_TYPES}"))
+            errors.append(FieldError(path, msg("replica_type", choices=str(REPLICA_TYPES))))
             continue
         errors.extend(_check_replica(path, rtype, rspec or {}))
     if isinstance(name, str) and name:
@@ -68,7 +62,7 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
             errors.append(
                 FieldError(
                     "metadata.name",
-                    f"pod and Service name {longest!r} would exceed {rules.LABEL_MAX} characters",
+                    msg("pod_name_length", pod=repr(longest), maximum=rules.LABEL_MAX),
                 )
             )
     return errors
@@ -78,17 +72,17 @@ def _check_replica(path: str, rtype: str, rspec: Mapping[str, Any]) -> list[Fiel
     errors: list[FieldError] = []
     count = rspec.get("replicas")
     if rtype == "Master" and count != 1:
-        errors.append(FieldError(f"{path}.replicas", "must be 1 (written explicitly)"))
+        errors.append(FieldError(f"{path}.replicas", msg("master_replicas")))
     if rtype == "Worker" and count is not None and (not isinstance(count, int) or count < 1):
-        errors.append(FieldError(f"{path}.replicas", "must be at least 1"))
+        errors.append(FieldError(f"{path}.replicas", msg("at_least_one")))
     containers = ((rspec.get("template") or {}).get("spec") or {}).get("containers") or []
     cpath = f"{path}.template.spec.containers"
     if not containers:
-        errors.append(FieldError(cpath, "must have at least one container"))
+        errors.append(FieldError(cpath, msg("no_container")))
         return errors
     for index, container in enumerate(containers):
         if not (container or {}).get("image"):
-            errors.append(FieldError(f"{cpath}[{index}].image", "is required"))
+            errors.append(FieldError(f"{cpath}[{index}].image", msg("required")))
     if not any((c or {}).get("name") == CONTAINER_NAME for c in containers):
-        errors.append(FieldError(cpath, f"must include a container named {CONTAINER_NAME!r}"))
+        errors.append(FieldError(cpath, msg("container_named", name=repr(CONTAINER_NAME))))
     return errors

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...job.errors import FieldError, JobSpecInvalid
+from ...job.messages import msg
 from ...job.shape import manifest_shape_errors
 from ...job.spec import (
     DEFAULT_BACKOFF_LIMIT,
@@ -93,10 +94,6 @@ UNBUFFERED = "PYTHONUNBUFFERED"
 # its config and the runtime's paths to a command that is exactly ``rules.TUNE_RUN``
 # (pkg/runtime/framework/plugins/torch/torch.go:175-200 at v2.3.0); config overrides
 # (epochs=1, batch_size=4...) go as args.
-TUNE_RUN_WHY = (
-    "the torch runtime completes the command (recipe, --config, paths) only when it is "
-    "exactly 'tune run' (torch.go:175 at v2.3.0)"
-)
 # The runtime injects only the PET_* variables torchrun reads: a script always starts
 # through torchrun.
 SCRIPT_LAUNCHER = "torchrun"
@@ -104,7 +101,7 @@ SCRIPT_LAUNCHER = "torchrun"
 _TRAINER = Bespoke("spec.trainer")
 _PATCH = Bespoke("our runtime patch of the node replicated job")
 _METADATA = Bespoke("metadata (the job's and, in our runtime patch, the pods')")
-_NO_ELASTIC = CannotExpress(None, "a TrainJob has no elasticPolicy in Trainer v2.3")
+_NO_ELASTIC = CannotExpress(None, msg("trainjob_no_elastic"))
 
 # Where each field of the job body lives in a TrainJob (tests/test_manifest.py holds it to
 # the field table): a key of the pod spec of our runtime patch (v2.3's PodSpecPatch takes
@@ -122,13 +119,9 @@ PLACES: dict[str, Place] = {
     "command": _TRAINER,
     "args": _TRAINER,
     "script": _TRAINER,
-    "workdir": CannotExpress(
-        None,
-        "a TrainJob's runtime patches may not set the container's working directory; "
-        "use absolute paths or cd in the script",
-    ),
+    "workdir": CannotExpress(None, msg("trainjob_no_workdir")),
     "nodes": Bespoke("spec.trainer.numNodes"),
-    "master": CannotExpress(True, "a TrainJob has no Master: node 0 leads the rendezvous"),
+    "master": CannotExpress(True, msg("trainjob_no_master")),
     "gpus": _TRAINER,
     "gpuResource": _TRAINER,
     "cpu": _TRAINER,
@@ -137,28 +130,17 @@ PLACES: dict[str, Place] = {
     "nprocPerNode": Bespoke("spec.trainer.numProcPerNode"),
     "pvc": _PATCH,
     "env": _TRAINER,
-    "restartPolicy": CannotExpress(
-        DEFAULT_RESTART_POLICY,
-        "the runtime restarts a TrainJob's pods in place (JobSet: OnFailure)",
-    ),
-    "backoffLimit": CannotExpress(
-        DEFAULT_BACKOFF_LIMIT, "the runtime's Job counts a TrainJob's restarts (backoffLimit 6)"
-    ),
+    "restartPolicy": CannotExpress(DEFAULT_RESTART_POLICY, msg("trainjob_restart_policy")),
+    "backoffLimit": CannotExpress(DEFAULT_BACKOFF_LIMIT, msg("trainjob_backoff_limit")),
     "deadline": Bespoke("spec.activeDeadlineSeconds"),
-    "ttl": CannotExpress(None, "a TrainJob has no TTL after it finishes"),
-    "cleanPodPolicy": CannotExpress(
-        DEFAULT_CLEAN_POD_POLICY, "a TrainJob keeps its pods once finished"
-    ),
+    "ttl": CannotExpress(None, msg("trainjob_no_ttl")),
+    "cleanPodPolicy": CannotExpress(DEFAULT_CLEAN_POD_POLICY, msg("trainjob_keeps_pods")),
     "nodeSelector": NODE_SELECTOR,
     "tolerations": TOLERATIONS,
     "labels": _METADATA,
     "annotations": _METADATA,
     "queue": _METADATA,
-    "priorityClassName": CannotExpress(
-        None,
-        "v2.3's runtime patches cannot set a pod's priorityClassName; with Kueue, use the "
-        "label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass) instead",
-    ),
+    "priorityClassName": CannotExpress(None, msg("trainjob_no_priority_class")),
     "serviceAccount": PodSpecKey("serviceAccountName"),
     "imagePullSecrets": PodSpecKey.refs("imagePullSecrets"),
     "logdir": _METADATA,
@@ -176,7 +158,9 @@ def unsupported_problems(spec: JobSpec) -> list[FieldError]:
     problems = cannot_express(spec, PLACES, KIND)
     problem = sdk_limits_problem(sdk_safe(resources(spec)).get("limits") or {})
     if problem:
-        problems.append(FieldError("cpu", f"is required with {spec.gpu_resource}: {problem}"))
+        problems.append(
+            FieldError("cpu", msg("cpu_for_sdk", resource=spec.gpu_resource, problem=problem))
+        )
     return problems
 
 
@@ -198,16 +182,14 @@ def build_manifest(spec: JobSpec, *, namespace: str | None = None) -> dict[str, 
     cannot express or its admission would refuse."""
     problems = unsupported_problems(spec)
     if spec.kind != KIND:
-        problems.insert(0, FieldError("kind", f"must be {KIND} to build a {KIND}"))
+        problems.insert(0, FieldError("kind", msg("build_kind", kind=KIND)))
     if problems:
         raise JobSpecInvalid(problems)
     metadata = job_metadata(spec, namespace)
     run, env = entrypoint(spec, SCRIPT_LAUNCHER, NODE)
     if tuple(spec.command[: len(TUNE_RUN)]) == TUNE_RUN:
         if spec.log_archive_base is not None:
-            raise JobSpecInvalid(
-                [FieldError("logArchive", "must be off for a 'tune run' job: " + TUNE_RUN_WHY)]
-            )
+            raise JobSpecInvalid([FieldError("logArchive", msg("tune_run_log_archive"))])
         # Exactly `tune run`, the config overrides as args: the torch plugin completes it.
         run = {"command": list(TUNE_RUN), "args": [*spec.command[2:], *spec.args]}
     # What the user left unset stays unset: the runtime decides it (its image; the torch

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...job import k8s_rules as rules
 from ...job.errors import FieldError
+from ...job.messages import Message, msg
 
 RESERVED_ENV = (
     "PET_NNODES",
@@ -71,14 +72,7 @@ def name_problems(
     if len(name) <= limit:
         return []
     pod = f"{name}{_longest_pod_suffix(nodes, jobs)}-xxxxx"
-    return [
-        FieldError(
-            "name",
-            f"may have at most {limit} characters for a TrainJob of {nodes} node(s) on this "
-            f"runtime: JobSet names its pods '{pod}', which must fit in 63 characters (a "
-            "longer name is admitted but never gets pods)",
-        )
-    ]
+    return [FieldError("name", msg("trainjob_name_length", maximum=limit, nodes=nodes, pod=pod))]
 
 
 def initializer_problems(
@@ -90,8 +84,7 @@ def initializer_problems(
     return [
         FieldError(
             rjob.removesuffix("-initializer"),
-            f"runtime {runtime!r} has no {rjob} job to fetch it; use a runtime that has one "
-            "(GET runtimes: initializers), such as the torchtune ones",
+            msg("runtime_lacks_initializer", runtime=repr(runtime), job=rjob),
         )
         for rjob in _replicated_jobs(manifest.get("spec") or {})[1:]
         if rjob not in have
@@ -105,14 +98,15 @@ def sdk_reads_limits(limits: Mapping[str, Any]) -> bool:
     )
 
 
-def sdk_limits_problem(limits: Mapping[str, Any]) -> str | None:
+def sdk_limits_problem(limits: Mapping[str, Any]) -> Message | None:
     """Why ``limits`` would break the Kubeflow SDK for the namespace (None: they don't)."""
     if sdk_reads_limits(limits):
         return None
-    return (
-        f"limits {sorted(limits)} need a cpu limit (--cpu): the Kubeflow SDK reads a pod's "
-        f"device from cpu or one of {', '.join(SDK_DEVICE_KEYS[:-1])}, {SDK_DEVICE_PREFIX}* "
-        "and fails to list every job in the namespace otherwise"
+    return msg(
+        "sdk_limits",
+        limits=str(sorted(limits)),
+        devices=", ".join(SDK_DEVICE_KEYS[:-1]),
+        prefix=SDK_DEVICE_PREFIX,
     )
 
 
@@ -127,7 +121,7 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
             errors.append(
-                FieldError(f"spec.trainer.{field}", f"must be a whole number >= 1, got {value!r}")
+                FieldError(f"spec.trainer.{field}", msg("whole_number", minimum=1, got=repr(value)))
             )
     errors += name_problems(manifest)
     needs = trainer.get("resourcesPerNode")
@@ -138,35 +132,24 @@ def check_manifest(manifest: Mapping[str, Any]) -> list[FieldError]:
     for i, entry in enumerate(trainer.get("env") or []):
         if isinstance(entry, Mapping) and entry.get("name") in RESERVED_ENV:
             errors.append(
-                FieldError(
-                    f"spec.trainer.env[{i}].name",
-                    f"{entry['name']} is set by the torch runtime for torchrun and may not be "
-                    "set by the job",
-                )
+                FieldError(f"spec.trainer.env[{i}].name", msg("pet_env", key=entry["name"]))
             )
     if trainer.get("command") == list(TUNE_RUN):
         for i, arg in enumerate(trainer.get("args") or []):
             key = str(arg).split("=", 1)[0]
             if key in TUNE_IMMUTABLE:
-                errors.append(
-                    FieldError(
-                        f"spec.trainer.args[{i}]",
-                        f"must not set {key}: the torchtune runtime sets it "
-                        "(TorchTuneImmutableConfigs, torchtune.go:87-101 at v2.3.0)",
-                    )
-                )
+                errors.append(FieldError(f"spec.trainer.args[{i}]", msg("tune_immutable", key=key)))
     for i, entry in enumerate(spec.get("runtimePatches") or []):
         manager = entry.get("manager") if isinstance(entry, Mapping) else None
         if not _domain_prefixed(manager):
             errors.append(
                 FieldError(
-                    f"spec.runtimePatches[{i}].manager",
-                    f"must be a domain-prefixed path such as example.com/my-tool, got {manager!r}",
+                    f"spec.runtimePatches[{i}].manager", msg("patch_manager", got=repr(manager))
                 )
             )
     runtime = (spec.get("runtimeRef") or {}).get("name")
     if not runtime:
-        errors.append(FieldError("spec.runtimeRef.name", "is required (a training runtime)"))
+        errors.append(FieldError("spec.runtimeRef.name", msg("runtime_required")))
     return errors
 
 

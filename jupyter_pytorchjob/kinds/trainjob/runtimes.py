@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...job.messages import Message, msg
 from .manifest import NODE
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
@@ -38,13 +39,13 @@ class Runtime:
     command: list[str] = field(default_factory=list)
 
     @property
-    def usable(self) -> str | None:
+    def usable(self) -> Message | None:
         """Why this tool cannot submit to the runtime (None: it can). Our jobs start
         through torchrun, which only the torch policy sets up."""
         if self.policy != "torch":
-            return f"runs {self.policy or 'no'} jobs, not torch (torchrun) ones"
+            return msg("runtime_policy", policy=self.policy or "no")
         if NODE not in self.replicated_jobs:
-            return f"has no '{NODE}' replicated job to train in"
+            return msg("runtime_no_node", node=repr(NODE))
         return None
 
     def to_wire(self) -> dict[str, Any]:
@@ -59,7 +60,7 @@ class Runtime:
             "replicatedJobs": list(self.replicated_jobs),
             "initializers": list(self.initializers),
             "command": list(self.command),
-            "unusable": self.usable,
+            "unusable": None if self.usable is None else str(self.usable),
         }
 
 
