@@ -30,7 +30,7 @@ from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
 from .job.manifest_yaml import manifest_to_yaml, read_job_yaml
-from .job.messages import Message, msg
+from .job.messages import Message, msg, warnings_wire
 from .job.progress import progress_wire
 from .job.shape import load_json
 from .job.spec import JobSpec
@@ -151,7 +151,7 @@ class RenderHandler(JobAPIHandler):
         """Answer ``{job, manifest, yaml, warnings}`` or 400 ``{field, message, errors}``."""
         body = self.json_body()
         edited = set(body) == {"yaml"} and isinstance(body["yaml"], str)
-        others: list[str] = []
+        others: list[Message] = []
         if edited:
             read = read_job_yaml(body["yaml"])
             kind = kind_of(read.manifest)
@@ -167,7 +167,7 @@ class RenderHandler(JobAPIHandler):
                 dropped = await self.backend.dropped_fields(manifest)
             except BackendError as err:
                 # Said, not an empty list: that would read as "nothing is dropped".
-                warnings.append(f"could not check which fields the cluster keeps: {err.message}")
+                warnings.append(msg("warn_cannot_check", error=err.message))
             else:
                 if dropped:
                     warnings.append(dropped_warning(dropped, kind.kind))
@@ -176,7 +176,7 @@ class RenderHandler(JobAPIHandler):
                 "job": spec.to_wire(),
                 "manifest": manifest,
                 "yaml": manifest_to_yaml(manifest),
-                "warnings": warnings,
+                **warnings_wire(warnings),
             }
         )
 

@@ -41,6 +41,22 @@ export function translateMessage(
 }
 
 /**
+ * The warnings of an answer in the user's language: its `warningMessages`
+ * translated, else (a server that sends no codes) its English `warnings`.
+ *
+ * @param answer - A render result or a job just submitted.
+ * @param trans - The translation bundle.
+ */
+export function warningsOf(
+  answer: { warnings?: string[]; warningMessages?: IServerMessage[] },
+  trans: TranslationBundle
+): string[] {
+  return answer.warningMessages
+    ? answer.warningMessages.map(m => translateMessage(m, trans))
+    : (answer.warnings ?? []);
+}
+
+/**
  * The code of a message the server can send.
  */
 export type ServerMessageCode = keyof typeof SERVER_MESSAGES;
@@ -380,6 +396,14 @@ export const SERVER_MESSAGES = {
     'the job is suspended: its pods are created when it is resumed',
   waiting_no_workload:
     'queued in LocalQueue {queue}, but Kueue has made no Workload for it yet',
-  waiting_admission: 'waiting for Kueue to admit it from LocalQueue {queue}'
+  waiting_admission: 'waiting for Kueue to admit it from LocalQueue {queue}',
+  warn_restart_always:
+    'restart policy Always restarts a node even after it exits 0: the Master never succeeds, and the job ends Failed once the restarts reach the backoff limit (the Training Operator does this in a cluster, the local backend likewise); use OnFailure to restart only failed nodes',
+  warn_cannot_check: 'could not check which fields the cluster keeps: {error}',
+  warn_dropped_fields:
+    'the API server dropped {count} field(s) its {kind} schema does not declare, so they have no effect: {paths}. Check their spelling and where they are placed in the manifest',
+  warn_no_local_effect:
+    '{fields} has no effect on the local backend, which runs processes, not pods; a cluster uses it',
+  yaml_left_alone: '{document} left alone: Apply YAML applies only the job'
 } as const;
 // END generated

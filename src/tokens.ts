@@ -530,6 +530,11 @@ export interface IRenderResult {
    * schema), found by a server-side dry run; empty on the local backend.
    */
   warnings?: string[];
+
+  /**
+   * The same warnings with their codes (`warningsOf`).
+   */
+  warningMessages?: IServerMessage[];
 }
 
 /**
@@ -715,6 +720,11 @@ export interface IJob {
    * cluster dropped because its CRD schema does not declare them.
    */
   warnings?: string[];
+
+  /**
+   * The same warnings with their codes (`warningsOf`).
+   */
+  warningMessages?: IServerMessage[];
 
   /**
    * How far along it is; null until a source said anything.

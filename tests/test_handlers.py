@@ -79,6 +79,10 @@ async def test_render_warns_about_restart_policy_always(jp_fetch: Any) -> None:
     body = {"name": "demo", "command": ["python"], "restartPolicy": "Always"}
     answer = json.loads((await post_json(jp_fetch, "render", body)).body)
     assert len(answer["warnings"]) == 1 and "Always" in answer["warnings"][0]
+    # Each with its code, for JupyterLab to translate.
+    assert answer["warningMessages"] == [
+        {"code": "warn_restart_always", "params": {}, "message": answer["warnings"][0]}
+    ]
     body["restartPolicy"] = "OnFailure"
     assert json.loads((await post_json(jp_fetch, "render", body)).body)["warnings"] == []
 

@@ -354,8 +354,8 @@ async def test_fields_the_server_drops_are_named_after_submit(
     master = {"template": {"spec": {"containers": [container]}}}
     extras = {"spec": {"runPolicy": {"backofLimit": 5}, "pytorchReplicaSpecs": {"Master": master}}}
     job = await backend.submit(spec(extras=extras))
-    (warning,) = job.warnings
-    assert "dropped 2 field(s)" in warning
+    warning = str(*job.warnings)
+    assert job.warnings[0].code == "warn_dropped_fields" and "dropped 2 field(s)" in warning
     assert "spec.runPolicy.backofLimit" in warning
     assert "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].shmSize" in warning
     stored = fake_kube.get("pytorchjobs", NS, "demo")

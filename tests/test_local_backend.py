@@ -72,18 +72,18 @@ async def test_a_service_account_is_accepted_and_said_to_do_nothing_here(
         spec(name="sa", command=[sys.executable, "-c", "pass"], serviceAccount="s3-reader")
     )
     assert any(
-        "serviceAccount (--service-account) has no effect on the local backend" in w
+        "serviceAccount (--service-account) has no effect on the local backend" in str(w)
         for w in info.warnings
     ), info.warnings
     pulls = await backend.submit(
         spec(name="ps", command=[sys.executable, "-c", "pass"], imagePullSecrets=["regcred"])
     )
     assert any(
-        "imagePullSecrets (--image-pull-secret) has no effect" in w for w in pulls.warnings
+        "imagePullSecrets (--image-pull-secret) has no effect" in str(w) for w in pulls.warnings
     ), pulls.warnings
     assert (await backend.wait("sa", timeout=120)).state is JobState.SUCCEEDED
     plain = await backend.submit(spec(name="plain", command=[sys.executable, "-c", "pass"]))
-    assert not any("no effect" in w for w in plain.warnings)
+    assert not any("no effect" in str(w) for w in plain.warnings)
 
 
 async def test_torchrun_two_nodes_two_processes_each(backend: LocalBackend) -> None:

@@ -30,9 +30,9 @@ def test_one_job_among_other_documents_is_read_and_the_others_named() -> None:
     assert read.manifest["metadata"]["name"] == "a"
     assert len(read.others) == 2
     # A comment before the first --- is no document: counting starts after it.
-    assert "ClusterQueue 'cluster-queue' (document 1)" in read.others[0]
-    assert "LocalQueue 'user-queue' (document 2)" in read.others[1]
-    assert all("left alone" in note for note in read.others)
+    assert "ClusterQueue 'cluster-queue' (document 1)" in str(read.others[0])
+    assert "LocalQueue 'user-queue' (document 2)" in str(read.others[1])
+    assert all("left alone" in str(note) for note in read.others)
     assert manifest_from_yaml(text)["kind"] == "TrainJob"
 
 

@@ -15,6 +15,7 @@ import pytest
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.failure import JobFailure, JobWaiting, failure_hint, job_waiting
 from jupyter_pytorchjob.job.messages import MESSAGES, Message, msg, placeholders
+from jupyter_pytorchjob.job.status import JobInfo, JobState
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "jupyter_pytorchjob"
@@ -181,3 +182,20 @@ def test_a_suspended_job_waits_in_our_words_the_scheduler_in_its_own() -> None:
     assert (wire["hintCode"], wire["hint"]) == ("hint_resume", "Resume it: ptjob resume <name>.")
     platform = JobWaiting("Unschedulable", "0/8 nodes are available", None).to_wire()
     assert (platform["messageCode"], platform["hintCode"]) == (None, None)
+
+
+def test_a_jobs_warnings_travel_in_english_and_with_their_codes() -> None:
+    warning = msg("warn_no_local_effect", fields="serviceAccount (--service-account)")
+    wire = JobInfo("j", JobState.SUBMITTED, [], 1, 0, 0.0, warnings=[warning]).to_wire()
+    english = (
+        "serviceAccount (--service-account) has no effect on the local backend, which runs "
+        "processes, not pods; a cluster uses it"
+    )
+    assert wire["warnings"] == [english]
+    assert wire["warningMessages"] == [
+        {
+            "code": "warn_no_local_effect",
+            "params": {"fields": "serviceAccount (--service-account)"},
+            "message": english,
+        }
+    ]

@@ -169,12 +169,8 @@ def unknown_replica(name: str, replica: str, replicas: list[str]) -> BackendErro
     )
 
 
-def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> str:
-    return (
-        f"the API server dropped {len(paths)} field(s) its {kind} schema does not declare, so "
-        f"they have no effect: {', '.join(paths)}. Check their spelling and where they are "
-        "placed in the manifest"
-    )
+def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> Message:
+    return msg("warn_dropped_fields", count=len(paths), kind=kind, paths=", ".join(paths))
 
 
 class Backend(ABC):

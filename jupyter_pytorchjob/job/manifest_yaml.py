@@ -48,7 +48,7 @@ class JobYaml:
     """The job document of a YAML file, and a note on each other document in it."""
 
     manifest: dict[str, Any]
-    others: list[str] = field(default_factory=list)
+    others: list[Message] = field(default_factory=list)
 
 
 def manifest_from_yaml(text: str) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def read_job_yaml(text: str) -> JobYaml:
         named = joined("list_and", *(_describe(n, doc) for n, doc in jobs))
         raise _invalid(msg("yaml_jobs", count=len(jobs), jobs=named))
     others = [
-        str(_describe(n, doc)) + " left alone: Apply YAML applies only the job"
+        msg("yaml_left_alone", document=_describe(n, doc))
         for n, doc in documents
         if doc is not jobs[0][1]
     ]

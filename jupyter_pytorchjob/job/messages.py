@@ -298,6 +298,18 @@ MESSAGES: Mapping[str, str] = {
     "waiting_no_workload": "queued in LocalQueue {queue}, but Kueue has made no Workload for it "
     "yet",
     "waiting_admission": "waiting for Kueue to admit it from LocalQueue {queue}",
+    # -- what the user should know about a job as it stands (warnings) -------------------
+    "warn_restart_always": "restart policy Always restarts a node even after it exits 0: the "
+    "Master never succeeds, and the job ends Failed once the restarts reach the backoff "
+    "limit (the Training Operator does this in a cluster, the local backend likewise); use "
+    "OnFailure to restart only failed nodes",
+    "warn_cannot_check": "could not check which fields the cluster keeps: {error}",
+    "warn_dropped_fields": "the API server dropped {count} field(s) its {kind} schema does not "
+    "declare, so they have no effect: {paths}. Check their spelling and where they are "
+    "placed in the manifest",
+    "warn_no_local_effect": "{fields} has no effect on the local backend, which runs "
+    "processes, not pods; a cluster uses it",
+    "yaml_left_alone": "{document} left alone: Apply YAML applies only the job",
 }
 
 # A placeholder: ``{name}``, not a doubled brace.
@@ -341,6 +353,14 @@ class Message:
 def msg(code: str, **params: Any) -> Message:
     """``Message(code, params)``: ``msg("at_most", maximum=5, got=7)``."""
     return Message(code, params)
+
+
+def warnings_wire(warnings: list[Message]) -> dict[str, Any]:
+    """``warnings`` (English, as before) and ``warningMessages`` (with their codes)."""
+    return {
+        "warnings": [str(w) for w in warnings],
+        "warningMessages": [w.to_wire() for w in warnings],
+    }
 
 
 def joined(code: str, *items: str | Message) -> str | Message:

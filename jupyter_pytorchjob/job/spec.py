@@ -61,12 +61,7 @@ __all__ = [
 
 # What to tell a user who picks Always (shown by the form and the CLI): the operator
 # passes it to the pod, so the kubelet restarts a node even after it exits 0.
-ALWAYS_RESTART_WARNING = (
-    "restart policy Always restarts a node even after it exits 0: the Master never "
-    "succeeds, and the job ends Failed once the restarts reach the backoff limit (the "
-    "Training Operator does this in a cluster, the local backend likewise); use OnFailure "
-    "to restart only failed nodes"
-)
+ALWAYS_RESTART_WARNING = msg("warn_restart_always")
 
 # The operator appends these to every container, so a user value would be silently
 # overridden; ours carry the script and the log directory.
@@ -200,7 +195,7 @@ class JobSpec:
         return self.nodes - 1 if self.master else self.nodes
 
     @property
-    def warnings(self) -> list[str]:
+    def warnings(self) -> list[Message]:
         """What the user should know about this job as it stands (traps a cluster will
         spring the same way): shown by the form, the CLI and the magic."""
         return [ALWAYS_RESTART_WARNING] if self.restart_policy == "Always" else []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .failure import JobFailure, JobWaiting
+from .messages import Message, warnings_wire
 from .progress import JobProgress
 from .wire import dataclass_wire
 
@@ -87,7 +88,7 @@ class JobInfo:
     # picked it up yet).
     message: str | None = None
     # What the user should know about the submission (fields the server dropped).
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Message] = field(default_factory=list)
     # How far along it is (job/progress.py); None until a source said anything.
     progress: JobProgress | None = None
     # A failed job: the replica that failed first, why, and its last lines (job/failure.py).
@@ -117,7 +118,8 @@ class JobInfo:
         return (self.finished or time.time()) - self.started
 
     def to_wire(self, *, with_manifest: bool = False) -> dict[str, Any]:
-        wire = dataclass_wire(self, skip=("manifest",))
+        wire = dataclass_wire(self, skip=("manifest", "warnings"))
+        wire.update(warnings_wire(self.warnings))
         wire["duration"] = self.duration
         if with_manifest:
             wire["manifest"] = copy.deepcopy(self.manifest)

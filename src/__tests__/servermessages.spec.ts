@@ -10,7 +10,11 @@ import { explainJob } from '../failure';
 import { errorsByField } from '../form/state';
 import { formatError } from '../format';
 import { errorFromBody } from '../request';
-import { SERVER_MESSAGES, translateMessage } from '../servermessages';
+import {
+  SERVER_MESSAGES,
+  translateMessage,
+  warningsOf
+} from '../servermessages';
 import { IJob } from '../tokens';
 import { chineseTranslator, readCatalogue } from './chinese';
 
@@ -224,5 +228,29 @@ describe('why a job failed or waits', () => {
       title: '没有节点有足够的空闲 GPU：请减少 --gpus 或等待。',
       kind: 'waiting'
     });
+  });
+});
+
+describe('warningsOf', () => {
+  const always =
+    'restart policy Always restarts a node even after it exits 0: the Master never succeeds, and the job ends Failed once the restarts reach the backoff limit (the Training Operator does this in a cluster, the local backend likewise); use OnFailure to restart only failed nodes';
+
+  it("gives a render's or a submit's warnings in the user's language", () => {
+    const answer = {
+      warnings: [always],
+      warningMessages: [
+        { code: 'warn_restart_always', params: {}, message: always }
+      ]
+    };
+    expect(warningsOf(answer, zh)).toEqual([
+      zh.__(SERVER_MESSAGES.warn_restart_always)
+    ]);
+    expect(warningsOf(answer, zh)[0]).toMatch(/^重启策略 Always/);
+    expect(warningsOf(answer, trans)).toEqual([always]);
+  });
+
+  it('gives an older server its English warnings', () => {
+    expect(warningsOf({ warnings: ['as it was'] }, zh)).toEqual(['as it was']);
+    expect(warningsOf({}, zh)).toEqual([]);
   });
 });

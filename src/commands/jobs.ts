@@ -17,6 +17,7 @@ import { formatError } from '../format';
 import { pytorchIcon } from '../icons';
 import { JobView } from '../jobview';
 import { finishedNotice } from '../progress';
+import { warningsOf } from '../servermessages';
 import { IConfig, IJob, IJobBody } from '../tokens';
 import {
   ICommandContext,
@@ -279,7 +280,7 @@ namespace Private {
               context.editorServices?.factoryService.newInlineEditor ?? null,
             onSubmitted: (job: IJob) => {
               model.track(job.name);
-              for (const warning of job.warnings ?? []) {
+              for (const warning of warningsOf(job, trans)) {
                 Notification.warning(warning, { autoClose: false });
               }
               widget.dispose();

@@ -11,7 +11,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { PyTorchJobClient } from '../api';
 import { PyTorchJobAPIError } from '../request';
-import { translateMessage } from '../servermessages';
+import { translateMessage, warningsOf } from '../servermessages';
 import {
   IFieldInfo,
   IJob,
@@ -345,7 +345,7 @@ export class JobFormModel implements IDisposable {
       this._attempted = true;
       this._yamlDraft = null;
       this._setRendered(result);
-      this._yamlWarnings = result.warnings ?? [];
+      this._yamlWarnings = warningsOf(result, this._trans);
       this._changed.emit();
       return true;
     } catch (error) {
@@ -471,7 +471,7 @@ export class JobFormModel implements IDisposable {
     this._generalError = '';
     this._yamlError = '';
     this._yaml = result.yaml;
-    this._warnings = result.warnings ?? [];
+    this._warnings = warningsOf(result, this._trans);
   }
 
   private _setError(error: unknown): void {

@@ -22,7 +22,7 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
 from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
-from ...job.messages import msg
+from ...job.messages import Message, msg
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
@@ -69,7 +69,7 @@ MAX_EVENT_BYTES = 1 << 20  # read from the end of the events file
 NODES_PER_CPU = 4
 
 
-def no_local_effect(spec: JobSpec) -> list[str]:
+def no_local_effect(spec: JobSpec) -> list[Message]:
     """What to tell a user who set fields that only a cluster uses (``JobField.local``):
     accepted, so the same job runs in both places, but changing nothing here."""
     unused = [
@@ -79,10 +79,7 @@ def no_local_effect(spec: JobSpec) -> list[str]:
     ]
     if not unused:
         return []
-    return [
-        f"{', '.join(unused)} has no effect on the local backend, which runs processes, "
-        "not pods; a cluster uses it"
-    ]
+    return [msg("warn_no_local_effect", fields=", ".join(unused))]
 
 
 class LocalBackend(Backend):
