@@ -8,7 +8,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { translateMessage } from './servermessages';
+import { translateCoded } from './servermessages';
 import { IJob, IJobFailure, IJobWaiting } from './tokens';
 
 /**
@@ -57,15 +57,10 @@ export function waitingSummary(
   waiting: IJobWaiting,
   trans: TranslationBundle
 ): string {
-  const message = translateMessage(
-    {
-      message: waiting.message,
-      code: waiting.messageCode ?? undefined,
-      params: waiting.messageParams ?? undefined
-    },
-    trans
+  const { message, messageCode, messageParams } = waiting;
+  return (
+    translateCoded(message, messageCode, messageParams, trans) || waiting.reason
   );
-  return message || waiting.reason;
 }
 
 /**
@@ -76,17 +71,7 @@ export function hintText(
   of: IJobFailure | IJobWaiting,
   trans: TranslationBundle
 ): string {
-  if (!of.hint) {
-    return '';
-  }
-  return translateMessage(
-    {
-      message: of.hint,
-      code: of.hintCode ?? undefined,
-      params: of.hintParams ?? undefined
-    },
-    trans
-  );
+  return translateCoded(of.hint, of.hintCode, of.hintParams, trans);
 }
 
 /**
@@ -124,7 +109,12 @@ export function explainJob(
   return replica
     ? {
         text: `${replica.name}: ${replica.reason}`,
-        title: replica.message ?? '',
+        title: translateCoded(
+          replica.message,
+          replica.messageCode,
+          replica.messageParams,
+          trans
+        ),
         kind: 'waiting'
       }
     : null;

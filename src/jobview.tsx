@@ -27,6 +27,7 @@ import {
 import { FailureSection, WaitingLine } from './failure';
 import { ProgressSection } from './progress';
 import { RunSection } from './run';
+import { translateCoded } from './servermessages';
 import { SpecSection } from './spec';
 import {
   IJob,
@@ -259,7 +260,12 @@ export class JobView extends ReactWidget {
             {/* Once: a job no operator picked up waits for that message. */}
             {job.message && job.message !== job.waiting?.message && (
               <p className="jp-PyTorchJobView-message" role="status">
-                {job.message}
+                {translateCoded(
+                  job.message,
+                  job.messageCode,
+                  job.messageParams,
+                  trans
+                )}
               </p>
             )}
             <dl className="jp-PyTorchJobView-facts">
@@ -371,7 +377,12 @@ export class JobView extends ReactWidget {
                       <td>{replica.exitCode ?? ''}</td>
                       <td>{replica.reason ?? ''}</td>
                       <td className="jp-PyTorchJobView-message">
-                        {replica.message ?? ''}
+                        {translateCoded(
+                          replica.message,
+                          replica.messageCode,
+                          replica.messageParams,
+                          trans
+                        )}
                       </td>
                     </tr>
                   );
@@ -512,7 +523,9 @@ export function withFailure(
     ...replica,
     exitCode: failure.exitCode ?? replica.exitCode,
     reason: failure.reason || replica.reason,
-    message: failure.message || replica.message
+    ...(failure.message
+      ? { message: failure.message, messageCode: null, messageParams: null }
+      : {})
   };
 }
 

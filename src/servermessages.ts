@@ -41,6 +41,29 @@ export function translateMessage(
 }
 
 /**
+ * A text the server sends with its code beside it (`hint`, `hintCode`,
+ * `hintParams`; `message`, `messageCode`, `messageParams`) in the user's
+ * language; empty for none.
+ *
+ * @param text - The English text, if any.
+ * @param code - Its code; null where the words are the platform's.
+ * @param params - Its parameters.
+ * @param trans - The translation bundle.
+ */
+export function translateCoded(
+  text: string | null | undefined,
+  code: string | null | undefined,
+  params: Record<string, unknown> | null | undefined,
+  trans: TranslationBundle
+): string {
+  if (!text) {
+    return '';
+  }
+  const message = { message: text, code: code ?? undefined };
+  return translateMessage({ ...message, params: params ?? undefined }, trans);
+}
+
+/**
  * The warnings of an answer in the user's language: its `warningMessages`
  * translated, else (a server that sends no codes) its English `warnings`.
  *
@@ -404,6 +427,21 @@ export const SERVER_MESSAGES = {
     'the API server dropped {count} field(s) its {kind} schema does not declare, so they have no effect: {paths}. Check their spelling and where they are placed in the manifest',
   warn_no_local_effect:
     '{fields} has no effect on the local backend, which runs processes, not pods; a cluster uses it',
-  yaml_left_alone: '{document} left alone: Apply YAML applies only the job'
+  yaml_left_alone: '{document} left alone: Apply YAML applies only the job',
+  replica_cleaned_up:
+    'the operator deleted the pod when the job finished (cleanPodPolicy {policy})',
+  replica_deleted: 'the pod was deleted after the job finished',
+  replica_suspended:
+    'the job is suspended: its pods are created again when it resumes',
+  replica_deadline_deleted:
+    'the JobSet and its pods were deleted when the deadline passed',
+  replica_waits_for_master:
+    'init-pytorch is waiting for the master to be reachable',
+  replica_last_run: 'last run: {reason} with code {exitCode}',
+  replica_said: '{replica}: {said}',
+  no_operator:
+    'no operator has picked this job up in {seconds} s: the Kubeflow Training Operator (deployment training-operator, usually in namespace kubeflow) may be down or not installed; the job starts when it reconciles',
+  no_controller:
+    "no pods and no status after {seconds} s: the Kubeflow Trainer controller may be down, or it could not create the job's JobSet - its events say why (e.g. TrainJobResourcesCreationFailed)"
 } as const;
 // END generated

@@ -614,6 +614,16 @@ export interface IReplica {
   message?: string | null;
 
   /**
+   * The message's code where the words are the server's own, else null.
+   */
+  messageCode?: string | null;
+
+  /**
+   * The message's parameters.
+   */
+  messageParams?: Record<string, unknown> | null;
+
+  /**
    * The node it runs on.
    */
   node?: string | null;
@@ -714,6 +724,16 @@ export interface IJob {
    * has picked it up yet).
    */
   message?: string | null;
+
+  /**
+   * The message's code where the words are the server's own, else null.
+   */
+  messageCode?: string | null;
+
+  /**
+   * The message's parameters.
+   */
+  messageParams?: Record<string, unknown> | null;
 
   /**
    * What the user should know about a submission (`POST jobs`): fields the

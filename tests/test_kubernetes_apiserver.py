@@ -264,7 +264,8 @@ async def test_a_job_no_operator_touched_is_submitted_then_explained(
     )
     job = await backend.get_job("demo")
     assert job.state is JobState.SUBMITTED
-    assert job.message is not None and "no operator has picked this job up" in job.message
+    assert job.message is not None and "no operator has picked this job up" in str(job.message)
+    assert job.to_wire()["messageCode"] == "no_operator"
     assert job.to_wire()["state"] == "Submitted"
     fake_kube.operator.create_pods(NS, "demo")
     job = await backend.get_job("demo")

@@ -15,7 +15,7 @@ import pytest
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
 from jupyter_pytorchjob.job.failure import JobFailure, JobWaiting, failure_hint, job_waiting
 from jupyter_pytorchjob.job.messages import MESSAGES, Message, msg, placeholders
-from jupyter_pytorchjob.job.status import JobInfo, JobState
+from jupyter_pytorchjob.job.status import JobInfo, JobState, ReplicaInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "jupyter_pytorchjob"
@@ -199,3 +199,27 @@ def test_a_jobs_warnings_travel_in_english_and_with_their_codes() -> None:
             "message": english,
         }
     ]
+
+
+def test_replicas_and_jobs_say_their_own_words_with_codes_the_platforms_without() -> None:
+    ours = ReplicaInfo("master-0", "Deleted", reason="Deleted", message=msg("replica_deleted"))
+    platform = ReplicaInfo("worker-0", "Pending", reason="ErrImagePull", message="not found")
+    assert ours.to_wire()["message"] == "the pod was deleted after the job finished"
+    assert (ours.to_wire()["messageCode"], ours.to_wire()["messageParams"]) == (
+        "replica_deleted",
+        {},
+    )
+    assert (platform.to_wire()["message"], platform.to_wire()["messageCode"]) == (
+        "not found",
+        None,
+    )
+    # init-pytorch waiting for the master (ours) is why the job waits, in our words.
+    waits = ReplicaInfo(
+        "worker-0", "Pending", reason="WaitingForMaster", message=msg("replica_waits_for_master")
+    )
+    waiting = job_waiting("Created", [waits])
+    assert waiting is not None and waiting.to_wire()["messageCode"] == "replica_said"
+    assert waiting.message == msg("replica_said", replica="worker-0", said=waits.message)
+    assert (
+        str(waiting.message) == "worker-0: init-pytorch is waiting for the master to be reachable"
+    )

@@ -300,7 +300,7 @@ def test_a_job_without_pods_or_status_says_why_after_a_while() -> None:
     old = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 120))
     info = TRAINJOB.job_info(trainjob(created=old), [])
     assert info.state is JobState.SUBMITTED
-    assert info.message is not None and "TrainJobResourcesCreationFailed" in info.message
+    assert info.message is not None and "TrainJobResourcesCreationFailed" in str(info.message)
 
 
 def test_pods_are_found_by_jobsets_labels() -> None:

@@ -166,7 +166,7 @@ def replicas_table(job: JobInfo) -> Table:
             r.phase,
             str(r.restarts),
             "-" if r.exit_code is None else str(r.exit_code),
-            " ".join(x for x in (r.reason, r.message) if x),
+            " ".join(str(x) for x in (r.reason, r.message) if x),
         ]
         for r in job.replicas
     ]
@@ -397,7 +397,7 @@ def status_html(job: JobInfo) -> str:
     if job.waiting is not None:
         parts.append(waiting_html(job.waiting))
     elif job.message:
-        parts.append(f"<p><i>{html.escape(job.message)}</i></p>")
+        parts.append(f"<p><i>{html.escape(str(job.message))}</i></p>")
     if job.progress is not None:
         first, *metrics = progress_lines(job.progress)
         parts.append(f"<p>{html.escape(first)}</p>")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .fields import FIELD
-from .messages import Message, msg
+from .messages import Message, coded_from_wire, coded_wire, msg
 from .wire import dataclass_wire
 
 TAIL_LINES = 20  # the last lines kept when there is no traceback
@@ -61,7 +61,7 @@ class JobFailure:
 
     def to_wire(self) -> dict[str, Any]:
         """``hint`` in English, ``hintCode``/``hintParams`` for the frontend to translate."""
-        return {**dataclass_wire(self, skip=("hint",)), **_hint_wire(self.hint)}
+        return {**dataclass_wire(self, skip=("hint",)), **coded_wire("hint", self.hint)}
 
     @classmethod
     def from_wire(cls, data: Any) -> JobFailure | None:
@@ -88,7 +88,7 @@ class JobFailure:
             if isinstance(tail, list)
             else [],
             log_source=source if source in LOG_SOURCES else None,
-            hint=_hint_from_wire(data),
+            hint=coded_from_wire(data, "hint"),
         )
 
     @property
@@ -117,44 +117,11 @@ class JobWaiting:
     def to_wire(self) -> dict[str, Any]:
         """``message`` and ``hint`` in English, each with its code and parameters for the
         frontend to translate (``messageCode``: null where the words are the platform's)."""
-        coded = self.message if isinstance(self.message, Message) else None
         return {
             "reason": self.reason,
-            "message": str(self.message),
-            "messageCode": coded.code if coded else None,
-            "messageParams": coded.to_wire()["params"] if coded else None,
-            **_hint_wire(self.hint),
+            **coded_wire("message", self.message),
+            **coded_wire("hint", self.hint),
         }
-
-
-def _hint_wire(hint: Message | None) -> dict[str, Any]:
-    wire = hint.to_wire() if hint else None
-    return {
-        "hint": wire["message"] if wire else None,
-        "hintCode": wire["code"] if wire else None,
-        "hintParams": wire["params"] if wire else None,
-    }
-
-
-def _hint_from_wire(data: Mapping[str, Any]) -> Message | None:
-    """A stored hint read back: None unless its code and parameters are one of ours
-    (written by another version, or by someone else)."""
-    code, params = data.get("hintCode"), data.get("hintParams")
-    if not isinstance(code, str) or not isinstance(params, Mapping):
-        return None
-    try:
-        return Message(code, _params_from_wire(params))
-    except (ValueError, TypeError):
-        return None
-
-
-def _params_from_wire(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        key: Message(value["code"], _params_from_wire(value.get("params") or {}))
-        if isinstance(value, Mapping) and isinstance(value.get("code"), str)
-        else value
-        for key, value in params.items()
-    }
 
 
 # -- reading a failing run's output -------------------------------------------------------
@@ -343,7 +310,7 @@ def job_waiting(
     state: str,
     replicas: Iterable[Any],
     *,
-    message: str | None = None,
+    message: str | Message | None = None,
     admission: JobWaiting | None = None,
     image: str | None = None,
 ) -> JobWaiting | None:
@@ -360,10 +327,17 @@ def job_waiting(
     for replica in replicas:
         reason = replica.reason or ""
         if replica.phase == "Pending" and reason in WAITING_REASONS:
-            text = f"{replica.name}: {replica.message or reason}"
-            return JobWaiting(reason, text, waiting_hint(reason, text, image=image))
+            said = replica.message or reason
+            text = f"{replica.name}: {said}"
+            hint = waiting_hint(reason, text, image=image)
+            if isinstance(said, Message):  # ours (init-pytorch waits for the master)
+                return JobWaiting(
+                    reason, msg("replica_said", replica=replica.name, said=said), hint
+                )
+            return JobWaiting(reason, text, hint)
     if message and state == "Submitted":
         # A controller's Warning event ("Reason: message"), else that none came yet.
-        reason = "NotCreated" if re.match(r"^\w+: ", message) else "NoOperator"
-        return JobWaiting(reason, message, waiting_hint(reason, message))
+        event = isinstance(message, str) and re.match(r"^\w+: ", message)
+        reason = "NotCreated" if event else "NoOperator"
+        return JobWaiting(reason, message, waiting_hint(reason, str(message)))
     return None

@@ -310,6 +310,21 @@ MESSAGES: Mapping[str, str] = {
     "warn_no_local_effect": "{fields} has no effect on the local backend, which runs "
     "processes, not pods; a cluster uses it",
     "yaml_left_alone": "{document} left alone: Apply YAML applies only the job",
+    # -- what a job and its replicas are doing, where the platform says nothing ---------------
+    "replica_cleaned_up": "the operator deleted the pod when the job finished (cleanPodPolicy "
+    "{policy})",
+    "replica_deleted": "the pod was deleted after the job finished",
+    "replica_suspended": "the job is suspended: its pods are created again when it resumes",
+    "replica_deadline_deleted": "the JobSet and its pods were deleted when the deadline passed",
+    "replica_waits_for_master": "init-pytorch is waiting for the master to be reachable",
+    "replica_last_run": "last run: {reason} with code {exitCode}",
+    "replica_said": "{replica}: {said}",
+    "no_operator": "no operator has picked this job up in {seconds} s: the Kubeflow Training "
+    "Operator (deployment training-operator, usually in namespace kubeflow) may be down or "
+    "not installed; the job starts when it reconciles",
+    "no_controller": "no pods and no status after {seconds} s: the Kubeflow Trainer controller "
+    "may be down, or it could not create the job's JobSet - its events say why (e.g. "
+    "TrainJobResourcesCreationFailed)",
 }
 
 # A placeholder: ``{name}``, not a doubled brace.
@@ -353,6 +368,39 @@ class Message:
 def msg(code: str, **params: Any) -> Message:
     """``Message(code, params)``: ``msg("at_most", maximum=5, got=7)``."""
     return Message(code, params)
+
+
+def coded_wire(key: str, value: str | Message | None) -> dict[str, Any]:
+    """``value`` under ``key`` in English, with ``<key>Code`` and ``<key>Params`` where it
+    is a Message (null where the words are the platform's, e.g. the kubelet's)."""
+    wire = value.to_wire() if isinstance(value, Message) else None
+    return {
+        key: wire["message"] if wire else value,
+        f"{key}Code": wire["code"] if wire else None,
+        f"{key}Params": wire["params"] if wire else None,
+    }
+
+
+def coded_from_wire(data: Mapping[str, Any], key: str) -> Message | None:
+    """What ``coded_wire`` wrote under ``key``, read back (a stored record): None unless
+    its code and parameters are one of ours (written by another version, or by
+    someone else)."""
+    code, params = data.get(f"{key}Code"), data.get(f"{key}Params")
+    if not isinstance(code, str) or not isinstance(params, Mapping):
+        return None
+    try:
+        return Message(code, _params_from_wire(params))
+    except (ValueError, TypeError):
+        return None
+
+
+def _params_from_wire(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: Message(value["code"], _params_from_wire(value.get("params") or {}))
+        if isinstance(value, Mapping) and isinstance(value.get("code"), str)
+        else value
+        for key, value in params.items()
+    }
 
 
 def warnings_wire(warnings: list[Message]) -> dict[str, Any]:

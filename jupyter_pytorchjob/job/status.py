@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .failure import JobFailure, JobWaiting
-from .messages import Message, warnings_wire
+from .messages import Message, coded_wire, warnings_wire
 from .progress import JobProgress
 from .wire import dataclass_wire
 
@@ -59,11 +59,11 @@ class ReplicaInfo:
     restarts: int = 0
     exit_code: int | None = None
     reason: str | None = None
-    message: str | None = None
+    message: str | Message | None = None  # the platform's words, or ours (a Message)
     node: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return dataclass_wire(self)
+        return {**dataclass_wire(self, skip=("message",)), **coded_wire("message", self.message)}
 
 
 @dataclass
@@ -85,8 +85,8 @@ class JobInfo:
     namespace: str | None = None
     manifest: Mapping[str, Any] | None = None
     # Why the job is in its state when no condition says so (e.g. no operator has
-    # picked it up yet).
-    message: str | None = None
+    # picked it up yet): ours (a Message), or a controller's Warning event.
+    message: str | Message | None = None
     # What the user should know about the submission (fields the server dropped).
     warnings: list[Message] = field(default_factory=list)
     # How far along it is (job/progress.py); None until a source said anything.
@@ -118,8 +118,9 @@ class JobInfo:
         return (self.finished or time.time()) - self.started
 
     def to_wire(self, *, with_manifest: bool = False) -> dict[str, Any]:
-        wire = dataclass_wire(self, skip=("manifest", "warnings"))
+        wire = dataclass_wire(self, skip=("manifest", "warnings", "message"))
         wire.update(warnings_wire(self.warnings))
+        wire.update(coded_wire("message", self.message))
         wire["duration"] = self.duration
         if with_manifest:
             wire["manifest"] = copy.deepcopy(self.manifest)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..job.failure import JobFailure, signal_name
+from ..job.messages import msg
 from ..job.status import Condition, ReplicaInfo
 
 
@@ -64,8 +65,10 @@ def pod_replica(pod: Mapping[str, Any], *, name: str, container: str) -> Replica
             info.reason, info.message = waiting.get("reason"), waiting.get("message")
             if last:
                 info.exit_code = last.get("exitCode")
-                info.message = info.message or (
-                    f"last run: {last.get('reason') or 'exited'} with code {last.get('exitCode')}"
+                info.message = info.message or msg(
+                    "replica_last_run",
+                    reason=str(last.get("reason") or "exited"),
+                    exitCode=str(last.get("exitCode")),
                 )
         elif last:
             info.exit_code = last.get("exitCode")

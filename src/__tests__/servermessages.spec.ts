@@ -12,6 +12,7 @@ import { formatError } from '../format';
 import { errorFromBody } from '../request';
 import {
   SERVER_MESSAGES,
+  translateCoded,
   translateMessage,
   warningsOf
 } from '../servermessages';
@@ -228,6 +229,49 @@ describe('why a job failed or waits', () => {
       title: '没有节点有足够的空闲 GPU：请减少 --gpus 或等待。',
       kind: 'waiting'
     });
+  });
+});
+
+describe("a job's and its replicas' own messages", () => {
+  it("are in the user's language where the words are the server's", () => {
+    const job: IJob = {
+      name: 'gone',
+      state: 'Failed',
+      replicas: [
+        {
+          name: 'master-0',
+          phase: 'Deleted',
+          restarts: 0,
+          reason: 'Deleted',
+          message: 'the pod was deleted after the job finished',
+          messageCode: 'replica_deleted',
+          messageParams: {}
+        }
+      ],
+      nodes: 1,
+      gpus: 0,
+      created: 0
+    };
+    expect(explainJob(job, zh)).toEqual({
+      text: 'master-0: Deleted',
+      title: '作业结束后该 pod 已被删除',
+      kind: 'waiting'
+    });
+  });
+
+  it("keep the platform's words as they are", () => {
+    expect(translateCoded('Back-off pulling image', null, null, zh)).toBe(
+      'Back-off pulling image'
+    );
+    expect(translateCoded(null, 'replica_deleted', {}, zh)).toBe('');
+    expect(
+      translateCoded(
+        'no operator has picked this job up in 40 s: …',
+        'no_operator',
+        { seconds: 40 },
+        zh
+      )
+    ).toMatch(/^40 秒内没有 operator 接手此作业/);
   });
 });
 

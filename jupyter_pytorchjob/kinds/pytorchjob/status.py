@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...job.messages import Message, msg
 from ...job.status import JobInfo, JobState, ReplicaInfo
 from ..pods import epoch, init_running, pod_replica, read_conditions, unschedulable
 
@@ -50,16 +51,12 @@ def job_state(job: Mapping[str, Any]) -> JobState:
     return state_of((job.get("status") or {}).get("conditions") or [])
 
 
-def waiting_message(state: JobState, created: float, now: float) -> str | None:
+def waiting_message(state: JobState, created: float, now: float) -> Message | None:
     """What to tell a user whose job no operator has touched for a while."""
     waited = now - created
     if state is not JobState.SUBMITTED or waited < OPERATOR_GRACE:
         return None
-    return (
-        f"no operator has picked this job up in {int(waited)} s: the Kubeflow Training "
-        "Operator (deployment training-operator, usually in namespace kubeflow) may be down "
-        "or not installed; the job starts when it reconciles"
-    )
+    return msg("no_operator", seconds=int(waited))
 
 
 def replica_name(pod: Mapping[str, Any]) -> str:
@@ -74,7 +71,7 @@ def replica_info(pod: Mapping[str, Any]) -> ReplicaInfo:
     if init_running(pod, INIT_CONTAINER):
         info.reason = info.reason if info.reason not in (None, "PodInitializing") else None
         info.reason = info.reason or "WaitingForMaster"
-        info.message = info.message or "init-pytorch is waiting for the master to be reachable"
+        info.message = info.message or msg("replica_waits_for_master")
     unschedulable(pod, info)
     return info
 
@@ -88,14 +85,12 @@ def missing_replica(job: Mapping[str, Any], name: str) -> ReplicaInfo:
     policy = ((job.get("spec") or {}).get("runPolicy") or {}).get("cleanPodPolicy") or "None"
     if state in (JobState.SUCCEEDED, JobState.FAILED):
         if policy in ("Running", "All"):
-            message = (
-                f"the operator deleted the pod when the job finished (cleanPodPolicy {policy})"
-            )
+            message = msg("replica_cleaned_up", policy=policy)
             return ReplicaInfo(name=name, phase="Deleted", reason="CleanPodPolicy", message=message)
-        message = "the pod was deleted after the job finished"
+        message = msg("replica_deleted")
         return ReplicaInfo(name=name, phase="Deleted", reason="Deleted", message=message)
     if state == JobState.SUSPENDED:
-        message = "the job is suspended: its pods are created again when it resumes"
+        message = msg("replica_suspended")
         return ReplicaInfo(name=name, phase="Pending", reason="Suspended", message=message)
     return ReplicaInfo(name=name, phase="Pending")
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...job.messages import Message, msg
 from ...job.progress import JobProgress, ProgressSource, merge, reading_from_trainer_status
 from ...job.status import JobInfo, JobState, ReplicaInfo
 from ..manifests import LOGDIR_ANNOTATION
@@ -104,15 +105,11 @@ def job_state(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobS
     return JobState.SUBMITTED
 
 
-def waiting_message(state: JobState, created: float, now: float) -> str | None:
+def waiting_message(state: JobState, created: float, now: float) -> Message | None:
     waited = now - created
     if state is not JobState.SUBMITTED or waited < CONTROLLER_GRACE:
         return None
-    return (
-        f"no pods and no status after {int(waited)} s: the Kubeflow Trainer controller may be "
-        "down, or it could not create the job's JobSet - its events say why (e.g. "
-        "TrainJobResourcesCreationFailed)"
-    )
+    return msg("no_controller", seconds=int(waited))
 
 
 def missing_replica(job: Mapping[str, Any], state: JobState, name: str) -> ReplicaInfo:
@@ -125,14 +122,14 @@ def missing_replica(job: Mapping[str, Any], state: JobState, name: str) -> Repli
             if c.get("type") == "Failed" and c.get("status") == "True"
         ]
         if "DeadlineExceeded" in reasons:
-            message = "the JobSet and its pods were deleted when the deadline passed"
+            message = msg("replica_deadline_deleted")
             return ReplicaInfo(
                 name=name, phase="Deleted", reason="DeadlineExceeded", message=message
             )
-        message = "the pod was deleted after the job finished"
+        message = msg("replica_deleted")
         return ReplicaInfo(name=name, phase="Deleted", reason="Deleted", message=message)
     if state is JobState.SUSPENDED:
-        message = "the job is suspended: its pods are made again when it resumes"
+        message = msg("replica_suspended")
         return ReplicaInfo(name=name, phase="Pending", reason="Suspended", message=message)
     return ReplicaInfo(name=name, phase="Pending")
 
