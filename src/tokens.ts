@@ -1045,6 +1045,16 @@ export interface IRuntime {
    * Why this tool cannot submit to it; `null` when it can.
    */
   unusable: string | null;
+
+  /**
+   * Its message code (`translateCoded`).
+   */
+  unusableCode?: string | null;
+
+  /**
+   * Its message parameters.
+   */
+  unusableParams?: Record<string, unknown> | null;
 }
 
 /**

@@ -343,6 +343,14 @@ def test_the_shipped_runtimes_as_the_picker_shows_them() -> None:
     deepspeed = runtime_of(shipped_runtime("deepspeed_distributed.yaml"))
     assert deepspeed.policy == "mpi" and "launcher" in deepspeed.replicated_jobs
     assert deepspeed.usable is not None and "mpi" in str(deepspeed.usable)
+    # The form's picker says why in the user's language: the code beside the English.
+    wire = deepspeed.to_wire()
+    assert (wire["unusable"], wire["unusableCode"], wire["unusableParams"]) == (
+        "runs mpi jobs, not torch (torchrun) ones",
+        "runtime_policy",
+        {"policy": "mpi"},
+    )
+    assert (torch.to_wire()["unusable"], torch.to_wire()["unusableCode"]) == (None, None)
 
 
 def test_a_namespaced_runtime_hides_the_cluster_one_of_its_name() -> None:

@@ -9,6 +9,7 @@
 import * as React from 'react';
 
 import { describeNodes } from '../format';
+import { translateCoded } from '../servermessages';
 import { IFieldInfo, IRuntime, IVolume } from '../tokens';
 import {
   CodeField,
@@ -454,9 +455,20 @@ namespace Private {
       label += ' · ' + trans.__('deprecated');
     }
     if (runtime.unusable) {
-      label += ' · ' + trans.__('unusable: %1', runtime.unusable);
+      label += ' · ' + trans.__('unusable: %1', unusableText(runtime, trans));
     }
     return label;
+  }
+
+  /**
+   * Why this tool cannot submit to a runtime, in the user's language.
+   */
+  function unusableText(
+    runtime: IRuntime,
+    trans: IFormContext['trans']
+  ): string {
+    const { unusable, unusableCode, unusableParams } = runtime;
+    return translateCoded(unusable, unusableCode, unusableParams, trans);
   }
 
   /**
@@ -475,7 +487,7 @@ namespace Private {
       parts.push(trans.__('deprecated'));
     }
     if (runtime.unusable) {
-      parts.push(trans.__('unusable: %1', runtime.unusable));
+      parts.push(trans.__('unusable: %1', unusableText(runtime, trans)));
     }
     return parts.join(' · ');
   }

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...job.messages import Message, msg
+from ...job.messages import Message, coded_wire, msg
 from .manifest import NODE
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
@@ -60,7 +60,7 @@ class Runtime:
             "replicatedJobs": list(self.replicated_jobs),
             "initializers": list(self.initializers),
             "command": list(self.command),
-            "unusable": None if self.usable is None else str(self.usable),
+            **coded_wire("unusable", self.usable),
         }
 
 
