@@ -369,6 +369,6 @@ async def job_logdir(backend: Backend, name: str) -> str:
     try:
         return await backend.job_logdir(name)
     except JobNotFound as err:
-        raise LookupError(err.message) from err
+        raise LookupError(err.problem or err.message) from err
     except BackendError as err:
-        raise TensorBoardError("job", err.message, err.status) from err
+        raise TensorBoardError("job", err.problem or err.message, err.status) from err

@@ -940,6 +940,16 @@ export interface IJobTensorBoard {
    * Why TensorBoard cannot open the job's log directory (the server's words).
    */
   problem: string | null;
+
+  /**
+   * The problem's message code (`translateCoded`), null for a backend's words.
+   */
+  problemCode?: string | null;
+
+  /**
+   * The problem's message parameters.
+   */
+  problemParams?: Record<string, unknown> | null;
 }
 
 /**

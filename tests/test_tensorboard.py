@@ -537,14 +537,20 @@ async def test_a_jobs_tensorboard_says_whether_it_can_open(
         assert await check("on-pvc") == {
             "logdir": str((tmp_path / "ptjob-volumes" / "logs" / "b").resolve()),
             "problem": None,
+            "problemCode": None,
+            "problemParams": None,
         }
         on_host = await check("on-host")
         assert on_host["logdir"] is None
         assert "'/mnt/logs/b'" in on_host["problem"]
         assert "outside the TensorBoard roots" in on_host["problem"]
+        # The job view says why in the user's language: the code beside the English.
+        assert on_host["problemCode"] == "tb_outside_roots"
+        assert on_host["problemParams"]["path"] == "'/mnt/logs/b'"
         no_logdir = await check("no-logdir")
         assert no_logdir["logdir"] is None
         assert "has no TensorBoard log directory" in no_logdir["problem"]
+        assert no_logdir["problemCode"] == "no_logdir"
         for name, status in (("nope", 404), ("Bad_Name", 400)):
             with pytest.raises(HTTPClientError) as info:
                 await jp_fetch("pytorchjob", "api", "jobs", name, "tensorboard")

@@ -325,6 +325,39 @@ MESSAGES: Mapping[str, str] = {
     "no_controller": "no pods and no status after {seconds} s: the Kubeflow Trainer controller "
     "may be down, or it could not create the job's JobSet - its events say why (e.g. "
     "TrainJobResourcesCreationFailed)",
+    # -- TensorBoard (tensorboard/) --------------------------------------------------------
+    "tb_name_logdir": "name a log directory",
+    "tb_nul": "the log directory contains a NUL character",
+    "tb_dotdot": "'..' is not allowed in a log directory",
+    "tb_lookup": "cannot look up {path}: {reason}",
+    "tb_outside_roots": "{path} resolves to {resolved}, outside the TensorBoard roots ({roots})",
+    "tb_not_dir": "{path} is not a directory",
+    "tb_missing": "{path} does not exist",
+    "tb_shutting_down": "the server is shutting down",
+    "tb_no_jobs": "name at least one job",
+    "tb_run_name": "{name} cannot name a TensorBoard run",
+    "tb_run_problem": "{name}: {problem}",
+    "tb_run_comma": "{name}: TensorBoard cannot name a run in {path} (a comma)",
+    "tb_shared_logdir": "{first} and {second} share the log directory {path}",
+    "tb_starting": "{count} TensorBoards are starting, the most this server runs at once; try "
+    "again in a moment",
+    "tb_running": "{count} TensorBoards are running, the most this server allows "
+    "(c.PyTorchJobApp.tensorboard_max_instances), and each was used within the last "
+    "{seconds} s. Stop one first, e.g. {id} on {logdir} (last used {lastUsed})",
+    "tb_cannot_run": "cannot run TensorBoard: {error}",
+    "tb_exited": "TensorBoard exited with status {status}: {output}",
+    "tb_no_answer": "TensorBoard did not answer within {seconds} s: {output}",
+    "tb_no_resolver": "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
+    "tb_job_logdir": "no log directory for job {job}: {problem}",
+    "tb_jobs_alone": "give 'jobs' alone, or 'logdir' or 'job'",
+    "tb_jobs_list": "give a non-empty list of job names",
+    "tb_jobs_many": "at most {maximum} jobs in one TensorBoard",
+    "tb_jobs_once": "each job once",
+    "tb_unknown_field": "unknown field; give 'logdir' or 'job'",
+    "tb_one_of": "give exactly one of 'logdir' and 'job'",
+    "tb_logdir_string": "the log directory must be a non-empty string",
+    "tb_job_string": "the job name must be a non-empty string",
+    "tb_not_found": "no TensorBoard {id}",
 }
 
 # A placeholder: ``{name}``, not a doubled brace.

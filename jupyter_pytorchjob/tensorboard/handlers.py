@@ -37,6 +37,7 @@ from jupyter_server_proxy.handlers import LocalProxyHandler, RewritableResponse
 from tornado import web
 
 from ..job.errors import JobSpecInvalid
+from ..job.messages import Message, coded_wire, msg
 from ..rest import AUTH_RESOURCE, job_name_problem, json_object_body
 from .manager import PROXY_PATH, TensorBoardError, TensorBoardManager
 
@@ -90,19 +91,19 @@ class _TensorBoardAPIHandler(APIHandler):
         """A job's log directory through the server's resolver; errors name ``field``."""
         invalid = job_name_problem(job)  # before the name becomes part of a path
         if invalid is not None:
-            raise TensorBoardError(field, invalid.errors[0].message)
+            raise TensorBoardError(field, invalid.errors[0].problem)
         resolver = cast("LogdirResolver | None", self.settings.get(RESOLVER_SETTING))
         if resolver is None:
-            raise TensorBoardError(
-                field,
-                "this server cannot find a job's log directory; open TensorBoard by 'logdir'",
-            )
+            raise TensorBoardError(field, msg("tb_no_resolver"))
         try:
             return await resolver(job)
         except LookupError as err:
-            raise TensorBoardError(field, f"no log directory for job {job!r}: {err}", 404) from err
+            # The backend's JobNotFound, its Message passed along (app.job_logdir).
+            said = err.args[0] if err.args and isinstance(err.args[0], Message) else str(err)
+            problem = msg("tb_job_logdir", job=repr(job), problem=said)
+            raise TensorBoardError(field, problem, 404) from err
         except TensorBoardError as err:
-            raise TensorBoardError(field, err.message, err.status) from err
+            raise TensorBoardError(field, err.problem or err.message, err.status) from err
 
 
 class TensorBoardsHandler(_TensorBoardAPIHandler):
@@ -136,37 +137,37 @@ class TensorBoardsHandler(_TensorBoardAPIHandler):
         """``{"jobs": [NAME, …]}`` -> each job's log directory, by job name."""
         unknown = sorted(set(body) - {"jobs"})
         if unknown:
-            raise TensorBoardError(unknown[0], "give 'jobs' alone, or 'logdir' or 'job'")
+            raise TensorBoardError(unknown[0], msg("tb_jobs_alone"))
         jobs = body["jobs"]
         if not isinstance(jobs, list) or not jobs or not all(isinstance(j, str) for j in jobs):
-            raise TensorBoardError("jobs", "give a non-empty list of job names")
+            raise TensorBoardError("jobs", msg("tb_jobs_list"))
         if len(jobs) > MAX_RUNS:
-            raise TensorBoardError("jobs", f"at most {MAX_RUNS} jobs in one TensorBoard")
+            raise TensorBoardError("jobs", msg("tb_jobs_many", maximum=MAX_RUNS))
         if len(set(jobs)) != len(jobs):
-            raise TensorBoardError("jobs", "each job once")
+            raise TensorBoardError("jobs", msg("tb_jobs_once"))
         return {job: await self._job_logdir(job, "jobs") for job in jobs}
 
     async def _logdir(self, body: dict[str, Any]) -> str:
         unknown = sorted(set(body) - {"logdir", "job"})
         if unknown:
-            raise TensorBoardError(unknown[0], "unknown field; give 'logdir' or 'job'")
+            raise TensorBoardError(unknown[0], msg("tb_unknown_field"))
         if ("logdir" in body) == ("job" in body):
-            raise TensorBoardError("logdir", "give exactly one of 'logdir' and 'job'")
+            raise TensorBoardError("logdir", msg("tb_one_of"))
         if "logdir" in body:
             logdir = body["logdir"]
             if not isinstance(logdir, str) or not logdir.strip():
-                raise TensorBoardError("logdir", "the log directory must be a non-empty string")
+                raise TensorBoardError("logdir", msg("tb_logdir_string"))
             return logdir
         job = body["job"]
         if not isinstance(job, str) or not job.strip():
-            raise TensorBoardError("job", "the job name must be a non-empty string")
+            raise TensorBoardError("job", msg("tb_job_string"))
         return await self._job_logdir(job, "job")
 
     def _json_body(self) -> dict[str, Any]:
         try:
             return json_object_body(self)
         except JobSpecInvalid as err:
-            raise TensorBoardError(err.field, err.errors[0].message) from err
+            raise TensorBoardError(err.field, err.errors[0].problem) from err
 
 
 class JobTensorBoardHandler(_TensorBoardAPIHandler):
@@ -180,7 +181,7 @@ class JobTensorBoardHandler(_TensorBoardAPIHandler):
         """200 ``{logdir, problem}`` (exactly one of them null); 404 for an unknown job."""
         invalid = job_name_problem(name)
         if invalid is not None:
-            self._error(TensorBoardError("name", invalid.errors[0].message))
+            self._error(TensorBoardError("name", invalid.errors[0].problem))
             return
         try:
             logdir = await self._job_logdir(name, "job")
@@ -189,9 +190,10 @@ class JobTensorBoardHandler(_TensorBoardAPIHandler):
             if err.status == 404:  # no such job
                 self._error(err)
                 return
-            self.finish(json.dumps({"logdir": None, "problem": err.message}))
+            said = err.problem or err.message
+            self.finish(json.dumps({"logdir": None, **coded_wire("problem", said)}))
             return
-        self.finish(json.dumps({"logdir": resolved, "problem": None}))
+        self.finish(json.dumps({"logdir": resolved, **coded_wire("problem", None)}))
 
 
 class TensorBoardHandler(_TensorBoardAPIHandler):
@@ -203,7 +205,7 @@ class TensorBoardHandler(_TensorBoardAPIHandler):
         """Answer one instance or 404."""
         instance = _manager(self).get(tb_id)
         if instance is None:
-            self._error(TensorBoardError("id", f"no TensorBoard {tb_id!r}", 404))
+            self._error(TensorBoardError("id", msg("tb_not_found", id=repr(tb_id)), 404))
             return
         self.finish(json.dumps(instance.to_wire()))
 
@@ -212,7 +214,7 @@ class TensorBoardHandler(_TensorBoardAPIHandler):
     async def delete(self, tb_id: str) -> None:
         """Stop one instance: 204, or 404 when unknown."""
         if not await _manager(self).stop(tb_id):
-            self._error(TensorBoardError("id", f"no TensorBoard {tb_id!r}", 404))
+            self._error(TensorBoardError("id", msg("tb_not_found", id=repr(tb_id)), 404))
             return
         self.set_status(204)
         self.finish()

@@ -50,6 +50,7 @@ from urllib.parse import unquote
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
+from ..job.messages import Message, msg
 from ..processes import free_port
 from ._launch import PARENT_ENV
 
@@ -68,18 +69,22 @@ _ATEXIT_REGISTERED = False
 class TensorBoardError(Exception):
     """A request the manager refuses or cannot fulfil, with the field to blame.
 
-    ``status`` is the HTTP status the REST API answers with.
+    ``status`` is the HTTP status the REST API answers with; ``problem`` the message
+    with its code (JupyterLab translates it; None for a backend's words, e.g.
+    Kubernetes'), ``message`` its English text.
     """
 
-    def __init__(self, field: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
+    def __init__(self, field: str, problem: str | Message, status: int = 400) -> None:
+        super().__init__(str(problem))
         self.field = field
-        self.message = message
+        self.problem = problem if isinstance(problem, Message) else None
+        self.message = str(problem)
         self.status = status
 
-    def to_wire(self) -> dict[str, str]:
-        """The JSON error body: ``{field, message}``."""
-        return {"field": self.field, "message": self.message}
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON error body: ``{field, message}``, with ``code`` and ``params``."""
+        said = self.problem.to_wire() if self.problem else {"message": self.message}
+        return {"field": self.field, **said}
 
 
 def _iso(epoch: float) -> str:
@@ -261,13 +266,13 @@ class TensorBoardManager:
         root is 404 with ``must_exist``, else accepted and not created.
         """
         if not isinstance(logdir, str) or not logdir.strip():
-            raise TensorBoardError("logdir", "name a log directory")
+            raise TensorBoardError("logdir", msg("tb_name_logdir"))
         shown = logdir if len(logdir) <= 80 else logdir[:77] + "..."
         if "\x00" in logdir:
-            raise TensorBoardError("logdir", "the log directory contains a NUL character")
+            raise TensorBoardError("logdir", msg("tb_nul"))
         raw = Path(logdir)
         if ".." in raw.parts:
-            raise TensorBoardError("logdir", "'..' is not allowed in a log directory")
+            raise TensorBoardError("logdir", msg("tb_dotdot"))
         candidate = raw if raw.is_absolute() else self.relative_to / raw
         try:
             resolved = candidate.resolve()
@@ -275,18 +280,16 @@ class TensorBoardManager:
             exists, is_dir = resolved.exists(), resolved.is_dir()
         except (OSError, RuntimeError) as err:  # symlink loops, permissions, too long
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
-            raise TensorBoardError("logdir", f"cannot look up {shown!r}: {reason}") from err
+            problem = msg("tb_lookup", path=repr(shown), reason=str(reason))
+            raise TensorBoardError("logdir", problem) from err
         if not any(resolved == root or resolved.is_relative_to(root) for root in self.roots):
             roots = ", ".join(str(r) for r in self.roots)
-            raise TensorBoardError(
-                "logdir",
-                f"{shown!r} resolves to {resolved}, outside the TensorBoard roots ({roots})",
-                403,
-            )
+            problem = msg("tb_outside_roots", path=repr(shown), resolved=str(resolved), roots=roots)
+            raise TensorBoardError("logdir", problem, 403)
         if exists and not is_dir:
-            raise TensorBoardError("logdir", f"{resolved} is not a directory")
+            raise TensorBoardError("logdir", msg("tb_not_dir", path=str(resolved)))
         if must_exist and not exists:
-            raise TensorBoardError("logdir", f"{resolved} does not exist", 404)
+            raise TensorBoardError("logdir", msg("tb_missing", path=str(resolved)), 404)
         return resolved
 
     def prefix_for(self, tb_id: str) -> str:
@@ -334,7 +337,7 @@ class TensorBoardManager:
         (and the directory need not exist yet: the job will write it).
         """
         if self._closed:
-            raise TensorBoardError("logdir", "the server is shutting down", 503)
+            raise TensorBoardError("logdir", msg("tb_shutting_down"), 503)
         path = self.resolve(logdir, must_exist=job is None)
         instance = await self._start(instance_id(path), path, None)
         if job:
@@ -351,26 +354,24 @@ class TensorBoardManager:
         (TensorBoard keeps one name per directory) is refused, naming field ``jobs``.
         """
         if self._closed:
-            raise TensorBoardError("jobs", "the server is shutting down", 503)
+            raise TensorBoardError("jobs", msg("tb_shutting_down"), 503)
         if not runs:
-            raise TensorBoardError("jobs", "name at least one job")
+            raise TensorBoardError("jobs", msg("tb_no_jobs"))
         paths: dict[str, Path] = {}
         for name, logdir in runs.items():
             if not name or any(c in name for c in ",:/"):
-                raise TensorBoardError("jobs", f"{name!r} cannot name a TensorBoard run")
+                raise TensorBoardError("jobs", msg("tb_run_name", name=repr(name)))
             try:
                 path = self.resolve(logdir)
             except TensorBoardError as err:
-                raise TensorBoardError("jobs", f"{name}: {err.message}", err.status) from err
+                problem = msg("tb_run_problem", name=name, problem=err.problem or err.message)
+                raise TensorBoardError("jobs", problem, err.status) from err
             if "," in str(path):
-                raise TensorBoardError(
-                    "jobs", f"{name}: TensorBoard cannot name a run in {path} (a comma)"
-                )
+                raise TensorBoardError("jobs", msg("tb_run_comma", name=name, path=str(path)))
             shared = [other for other, seen in paths.items() if seen == path]
             if shared:
-                raise TensorBoardError(
-                    "jobs", f"{shared[0]} and {name} share the log directory {path}"
-                )
+                problem = msg("tb_shared_logdir", first=shared[0], second=name, path=str(path))
+                raise TensorBoardError("jobs", problem)
             paths[name] = path
         spec = logdir_spec(paths)
         common = Path(os.path.commonpath([str(p) for p in paths.values()]))
@@ -417,21 +418,17 @@ class TensorBoardManager:
                 await self._terminate(idle[0])
                 continue
             if not running:  # all of them still starting
-                raise TensorBoardError(
-                    "logdir",
-                    f"{len(self._starting)} TensorBoards are starting, the most this server "
-                    "runs at once; try again in a moment",
-                    429,
-                )
+                raise TensorBoardError("logdir", msg("tb_starting", count=len(self._starting)), 429)
             oldest = running[0]
-            raise TensorBoardError(
-                "logdir",
-                f"{len(running)} TensorBoards are running, the most this server allows "
-                "(c.PyTorchJobApp.tensorboard_max_instances), and each was used within the "
-                f"last {self.busy_window:g} s. Stop one first, e.g. {oldest.id} on "
-                f"{oldest.logdir} (last used {_iso(oldest.last_access)})",
-                429,
+            problem = msg(
+                "tb_running",
+                count=len(running),
+                seconds=f"{self.busy_window:g}",
+                id=oldest.id,
+                logdir=str(oldest.logdir),
+                lastUsed=_iso(oldest.last_access),
             )
+            raise TensorBoardError("logdir", problem, 429)
 
     async def stop(self, tb_id: str) -> bool:
         """Stop one instance; False when no instance has this id."""
@@ -527,7 +524,7 @@ class TensorBoardManager:
         except OSError as err:
             if links is not None:
                 shutil.rmtree(links, ignore_errors=True)
-            raise TensorBoardError("logdir", f"cannot run TensorBoard: {err}", 500) from err
+            raise TensorBoardError("logdir", msg("tb_cannot_run", error=str(err)), 500) from err
         _register_atexit()
         _LIVE_GROUPS.add(process.pid)
         instance = TensorBoardInstance(
@@ -559,12 +556,12 @@ class TensorBoardManager:
         while True:
             if not instance.alive:
                 await self._drain(instance)
-                raise TensorBoardError(
-                    "logdir",
-                    f"TensorBoard exited with status {instance.process.returncode}: "
-                    + self._tail(instance),
-                    500,
+                problem = msg(
+                    "tb_exited",
+                    status=str(instance.process.returncode),
+                    output=self._tail(instance),
                 )
+                raise TensorBoardError("logdir", problem, 500)
             try:
                 response = await client.fetch(
                     HTTPRequest(url, connect_timeout=2, request_timeout=5), raise_error=False
@@ -574,12 +571,10 @@ class TensorBoardManager:
             except OSError:
                 pass  # not listening yet
             if time.monotonic() >= deadline:
-                raise TensorBoardError(
-                    "logdir",
-                    f"TensorBoard did not answer within {self.start_timeout:g} s: "
-                    + self._tail(instance),
-                    504,
+                problem = msg(
+                    "tb_no_answer", seconds=f"{self.start_timeout:g}", output=self._tail(instance)
                 )
+                raise TensorBoardError("logdir", problem, 504)
             # A refused connection costs microseconds: poll often, answer sooner.
             await asyncio.sleep(0.02 if time.monotonic() - started < 10 else 0.2)
 
