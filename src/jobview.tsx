@@ -146,7 +146,16 @@ export class JobView extends ReactWidget {
       void this._commands.execute(id, { name });
     };
     const now = Date.now();
-    const tensorBoardProblem = this._tensorBoard?.problem ?? null;
+    const board = this._tensorBoard;
+    // Why TensorBoard cannot open the job's log directory, in the user's language.
+    const tensorBoardProblem = board?.problem
+      ? translateCoded(
+          board.problem,
+          board.problemCode,
+          board.problemParams,
+          trans
+        )
+      : null;
     return (
       <div className="jp-PyTorchJobView-content">
         <header className="jp-PyTorchJobView-header">

@@ -2,7 +2,7 @@
  * Tests of the job view: TensorBoard's availability, the Spec section.
  */
 
-import { nullTranslator } from '@jupyterlab/translation';
+import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
@@ -13,6 +13,7 @@ import { PyTorchJobClient } from '../api';
 import { JobView } from '../jobview';
 import { SpecSection } from '../spec';
 import { IJob, IJobTensorBoard } from '../tokens';
+import { chineseTranslator } from './chinese';
 
 const trans = nullTranslator.load('jupyter_pytorchjob');
 
@@ -39,7 +40,8 @@ async function rendered(widget: Widget): Promise<void> {
  */
 async function view(
   job: IJob,
-  tensorBoard: IJobTensorBoard | Error
+  tensorBoard: IJobTensorBoard | Error,
+  language: TranslationBundle = trans
 ): Promise<{ widget: JobView; client: Record<string, jest.Mock> }> {
   const client = {
     getJob: jest.fn().mockResolvedValue(job),
@@ -54,7 +56,7 @@ async function view(
     name: job.name,
     client: client as unknown as PyTorchJobClient,
     commands: new CommandRegistry(),
-    trans,
+    trans: language,
     refreshInterval: 3600
   });
   Widget.attach(widget, document.body);
@@ -86,6 +88,31 @@ describe('the job view’s TensorBoard button', () => {
       // Asked once per log directory, not on every refresh.
       await widget.refresh();
       expect(client.jobTensorBoard).toHaveBeenCalledTimes(1);
+    } finally {
+      widget.dispose();
+    }
+  });
+
+  it('gives the server’s reason in the user’s language', async () => {
+    const { widget } = await view(
+      RUNNING,
+      {
+        logdir: null,
+        problem: OUTSIDE,
+        problemCode: 'tb_outside_roots',
+        problemParams: {
+          path: "'/mnt/logs/board'",
+          resolved: '/mnt/logs/board',
+          roots: '/srv'
+        }
+      },
+      chineseTranslator()
+    );
+    try {
+      const note = widget.node.querySelector('[role="note"]')!;
+      expect(note.textContent).toContain(
+        "'/mnt/logs/board' 解析为 /mnt/logs/board，位于 TensorBoard 根目录（/srv）之外"
+      );
     } finally {
       widget.dispose();
     }
