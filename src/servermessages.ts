@@ -475,6 +475,29 @@ export const SERVER_MESSAGES = {
   tb_one_of: "give exactly one of 'logdir' and 'job'",
   tb_logdir_string: 'the log directory must be a non-empty string',
   tb_job_string: 'the job name must be a non-empty string',
-  tb_not_found: 'no TensorBoard {id}'
+  tb_not_found: 'no TensorBoard {id}',
+  k8s_no_kubeconfig:
+    'no Kubernetes configuration: not in a pod, and the kubeconfig {path} does not exist. Set KUBECONFIG to a kubeconfig file, or use the local backend',
+  k8s_bad_kubeconfig:
+    'no Kubernetes configuration: not in a pod, and the kubeconfig {path} cannot be used ({error}). Set KUBECONFIG, or use the local backend',
+  k8s_unauthorized:
+    'the Kubernetes API refused our credentials (401 Unauthorized) while trying to {what}; the token may have expired - log in again or refresh the kubeconfig',
+  k8s_refused_change: 'the cluster refused to {what}: {message}',
+  k8s_refused_job: 'the cluster refused the job: {message}',
+  k8s_forbidden_cluster:
+    "not allowed to {what} (cluster-scoped objects, outside any namespace): {message}. Only a ClusterRoleBinding grants that - a namespace's roles cannot; ask an administrator",
+  k8s_forbidden:
+    "not allowed to {what} in namespace {namespace}: {message}. Ask an administrator for the missing permission (the Kubeflow 'kubeflow-edit' role covers pytorchjobs, pods/log and events)",
+  k8s_no_namespace:
+    'namespace {namespace} does not exist in this cluster ({message}); check the namespace setting or the kubeconfig context',
+  k8s_rejected: 'the API server rejected the job: {message}',
+  k8s_unavailable:
+    'the Kubernetes API is unavailable or overloaded (HTTP {status}: {message}) while trying to {what}; try again in a moment',
+  k8s_failed: 'could not {what}: {message} (HTTP {status})',
+  k8s_timeout:
+    'the Kubernetes API server at {server} did not answer within {seconds} s while trying to {what}; it may be overloaded or unreachable behind a proxy - try again, or raise PyTorchJobApp.kubernetes_connect_timeout / kubernetes_request_timeout',
+  k8s_unreachable:
+    'cannot reach the Kubernetes API server at {server} to {what}: {error}. Check the network or the cluster address in the kubeconfig',
+  k8s_error: 'could not {what}: {error}'
 } as const;
 // END generated

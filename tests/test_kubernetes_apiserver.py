@@ -201,6 +201,8 @@ async def test_a_follow_error_shows_at_once_not_when_the_job_ends(
         await asyncio.wait_for(drain(backend.logs("demo", follow=True), []), 15)
     assert time.monotonic() - started < 5  # the job is still Running
     assert info.value.status == 403 and "pods/log" in info.value.message
+    # Our guidance around the cluster's words, with its code for JupyterLab to translate.
+    assert info.value.problem is not None and info.value.problem.code == "k8s_forbidden"
     assert (await backend.get_job("demo")).state is JobState.RUNNING
 
 

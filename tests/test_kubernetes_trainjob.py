@@ -249,6 +249,8 @@ async def test_a_webhook_refusal_is_a_refused_job_in_its_words(
         await backend.submit(trainjob(extras={"spec": {"runtimePatches": [patch]}}))
     assert info.value.status == 400 and "refused the job" in info.value.message
     assert "admission webhook" in info.value.message
+    assert info.value.to_wire()["code"] == "k8s_refused_job"
+    assert "admission webhook" in info.value.to_wire()["params"]["message"]
     assert fake_kube.get("trainjobs", NS, "tj") is None
 
 

@@ -17,6 +17,7 @@ import aiohttp
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ...job.messages import msg
 from ..base import BackendError, JobExists, JobNotFound
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -85,19 +86,13 @@ async def load_configuration() -> tuple[client.Configuration, str | None]:
     # $KUBECONFIG may list several files; the client merges those that exist, and with
     # none it logs a stray "Config not found" line and blames the (empty) content.
     if not any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p):
-        raise BackendError(
-            f"no Kubernetes configuration: not in a pod, and the kubeconfig {path} does not "
-            "exist. Set KUBECONFIG to a kubeconfig file, or use the local backend",
-            status=503,
-        )
+        raise BackendError(msg("k8s_no_kubeconfig", path=path), status=503)
     try:
         await config.load_kube_config(config_file=path, client_configuration=configuration)
         _, active = config.list_kube_config_contexts(config_file=path)
     except (config.ConfigException, OSError, TypeError) as err:
         raise BackendError(
-            f"no Kubernetes configuration: not in a pod, and the kubeconfig {path} cannot be "
-            f"used ({err}). Set KUBECONFIG, or use the local backend",
-            status=503,
+            msg("k8s_bad_kubeconfig", path=path, error=str(err)), status=503
         ) from err
     namespace = ((active or {}).get("context") or {}).get("namespace")
     return configuration, namespace
@@ -140,39 +135,26 @@ def translate(
         message = str(body.get("message") or plain or err.reason or "no details")
         code = err.status or 500
         if code == 401:
-            return BackendError(
-                f"the Kubernetes API refused our credentials (401 Unauthorized) while trying to "
-                f"{what}; the token may have expired - log in again or refresh the kubeconfig",
-                status=401,
-            )
+            return BackendError(msg("k8s_unauthorized", what=what), status=401)
         if change and (code == 422 or (code == 403 and "denied the request" in message)):
-            return BackendError(f"the cluster refused to {what}: {message}", status=400)
+            return BackendError(msg("k8s_refused_change", what=what, message=message), status=400)
         if code == 403 and "denied the request" in message:
             # A validating webhook built on controller-runtime (the Trainer's, JobSet's)
             # refuses with 403, not 422: the job is wrong, not the user's permissions.
-            return BackendError(f"the cluster refused the job: {message}", status=400)
+            return BackendError(msg("k8s_refused_job", message=message), status=400)
         if code == 403 and namespace is None:
             return BackendError(
-                f"not allowed to {what} (cluster-scoped objects, outside any namespace): "
-                f"{message}. Only a ClusterRoleBinding grants that - a namespace's roles "
-                "cannot; ask an administrator",
-                status=403,
+                msg("k8s_forbidden_cluster", what=what, message=message), status=403
             )
         if code == 403:
-            return BackendError(
-                f"not allowed to {what} in namespace {namespace!r}: {message}. Ask an "
-                "administrator for the missing permission (the Kubeflow 'kubeflow-edit' role "
-                "covers pytorchjobs, pods/log and events)",
-                status=403,
-            )
+            forbidden = msg("k8s_forbidden", what=what, namespace=repr(namespace), message=message)
+            return BackendError(forbidden, status=403)
         if code == 404:
             details = body.get("details") or {}
             if details.get("kind") == "namespaces":
+                missing = repr(details.get("name") or namespace)
                 return BackendError(
-                    f"namespace {details.get('name') or namespace!r} does not exist in this "
-                    f"cluster ({message}); check the namespace setting or the kubeconfig "
-                    "context",
-                    status=404,
+                    msg("k8s_no_namespace", namespace=missing, message=message), status=404
                 )
             if message in (CRD_MISSING_MESSAGE, PAGE_NOT_FOUND) or not details:
                 return CrdMissing(missing_crd)
@@ -182,15 +164,15 @@ def translate(
         if code == 409 and name is not None and body.get("reason") == "AlreadyExists":
             return JobExists(name)
         if code == 422:
-            return BackendError(f"the API server rejected the job: {message}", status=400)
+            return BackendError(msg("k8s_rejected", message=message), status=400)
         if code == 429 or code >= 500:
-            return BackendError(
-                f"the Kubernetes API is unavailable or overloaded (HTTP {code}: {message}) "
-                f"while trying to {what}; try again in a moment",
-                status=503,
-            )
-        return BackendError(f"could not {what}: {message} (HTTP {code})", status=code)
+            unavailable = msg("k8s_unavailable", status=code, message=message, what=what)
+            return BackendError(unavailable, status=503)
+        return BackendError(msg("k8s_failed", what=what, message=message, status=code), status=code)
     if isinstance(err, TimeoutError | aiohttp.ServerTimeoutError):
+        if server and timeout:
+            late = msg("k8s_timeout", server=server, seconds=f"{timeout:g}", what=what)
+            return BackendError(late, status=504)
         within = f" within {timeout:g} s" if timeout else " in time"
         return BackendError(
             f"the Kubernetes API server{where} did not answer{within} while trying to {what}; "
@@ -199,9 +181,12 @@ def translate(
             status=504,
         )
     if isinstance(err, aiohttp.ClientError | OSError):
+        if server:
+            out_of_reach = msg("k8s_unreachable", server=server, what=what, error=str(err))
+            return BackendError(out_of_reach, status=503)
         return BackendError(
             f"cannot reach the Kubernetes API server{where} to {what}: {err}. Check the "
             "network or the cluster address in the kubeconfig",
             status=503,
         )
-    return BackendError(f"could not {what}: {err}")
+    return BackendError(msg("k8s_error", what=what, error=str(err)))
