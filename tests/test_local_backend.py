@@ -182,7 +182,12 @@ async def test_failing_script_with_restart_policy_never(backend: LocalBackend) -
     assert done.state is JobState.FAILED
     (master,) = done.replicas
     assert (master.phase, master.exit_code, master.restarts) == ("Failed", 3, 0)
-    assert "exited with code 3" in (master.message or "")
+    assert str(master.message) == "exited with code 3"
+    # Our words, not a kubelet's: the job view translates them by code.
+    assert (master.to_wire()["messageCode"], master.to_wire()["messageParams"]) == (
+        "replica_exited",
+        {"exitCode": 3},
+    )
     assert "about to fail" in (await collect_logs(backend, "bad"))["master-0"]
     reasons = [e.reason for e in await backend.events("bad")]
     assert "ExitedWithCode" in reasons

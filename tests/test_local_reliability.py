@@ -137,7 +137,7 @@ async def test_a_node_that_cannot_start_fails_the_job_with_the_error(
     assert error in done.conditions[-1].message and "could not start" in done.conditions[-1].message
     (master,) = done.replicas
     assert (master.phase, master.exit_code, master.reason) == ("Failed", 128, "StartError")
-    assert error in (master.message or "")
+    assert error in str(master.message or "")
 
 
 def test_a_supervisor_that_crashes_leaves_its_error_as_the_message(

@@ -319,6 +319,8 @@ MESSAGES: Mapping[str, str] = {
     "replica_waits_for_master": "init-pytorch is waiting for the master to be reachable",
     "replica_last_run": "last run: {reason} with code {exitCode}",
     "replica_said": "{replica}: {said}",
+    "replica_exited": "exited with code {exitCode}",
+    "replica_cannot_start": "cannot start {replica}: {error}",
     "no_operator": "no operator has picked this job up in {seconds} s: the Kubeflow Training "
     "Operator (deployment training-operator, usually in namespace kubeflow) may be down or "
     "not installed; the job starts when it reconciles",

@@ -22,7 +22,7 @@ from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
 from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
-from ...job.messages import Message, msg
+from ...job.messages import Message, coded_from_wire, msg
 from ...job.progress import JobProgress, MetricHistory
 from ...job.spec import JobSpec, writable_mount
 from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
@@ -398,7 +398,7 @@ class LocalBackend(Backend):
                     restarts=r.get("restarts", 0),
                     exit_code=r.get("exit_code"),
                     reason=r.get("reason"),
-                    message=r.get("message"),
+                    message=coded_from_wire(r, "message") or r.get("message"),
                     node="localhost",
                 )
             )

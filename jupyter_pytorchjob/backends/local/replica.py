@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ...job.messages import Message, coded_wire, msg
 from ...processes import ProcessIdentity
 from .plan import NodePlan
 
@@ -22,7 +23,7 @@ class Replica:
     restarts: int = 0
     exit_code: int | None = None
     reason: str | None = None
-    message: str | None = None
+    message: str | Message | None = None  # ours, or the kubelet's words as it says them
     started: float | None = None
     ended: float | None = None  # when its last run ended
     # In CrashLoopBackOff: when the kubelet would start the container again.
@@ -49,7 +50,7 @@ class Replica:
             "restarts": self.restarts,
             "exit_code": self.exit_code,
             "reason": self.reason,
-            "message": self.message,
+            **coded_wire("message", self.message),
             "started": self.started,
         }
 
@@ -61,7 +62,7 @@ def settle(replica: Replica, code: int) -> None:
     replica.exit_code = code
     replica.phase = "Succeeded" if code == 0 else "Failed"
     replica.reason = None if code == 0 else ("Error" if code < 128 else f"Signal{code - 128}")
-    replica.message = None if code == 0 else f"exited with code {code}"
+    replica.message = None if code == 0 else msg("replica_exited", exitCode=code)
 
 
 def exit_code(returncode: int) -> int:

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.failure import JobFailure, failure_hint, failure_message, failure_tail, signal_name
+from ...job.messages import msg
 from ...job.progress import chief_replica
 from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
@@ -221,7 +222,7 @@ class Supervisor:
         replica.phase = "Failed"
         replica.exit_code = 128
         replica.reason = "StartError"
-        replica.message = f"cannot start {name}: {err}"
+        replica.message = msg("replica_cannot_start", replica=name, error=str(err))
         self.jobdir.add_event("Warning", "Failed", f"Error: {replica.message}", name)
         kind = self.controller.kind_name
         self.controller.fail(f"{kind} {self.name} is failed because {name} could not start: {err}")
@@ -574,7 +575,7 @@ def failure_summary(
     return JobFailure(
         replica=name,
         reason=run_reason,
-        message=failure_message(lines) or replica.message or message,
+        message=failure_message(lines) or str(replica.message or "") or message,
         exit_code=code,
         signal=signal_name(code),
         tail=failure_tail(lines),
