@@ -140,6 +140,15 @@ test.describe.serial('the job view', () => {
         WORDS.zh_CN.suspended
       );
       await expect(header).toHaveScreenshot('view-suspended-zh_CN.png');
+      // The server's own words, translated by their codes: why it waits, and
+      // why TensorBoard cannot open its log directory.
+      const view = page.locator('.jp-PyTorchJobView');
+      await expect(
+        view.locator('.jp-PyTorchJobView-waiting p').first()
+      ).toHaveText('等待中：作业已挂起：恢复后才会创建它的 pod');
+      await expect(view.locator('[role="note"]').first()).toContainText(
+        '位于 TensorBoard 根目录'
+      );
       await page.screenshot({
         path: testInfo.outputPath('suspended-zh_CN.png')
       });
