@@ -164,9 +164,8 @@ def finished_error(name: str, state: JobState, action: str) -> BackendError:
 
 def unknown_replica(name: str, replica: str, replicas: list[str]) -> BackendError:
     """404 for a log request naming a replica the job does not have (both backends)."""
-    return BackendError(
-        f"job {name!r} has no replica {replica!r}; it has {', '.join(replicas)}", status=404
-    )
+    no_such = msg("no_replica", name=repr(name), replica=repr(replica), has=", ".join(replicas))
+    return BackendError(no_such, status=404)
 
 
 def dropped_warning(paths: list[str], kind: str = "PyTorchJob") -> Message:
@@ -288,14 +287,13 @@ class Backend(ABC):
         ``fromCheckpoint``, ``BackendError`` (409) when the job cannot be read back."""
         info = await self.get_job(name)
         if info.manifest is None:
-            raise BackendError(f"job {name} has no manifest to clone", status=409)
+            raise BackendError(msg("clone_no_manifest", name=name), status=409)
         kind = kind_of(info.manifest)
         try:
             spec = kind.parse(info.manifest, gpu_resource=gpu_resource)
         except JobSpecInvalid as error:
-            raise BackendError(
-                f"job {name} cannot be read back into a job body: {error}", status=409
-            ) from error
+            unreadable = msg("clone_unreadable", name=name, problem=str(error))
+            raise BackendError(unreadable, status=409) from error
         if new_name is None:
             taken = (job.name for job in await self.list_jobs())
             new_name = clone_name(name, taken, kind.max_name_length(spec))
@@ -334,9 +332,7 @@ class Backend(ABC):
         when the configuration does not allow it."""
         if namespace is None:
             return self
-        raise BackendError(
-            f"the {self.name} backend has no namespaces; leave the namespace out", status=400
-        )
+        raise BackendError(msg("no_namespaces", backend=self.name), status=400)
 
     async def dropped_fields(self, manifest: Mapping[str, Any]) -> list[str]:
         """Paths of the fields of ``manifest`` that the place jobs run would drop

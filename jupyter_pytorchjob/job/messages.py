@@ -259,6 +259,23 @@ MESSAGES: Mapping[str, str] = {
     "supervisor_failed": "the job supervisor failed to start",
     "no_logdir": "job {name} has no TensorBoard log directory; submit it with --logdir (the "
     "form's TensorBoard log directory) on a PVC",
+    "no_logdir_cluster": "job {name} has no TensorBoard log directory; submit it with --logdir "
+    "on a PVC",
+    "logdir_no_notebook": "job {name} writes to {logdir} in its pods, but this server does not "
+    "run in a notebook pod that could mount the same PVC; open TensorBoard on a directory "
+    "instead",
+    "logdir_unmounted": "job {name} writes its logs to {logdir} (on PVC {claim}), which this "
+    "notebook does not mount; add that PVC to the notebook's volumes, or give the job a "
+    "logdir on a PVC the notebook mounts",
+    "logdir_off_pvc": "job {name} writes its logs to {logdir} (outside every PVC of the job), "
+    "which this notebook does not mount; add that PVC to the notebook's volumes, or give the "
+    "job a logdir on a PVC the notebook mounts",
+    "no_replica": "job {name} has no replica {replica}; it has {has}",
+    "clone_no_manifest": "job {name} has no manifest to clone",
+    "clone_unreadable": "job {name} cannot be read back into a job body: {problem}",
+    "no_namespaces": "the {backend} backend has no namespaces; leave the namespace out",
+    "namespace_not_allowed": "namespace {namespace} is not allowed here; this server works in "
+    "{allowed}",
     # -- why a job failed, what it waits for (failure.py): the hints name the flag ----------
     "hint_oom": "The replica ran out of memory: raise {memory} (or lower the batch size or the "
     "DataLoader's num_workers).",

@@ -186,12 +186,9 @@ class KubernetesBackend(Backend):
         if namespace is None or namespace == self.namespace:
             return self
         if namespace not in self.allowed_namespaces:
-            raise BackendError(
-                f"namespace {namespace!r} is not allowed here; this server works in "
-                f"{self.namespace!r}"
-                + (f" and {', '.join(self.allowed_namespaces)}" if self.allowed_namespaces else ""),
-                status=403,
-            )
+            allowed = ", ".join([repr(self.namespace), *self.allowed_namespaces])
+            refused = msg("namespace_not_allowed", namespace=repr(namespace), allowed=allowed)
+            raise BackendError(refused, status=403)
         other = self._others.get(namespace)
         if other is None:
             # Kept: its progress watcher (and the history it holds) outlives the request.
@@ -261,30 +258,26 @@ class KubernetesBackend(Backend):
         spec = kind.parse(job)
         name = spec.name
         if not spec.logdir:
-            raise BackendError(
-                f"job {name!r} has no TensorBoard log directory; submit it with --logdir on a PVC",
-                status=400,
-            )
+            raise BackendError(msg("no_logdir_cluster", name=repr(name)), status=400)
         notebook = await self.notebook()
         if notebook is None:
-            raise BackendError(
-                f"job {name!r} writes to {spec.logdir} in its pods, but this server does not "
-                "run in a notebook pod that could mount the same PVC; open TensorBoard on a "
-                "directory instead",
-                status=400,
-            )
+            elsewhere = msg("logdir_no_notebook", name=repr(name), logdir=spec.logdir)
+            raise BackendError(elsewhere, status=400)
         local = notebook.local_path(spec.pvc, spec.logdir)
         if local is None:
             holder = next(
                 (m for m in spec.pvc if within(spec.logdir, m.mount_path) is not None), None
             )
-            where = f"on PVC {holder.claim!r}" if holder else "outside every PVC of the job"
-            raise BackendError(
-                f"job {name!r} writes its logs to {spec.logdir} ({where}), which this notebook "
-                "does not mount; add that PVC to the notebook's volumes, or give the job a "
-                "logdir on a PVC the notebook mounts",
-                status=400,
-            )
+            if holder:
+                unmounted = msg(
+                    "logdir_unmounted",
+                    name=repr(name),
+                    logdir=spec.logdir,
+                    claim=repr(holder.claim),
+                )
+            else:
+                unmounted = msg("logdir_off_pvc", name=repr(name), logdir=spec.logdir)
+            raise BackendError(unmounted, status=400)
         return local
 
     async def _failure_archive(self, kind: JobKind, job: dict[str, Any], replica: str) -> list[str]:
