@@ -1030,7 +1030,8 @@ export interface ILogNotice {
 }
 
 /**
- * Some complete lines of one replica's log.
+ * Some complete lines of one replica's log, or of several replicas' merged in
+ * time order.
  */
 export interface ILogChunk {
   /**
@@ -1054,6 +1055,23 @@ export interface ILogChunk {
    * Whether it is the previous container's log.
    */
   previous?: boolean;
+
+  /**
+   * A merged chunk (several replicas' lines in time order) only: its
+   * replicas. `replica` and `offset` are then its last line's.
+   */
+  replicas?: string[];
+
+  /**
+   * A merged chunk only: each line's replica, one character per line of
+   * `text`: character code 48 + i (`"0"`, `"1"`, …) for `replicas[i]`.
+   */
+  owners?: string;
+
+  /**
+   * A merged chunk only: where it ends in each of its replicas' logs.
+   */
+  offsets?: Record<string, number>;
 }
 
 /**

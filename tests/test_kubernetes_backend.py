@@ -32,7 +32,8 @@ def spec(name: str = "demo", **body: Any) -> JobSpec:
 async def collect(stream: Any, until: int | None = None) -> dict[str, str]:
     text: dict[str, str] = {}
     async for chunk in stream:
-        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
+        for replica, lines in chunk.runs():
+            text[replica] = text.get(replica, "") + lines
     return text
 
 
@@ -130,7 +131,8 @@ async def test_logs_follow_pending_to_running_merged(
 
     async def follow() -> None:
         async for chunk in backend.logs("demo", follow=True):
-            received[chunk.replica] = received.get(chunk.replica, "") + chunk.text
+            for replica, text in chunk.runs():
+                received[replica] = received.get(replica, "") + text
 
     pods = ("demo-master-0", "demo-worker-0", "demo-worker-1")
 
@@ -209,7 +211,10 @@ async def test_logs_two_replicas_come_back_in_time_order_also_after_a_resume(
     assert [line for c in chunks for line in c.text.splitlines()] == order
 
     half = len(chunks) // 2
-    since = {c.replica: c.offset for c in chunks[:half]}
+    assert half > 0
+    since: dict[str, int] = {}
+    for chunk in chunks[:half]:
+        since.update(chunk.resume_offsets())
     seen = [line for c in chunks[:half] for line in c.text.splitlines()]
     lines: list[str] = []
 

@@ -236,5 +236,7 @@ async def read_archive(
             merged.add(r, block)
             if not more:
                 merged.closed(r)
-        for r, text, stamp, _ in merged.take():
-            yield LogChunk(r, text.decode("utf-8", "replace"), stamp_ns(stamp) or 0, previous)
+        taken = merged.take()
+        if taken is not None:
+            ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
+            yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..job.clone import clone_body, clone_name
 from ..job.errors import JobSpecInvalid
+from ..job.loglines import OWNER_BASE, owner_runs, tagged
 from ..job.progress import JobProgress, MetricHistory, chief_replica
 from ..job.run import RunLog, RunRecord, run_wire
 from ..job.spec import JobSpec
@@ -112,11 +113,15 @@ class Volume:
 
 @dataclass
 class LogChunk:
-    """Some complete lines of one replica's log.
+    """Some complete lines of one replica's log, or of several replicas' merged in time
+    order.
 
     ``offset`` is where the chunk ends in that replica's log (for the current
     container unless ``previous``); giving it back as ``since`` resumes after the
-    chunk without repeating a line.
+    chunk without repeating a line. A merged chunk (``owners`` not empty) names each
+    line's replica with a character, ``chr(OWNER_BASE + i)`` for ``replicas[i]``, and
+    ends in ``replicas[i]``'s log at ``offsets[i]``; its ``replica`` and ``offset`` are
+    its last line's.
     """
 
     replica: str
@@ -126,16 +131,51 @@ class LogChunk:
     # True: ``text`` is a message about this replica's log (e.g. it can no longer be
     # read), not log output; shown apart and never stored with the lines.
     notice: bool = False
+    replicas: tuple[str, ...] = ()
+    owners: str = ""
+    offsets: tuple[int, ...] = ()
+
+    @classmethod
+    def merged(
+        cls,
+        replicas: tuple[str, ...],
+        text: str,
+        owners: str,
+        offsets: tuple[int, ...],
+        previous: bool = False,
+    ) -> LogChunk:
+        """The lines of ``replicas`` (``owners``: each line's; empty: all the first's)."""
+        if not owners:
+            return cls(replicas[0], text, offsets[0], previous)
+        last = ord(owners[-1]) - OWNER_BASE
+        return cls(replicas[last], text, offsets[last], previous, False, replicas, owners, offsets)
+
+    def resume_offsets(self) -> dict[str, int]:
+        """Where the chunk ends in the log of each replica it holds lines of."""
+        if self.owners:
+            return dict(zip(self.replicas, self.offsets, strict=True))
+        return {self.replica: self.offset}
+
+    def runs(self) -> list[tuple[str, str]]:
+        """Its lines in runs of one replica's, in order: (replica, lines)."""
+        if not self.owners:
+            return [(self.replica, self.text)]
+        return [(self.replicas[i], run) for i, run in owner_runs(self.text, self.owners)]
 
     def to_wire(self) -> dict[str, Any]:
         # By hand, not dataclass_wire: one per chunk of a busy stream (100x cheaper).
-        return {
+        wire = {
             "replica": self.replica,
             "text": self.text,
             "offset": self.offset,
             "previous": self.previous,
             "notice": self.notice,
         }
+        if self.owners:
+            wire["replicas"] = list(self.replicas)
+            wire["owners"] = self.owners
+            wire["offsets"] = self.resume_offsets()
+        return wire
 
     def display(self, *, prefix: bool) -> str:
         """The text as the CLI and the magic print it: each line tagged ``master-0 | ``
@@ -144,8 +184,9 @@ class LogChunk:
             return f"ptjob: {self.replica}: {self.text}\n"
         if not prefix:
             return self.text
-        tag = f"{self.replica} | "
-        return "".join(tag + line for line in self.text.splitlines(keepends=True))
+        if self.owners:
+            return tagged(self.text, [f"{r} | " for r in self.replicas], self.owners)
+        return tagged(self.text, [f"{self.replica} | "])
 
 
 def finished_error(name: str, state: JobState, action: str) -> BackendError:

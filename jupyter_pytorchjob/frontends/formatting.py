@@ -435,8 +435,11 @@ class LogWriter:
 
     def text(self, chunk: LogChunk) -> str:
         """What ``write`` prints on stdout for ``chunk`` (not a notice)."""
-        tag = f"{chunk.replica} | " if self.prefix else ""
         text = chunk.text if self.colour else strip_ansi(chunk.text)
+        if chunk.owners:
+            tags = [f"{r} | " if self.prefix else "" for r in chunk.replicas]
+            return self.terminal.merged(text, chunk.owners, chunk.replicas, tags)
+        tag = f"{chunk.replica} | " if self.prefix else ""
         return self.terminal.text(chunk.replica, text, tag)
 
     def write(self, chunk: LogChunk) -> None:

@@ -198,11 +198,15 @@ class LogMerger:
                 while self.ready:
                     yield self.ready.popleft()
                     self.room.set()
-                runs = self.merged.take()
-                for replica, text, stamp, _ in runs:
-                    offset = self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
-                    yield LogChunk(replica, text.decode("utf-8", "replace"), offset, self.previous)
-                if runs:
+                taken = self.merged.take()
+                if taken is not None:
+                    ends = tuple(
+                        self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
+                        for replica, stamp in zip(taken.replicas, taken.stamps, strict=True)
+                    )
+                    yield LogChunk.merged(
+                        taken.replicas, taken.text, taken.owners, ends, self.previous
+                    )
                     self.room.set()
                     continue
                 if self.ready or self.changed.is_set():
@@ -210,7 +214,7 @@ class LogMerger:
                 if discoverer.done():
                     discoverer.result()  # raises what the discoverer raised
                     if not self.ready and not any(
-                        self.merged.pending(r) for r in list(self.merged.counts)
+                        self.merged.pending(r) for r in list(self.merged.lines)
                     ):
                         if self.unreadable:
                             raise BackendError(
@@ -286,7 +290,7 @@ class LogMerger:
             return
         async for chunk in self.archive(gone, dict(self.last_ns)):
             if not chunk.notice:
-                self.last_ns[chunk.replica] = chunk.offset
+                self.last_ns.update(chunk.resume_offsets())
             await self._give(chunk)
 
     def _on_stream_done(self, task: asyncio.Task[None]) -> None:

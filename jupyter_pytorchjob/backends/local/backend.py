@@ -608,9 +608,12 @@ class LocalBackend(Backend):
                 progressed = progressed or bool(block)
                 # Caught up with what the file holds now: live lines go out as they come.
                 (merged.opened if more else merged.closed)(r)
-            for r, text, _, size in merged.take():
-                bases[r] += size
-                yield LogChunk(r, text.decode("utf-8", "replace"), bases[r], previous)
+            taken = merged.take()
+            if taken is not None:
+                for r, size in zip(taken.replicas, taken.sizes, strict=True):
+                    bases[r] += size
+                ends = tuple(bases[r] for r in taken.replicas)
+                yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)
             if progressed:
                 continue
             if not follow:
