@@ -167,6 +167,61 @@ test.describe.serial('the log viewer as a terminal', () => {
   }
 });
 
+/**
+ * Two replicas' lines come in merged chunks (each line's replica named in the
+ * chunk): every line shows with its own replica, in all and in each tab.
+ */
+const TWO = 'ui-merged-log';
+
+test('a merged log shows each line with its replica', async ({
+  page,
+  request
+}) => {
+  await request.delete(`pytorchjob/api/jobs/${TWO}`);
+  const script = String.raw`import os
+for i in range(6):
+    print("rank %s line %d" % (os.environ["RANK"], i), flush=True)
+`;
+  const response = await request.post('pytorchjob/api/jobs', {
+    data: { name: TWO, nodes: 2, shm: 'off', script }
+  });
+  expect(response.status(), await response.text()).toBe(201);
+  // Both replicas done (a worker may end after the master): the log ends.
+  await expect
+    .poll(
+      async () => {
+        const job = await (
+          await request.get(`pytorchjob/api/jobs/${TWO}`)
+        ).json();
+        const phases = job.replicas.map((r: { phase: string }) => r.phase);
+        return [job.state, ...phases].join(' ');
+      },
+      { timeout: 90 * 1000 }
+    )
+    .toBe('Succeeded Succeeded Succeeded');
+  await page.evaluate(async name => {
+    await window.jupyterapp.commands.execute('pytorchjob:open-logs', { name });
+  }, TWO);
+  const logs = page.locator('.jp-PyTorchJobLogs');
+  await expect(logs.getByRole('status')).toContainText('End of log');
+  const rows = logs.getByRole('log').locator('.jp-PyTorchJobLogs-row');
+  await expect(rows).toHaveCount(12);
+  for (const [replica, rank] of [
+    ['master-0', 0],
+    ['worker-0', 1]
+  ]) {
+    for (let i = 0; i < 6; i++) {
+      await expect(
+        rows.filter({ hasText: `rank ${rank} line ${i}` })
+      ).toHaveText(new RegExp(`^${replica}\\s*\\| rank ${rank} line ${i}$`));
+    }
+  }
+  await logs.getByRole('tab', { name: 'worker-0' }).click();
+  await expect(rows).toHaveCount(6);
+  await expect(rows.filter({ hasText: 'rank 0' })).toHaveCount(0);
+  await request.delete(`pytorchjob/api/jobs/${TWO}`);
+});
+
 test.describe('the log viewer in Chinese', () => {
   test.use(CHINESE);
 
