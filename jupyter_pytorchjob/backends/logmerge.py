@@ -80,6 +80,10 @@ class TimeMerge:
         """How many of the replica's lines are waiting to go out."""
         return len(self.lines.get(replica, ()))
 
+    def pending_bytes(self, replica: str) -> int:
+        """How many bytes of the replica's log its pending lines took."""
+        return self.size.get(replica, 0)
+
     def add(self, replica: str, block: bytes) -> None:
         """Whole lines of one replica (``<stamp> <text>\\n`` each), in its order."""
         if not block:

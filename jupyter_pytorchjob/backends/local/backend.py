@@ -598,9 +598,10 @@ class LocalBackend(Backend):
             merged.opened(r)
         while True:
             progressed = False
-            # A replica with lines pending is later than another's backlog: it waits its
-            # turn. The others are read in one thread hop.
-            empty = [r for r in wanted if not merged.pending(r)]
+            # A replica with many lines pending is later than another's backlog: it waits
+            # its turn. The others are read in one thread hop (those left with a few
+            # lines too: replicas printing in step leave a few each time).
+            empty = [r for r in wanted if merged.pending_bytes(r) < BLOCK // 4]
             reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
             blocks = await asyncio.to_thread(read_blocks, reads)
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
