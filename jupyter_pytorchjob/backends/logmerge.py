@@ -160,13 +160,13 @@ class TimeMerge:
             ascii = ascii and self.ascii[replica]
             width = self.width[replica]
             widths.add(width)
-            texts = _texts(taken, width)
-            runs[_MARK(taken_keys[0])] = iter(texts)
+            runs[_MARK(taken_keys[0])] = _texts(taken, width)
             all_keys += taken_keys
         if not replicas:
             return None
         if len(replicas) == 1:
             owners = ""
+            texts = list(*runs.values())
         else:
             # The keys in time order give each line's mark; each mark the next text of
             # its replica's, which keep their own order.
@@ -212,8 +212,8 @@ def _size(lines: list[str], ascii: bool) -> int:
     return len("\n".join(lines).encode("utf-8", "surrogateescape")) + 1
 
 
-def _texts(lines: list[str], width: int) -> list[str]:
+def _texts(lines: list[str], width: int) -> Iterator[str]:
     """The lines without their stamps: cut at ``width`` where all stamps are that wide."""
     if width:
-        return list(map(itemgetter(slice(width + 1, None)), lines))
-    return list(map(_TEXT, map(_PARTITION, lines)))
+        return map(itemgetter(slice(width + 1, None)), lines)
+    return map(_TEXT, map(_PARTITION, lines))
