@@ -12,7 +12,7 @@ import pytest
 from jupyter_pytorchjob.backends import LogChunk
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir, timestamp
-from jupyter_pytorchjob.backends.logmerge import Taken, TimeMerge
+from jupyter_pytorchjob.backends.logmerge import TAKE_BYTES, Taken, TimeMerge
 from jupyter_pytorchjob.frontends.formatting import LogWriter
 from jupyter_pytorchjob.job.loglines import OWNER_BASE
 
@@ -173,7 +173,7 @@ def reference(logs: dict[str, bytes]) -> list[tuple[str, str]]:
 def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -> None:
     rng = random.Random(seed)
     logs = random_logs(rng)
-    merge = TimeMerge(list(logs))
+    merge = TimeMerge(list(logs), take_bytes=rng.choice([TAKE_BYTES, 100, 1]))
     queues: dict[str, list[bytes]] = {}  # each replica's log in a few blocks
     for replica, log in logs.items():
         merge.opened(replica)
@@ -187,14 +187,16 @@ def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -
     newest: dict[str, bytes] = {}
 
     def take() -> None:
-        taken = merge.take()
-        if taken is None:
-            return
-        given.extend(owned(taken))
-        for replica, size, stamp in zip(taken.replicas, taken.sizes, taken.stamps, strict=True):
-            sizes[replica] += size
-            assert stamp >= newest.get(replica, b"")
-            newest[replica] = stamp
+        """Once or until nothing more can go out."""
+        once = rng.random() < 0.5
+        while (taken := merge.take()) is not None:
+            given.extend(owned(taken))
+            for replica, size, stamp in zip(taken.replicas, taken.sizes, taken.stamps, strict=True):
+                sizes[replica] += size
+                assert stamp >= newest.get(replica, b"")
+                newest[replica] = stamp
+            if once:
+                return
 
     while any(queues.values()):  # the replicas' blocks interleaved at random
         replica = rng.choice([r for r in logs if queues[r]])
@@ -205,10 +207,26 @@ def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -
             take()
     for replica in logs:
         merge.closed(replica)
-    take()
+    while any(merge.pending(r) for r in logs):
+        take()
     assert merge.take() is None
     assert given == reference(logs)
     assert sizes == {r: len(log) for r, log in logs.items()}
+
+
+def test_a_take_gives_about_take_bytes_and_the_rest_next() -> None:
+    merge = TimeMerge(["a", "b", "c"], take_bytes=2000)
+    logs = {
+        r: b"".join(b"%06d %s line\n" % (i * 3 + j, r.encode()) for i in range(1000))
+        for j, r in enumerate("abc")
+    }
+    for replica, log in logs.items():
+        merge.add(replica, log)
+    given = []
+    while (taken := merge.take()) is not None:
+        assert sum(taken.sizes) <= 2000 + 3 * 14  # a tie's line at most beyond
+        given += owned(taken)
+    assert len(given) == 3000 and given == reference(logs)
 
 
 def test_a_merged_chunk_shows_as_its_runs_do() -> None:

@@ -236,7 +236,6 @@ async def read_archive(
             merged.add(r, block)
             if not more:
                 merged.closed(r)
-        taken = merged.take()
-        if taken is not None:
+        while (taken := merged.take()) is not None:
             ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
             yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)

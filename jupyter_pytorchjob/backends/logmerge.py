@@ -29,6 +29,10 @@ from operator import add, itemgetter, methodcaller
 
 from ..job.loglines import OWNER_BASE
 
+# What one ``take`` gives at most, about: a chunk (and a websocket message of chunks)
+# stays bounded however many replicas are merged.
+TAKE_BYTES = 1 << 20
+
 _PARTITION = methodcaller("partition", " ")
 _STAMP = itemgetter(0)
 _TEXT = itemgetter(2)
@@ -53,8 +57,9 @@ class Taken:
 class TimeMerge:
     """The pending lines of every replica and what can be given out in order."""
 
-    def __init__(self, replicas: Sequence[str] = ()) -> None:
+    def __init__(self, replicas: Sequence[str] = (), *, take_bytes: int = TAKE_BYTES) -> None:
         self.order = {r: i for i, r in enumerate(replicas)}
+        self.take_bytes = take_bytes
         # Per replica, its pending lines as read (without their newline; undecodable
         # bytes kept as surrogates, so that sizes stay exact) and their sort keys: the
         # stamp, a space (below every stamp character: a shorter stamp sorts first) and
@@ -116,8 +121,9 @@ class TimeMerge:
         self.newest[replica] = keys[-1]
 
     def take(self) -> Taken | None:
-        """The lines that can go out now, in time order; None while a replica being
-        read has no line pending (its next line may be the oldest)."""
+        """The lines that can go out now, in time order, about ``take_bytes`` at most
+        (take again for the rest); None while a replica being read has no line pending
+        (its next line may be the oldest)."""
         horizon: str | None = None
         for replica in self.reading:
             keys = self.keys.get(replica)
@@ -125,6 +131,16 @@ class TimeMerge:
                 return None
             if horizon is None or keys[-1] < horizon:
                 horizon = keys[-1]
+        # About ``take_bytes`` at most: each replica's share, counted in its lines of
+        # average size, lowers the horizon to its last line that fits (one at least).
+        pending = [r for r, keys in self.keys.items() if keys]
+        share = self.take_bytes // max(1, len(pending))
+        for replica in pending:
+            keys, size = self.keys[replica], self.size[replica]
+            if size > share:
+                fits = max(1, len(keys) * share // size)
+                if fits < len(keys) and (horizon is None or keys[fits - 1] < horizon):
+                    horizon = keys[fits - 1]
         replicas: list[str] = []
         sizes: list[int] = []
         stamps: list[bytes] = []

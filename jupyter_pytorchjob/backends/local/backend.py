@@ -609,8 +609,7 @@ class LocalBackend(Backend):
                 progressed = progressed or bool(block)
                 # Caught up with what the file holds now: live lines go out as they come.
                 (merged.opened if more else merged.closed)(r)
-            taken = merged.take()
-            if taken is not None:
+            while (taken := merged.take()) is not None:
                 for r, size in zip(taken.replicas, taken.sizes, strict=True):
                     bases[r] += size
                 ends = tuple(bases[r] for r in taken.replicas)
