@@ -19,6 +19,7 @@ from jupyter_pytorchjob.kinds.pods import FAILURE_ANNOTATION
 
 from .fake_kube import FakeKube
 from .fake_kube.kueue import insufficient_quota, pending_workload
+from .fake_kube.logs import parse_rfc3339, rfc3339
 
 NS = "team-a"
 TRACEBACK = (
@@ -295,3 +296,44 @@ async def test_waiting_for_kueue(backend: KubernetesBackend, fake_kube: FakeKube
     fake_kube.operator.suspend(NS, "plain")
     plain = await backend.get_job("plain")
     assert plain.waiting is not None and plain.waiting.reason == "Suspended"
+
+
+def back_date(fake_kube: FakeKube, pod: str, seconds: float) -> None:
+    """The pod's container's times ``seconds`` earlier: as if that long had passed since."""
+    for entry in fake_kube.get("pods", NS, pod)["status"]["containerStatuses"]:
+        for state in (entry.get("state") or {}, entry.get("lastState") or {}):
+            for times in state.values():
+                for key in ("startedAt", "finishedAt"):
+                    if times.get(key):
+                        when = parse_rfc3339(times[key]) - int(seconds * 1e9)
+                        times[key] = rfc3339(when)
+
+
+async def test_a_master_restarted_while_its_worker_finished_waits_for_it(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The operator keeps a job Running while its restarted master waits for a worker that
+    has succeeded (OnFailure restarts only the crashed container): once they have been
+    alone a minute (from the later of the restart and the worker's end, the pods' own
+    times), the job says it waits for nothing that will come."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.operator.exit(NS, "demo", "master-0", exit_code=1)  # restarted at once
+    fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=0)
+    job = await backend.get_job("demo")
+    assert (job.state, job.waiting, job.message) == (JobState.RUNNING, None, None)
+    back_date(fake_kube, "demo-master-0", 120)
+    back_date(fake_kube, "demo-worker-0", 50)
+    job = await backend.get_job("demo")
+    assert job.waiting is None  # the worker ended 50 s ago
+    back_date(fake_kube, "demo-worker-0", 10)
+    job = await backend.get_job("demo")
+    assert job.state is JobState.RUNNING
+    assert job.waiting is not None and job.waiting.reason == "WaitingForPeers"
+    assert job.waiting.message == (
+        "master-0 restarted and waits for its peers, which have all exited "
+        "(worker-0 Succeeded): the job cannot complete; delete it"
+    )
+    assert job.message == job.waiting.message
+    [listed] = await backend.list_jobs()
+    assert listed.waiting == job.waiting

@@ -328,6 +328,9 @@ def waiting_hint(reason: str, message: str, *, image: str | None = None) -> str 
 # -- a node that waits for peers that have all exited ------------------------------------
 
 WAITING_FOR_PEERS = "WaitingForPeers"
+# Seconds restarted nodes are alone, their peers all ended, before the job says it cannot
+# complete: a peer's end and a restart seconds apart are a job finishing or recovering.
+ALONE_GRACE = 60.0
 
 
 @dataclass(frozen=True)

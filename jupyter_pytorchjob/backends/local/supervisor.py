@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ...job.failure import (
+    ALONE_GRACE,
     JobFailure,
     NodeRun,
     failure_hint,
@@ -83,9 +84,6 @@ STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 FAILURE_SCAN_LINES = 400  # of the failing run's log, searched for its traceback
-# Seconds nodes restarted in place wait alone, their peers all ended, before the job says
-# it cannot complete (``check_alone``; job.json's ``alone_grace``, a test knob, overrides it).
-ALONE_GRACE = 60.0
 
 
 @dataclass
@@ -486,7 +484,7 @@ class Supervisor:
         with a warning event (gone when it no longer holds)."""
         waiting = None
         if not self.state.finished and not self.suspended:
-            grace = float(self.job.get("alone_grace", ALONE_GRACE))
+            grace = float(self.job.get("alone_grace", ALONE_GRACE))  # a test knob
             runs = [node_run(r) for r in self.replicas.values()]
             waiting = waiting_for_peers(runs, now, grace)
         wire = None if waiting is None else waiting.to_wire()
