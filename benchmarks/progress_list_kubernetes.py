@@ -40,8 +40,7 @@ from pathlib import Path
 import aiohttp
 import psutil
 from kubernetes_asyncio import client, config
-from local_jobs_list import stop  # this directory: SIGTERM, then SIGKILL
-from log_streams import NS, free_port, hook, wait_http
+from log_streams import NS, free_port, hook, server_argv, stop, wait_http
 from progress_list import STEPS, events_blob, log_blob
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,20 +118,14 @@ def serve(
     env.pop("KUBERNETES_SERVICE_HOST", None)
     env["LOOP_MONITOR_OUT"] = str(tmp / f"lags-{tag}.json")
     server = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "server_with_loop_monitor.py"),
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--IdentityProvider.token={TOKEN}",
-            f"--ServerApp.root_dir={tmp}",
+        server_argv(
+            port,
+            tmp,
             "--PyTorchJobApp.backend=kubernetes",
             "--PyTorchJobApp.notebook_pod=nb-0",
             f"--PyTorchJobApp.kubernetes_progress_interval={interval}",
             "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
-        ],
+        ),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
