@@ -35,6 +35,9 @@ class TimeMerge:
         self.counts: dict[str, int] = {}  # replicas that had lines, how many are pending
         self.buffers: dict[str, bytes] = {}  # each one's pending lines from ``starts``
         self.starts: dict[str, int] = {}
+        # Blocks added since the last ``take``, joined to the buffer there: a reader ahead
+        # of the consumer costs a copy per take, not one of all it holds per block.
+        self.added: dict[str, list[bytes]] = {}
         self.last: dict[str, bytes] = {}  # the newest stamp added, per replica
         self.given: dict[str, bytes] = {}  # the newest stamp given out, per replica
         self.reading: set[str] = set()
@@ -58,11 +61,12 @@ class TimeMerge:
             return
         if not block.endswith(b"\n"):
             block += b"\n"
-        if self.counts.get(replica):
-            block = self.buffers[replica][self.starts[replica] :] + block
         self.order.setdefault(replica, len(self.order))
-        self.counts[replica] = block.count(b"\n")
-        self.buffers[replica], self.starts[replica] = block, 0
+        if self.counts.get(replica):
+            self.added.setdefault(replica, []).append(block)
+        else:
+            self.buffers[replica], self.starts[replica] = block, 0
+        self.counts[replica] = self.counts.get(replica, 0) + block.count(b"\n")
         stamp = _stamp_at(block, block.rfind(b"\n", 0, len(block) - 1) + 1)
         before = self.last.get(replica)
         self.last[replica] = stamp if before is None or stamp > before else before
@@ -72,6 +76,10 @@ class TimeMerge:
         ``text`` their texts each ending with a newline, ``size`` the bytes they took in
         the log as read. Nothing while a replica being read has no line pending (its
         next line may be the oldest)."""
+        for replica, blocks in self.added.items():
+            held = self.buffers[replica][self.starts[replica] :]
+            self.buffers[replica], self.starts[replica] = b"".join([held, *blocks]), 0
+        self.added.clear()
         horizon: bytes | None = None
         for replica in self.reading:
             if not self.counts.get(replica):
