@@ -15,7 +15,9 @@ monitor (``server_with_loop_monitor.py``).
 
 Then, per run, ``direct`` and each server (their order alternating run by run): N log
 websockets (``follow=1``) until L lines each. Meanwhile a probe process requests
-``GET pytorchjob/api/config`` every 20 ms (its latency: what a user of the server waits)
+``GET pytorchjob/api/tensorboards`` every 20 ms (its latency: what a user of the server
+waits; an answer that costs next to nothing, unlike ``GET config``'s ~2 ms, so that the
+probe itself adds little to the server's CPU)
 and the server's own monitor records how late its 10 ms sleeps wake (the loop's stalls).
 
 Prints per run and server: the throughput ratio server/direct (goal >= 0.9), the worst
@@ -24,7 +26,7 @@ loop stall above the idle worst (goal <= 10 ms), the CPU the server used per 1,0
 many, how many full, the longest pause); then min / median / max over the runs.
 
     python benchmarks/log_streams.py [--backend kubernetes|local|both] [--streams 20]
-        [--lines 50000] [--runs 3] [--base REV | --server-code DIR]
+        [--lines 100000] [--runs 3] [--base REV | --server-code DIR]
 """
 
 from __future__ import annotations
@@ -222,8 +224,10 @@ async def direct_local(root: Path, names: list[str], lines: int) -> float:
     return time.perf_counter() - start
 
 
-async def probe(base: str, stop_probe: asyncio.Event, out: list[float]) -> None:
-    """Latency of ``GET config`` every 20 ms until ``stop_probe``, from a separate process,
+async def probe(
+    base: str, started: asyncio.Event, stop_probe: asyncio.Event, out: list[float]
+) -> None:
+    """Latency of ``GET tensorboards`` every 20 ms until ``stop_probe``, from a separate process,
     so that this process's own work (decoding websocket messages) is not measured."""
     prober = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -233,6 +237,9 @@ async def probe(base: str, stop_probe: asyncio.Event, out: list[float]) -> None:
         stdout=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.PIPE,
     )
+    assert prober.stdout is not None
+    await prober.stdout.readline()  # its first answer: it pings from now on
+    started.set()
     await stop_probe.wait()
     assert prober.stdin is not None
     prober.stdin.close()
@@ -249,14 +256,20 @@ async def probe_process(base: str) -> None:
     async with aiohttp.ClientSession(headers=headers) as session:
         while not closed.done():
             t = time.perf_counter()
-            async with session.get(f"{base}pytorchjob/api/config") as r:
+            async with session.get(f"{base}pytorchjob/api/tensorboards") as r:
                 await r.read()
             latencies.append((time.perf_counter() - t) * 1000)
+            if len(latencies) == 1:
+                print("pinging", flush=True)
             await asyncio.sleep(0.02)
     print(json.dumps(latencies))
 
 
-async def through_server(base: str, names: list[str], lines: int) -> tuple[float, list[float]]:
+async def through_server(
+    base: str, names: list[str], lines: int
+) -> tuple[float, list[float], float]:
+    """How long N websockets took to deliver L lines each, the probe's latencies meanwhile
+    and the wall-clock time they started."""
     ws_base = base.replace("http://", "ws://")
     headers = {"Authorization": f"token {TOKEN}"}
     latencies: list[float] = []
@@ -277,13 +290,16 @@ async def through_server(base: str, names: list[str], lines: int) -> tuple[float
         assert seen >= lines, f"{name}: {seen} of {lines} lines"
 
     async with aiohttp.ClientSession(headers=headers) as session:
-        prober = asyncio.create_task(probe(base, stop_probe, latencies))
+        started = asyncio.Event()
+        prober = asyncio.create_task(probe(base, started, stop_probe, latencies))
+        await started.wait()
+        began = time.time()
         start = time.perf_counter()
         await asyncio.gather(*(one(session, n) for n in names))
         elapsed = time.perf_counter() - start
         stop_probe.set()
         await prober
-    return elapsed, latencies
+    return elapsed, latencies, began
 
 
 # -- servers and figures ----------------------------------------------------------------
@@ -355,7 +371,9 @@ async def measure(
         idle: list[float] = []
         stop_probe = asyncio.Event()
         began = time.time()
-        idler = asyncio.create_task(probe(server.base, stop_probe, idle))
+        started = asyncio.Event()
+        idler = asyncio.create_task(probe(server.base, started, stop_probe, idle))
+        await started.wait()
         await asyncio.sleep(IDLE_SECONDS)
         stop_probe.set()
         await idler
@@ -364,13 +382,16 @@ async def measure(
     for run in range(args.runs):
         order = servers if run % 2 == 0 else servers[::-1]
         for server in order:
+            client_cpu = time.process_time()
             t_direct = await read_direct()
+            direct_cpu = time.process_time() - client_cpu
             cpu = cpu_seconds(server.process.pid)
+            client_cpu = time.process_time()
             fake_cpu = cpu_seconds(fake_pid) if fake_pid else 0.0
-            began = time.time()
-            t_server, loaded = await through_server(server.base, names, args.lines)
+            t_server, loaded, began = await through_server(server.base, names, args.lines)
             server.windows.append((began, time.time()))
             cpu = cpu_seconds(server.process.pid) - cpu
+            client_cpu = time.process_time() - client_cpu
             server.cpu_per_kline.append(cpu / total * 1e6)
             if fake_pid:
                 server.fake_cpu_per_kline.append((cpu_seconds(fake_pid) - fake_cpu) / total * 1e6)
@@ -379,7 +400,8 @@ async def measure(
             print(
                 f"{backend} run {run} {server.label:>7}: direct {total / t_direct:8.0f} lines/s"
                 f"  server {total / t_server:8.0f} lines/s  ratio {ratio:.2f}"
-                f"  server CPU {cpu:.2f} s  probe under load {stats(loaded)}"
+                f"  server CPU {cpu:.2f} s  (client CPU: direct {direct_cpu:.2f} s, through "
+                f"the server {client_cpu:.2f} s)  probe under load {stats(loaded)}"
             )
 
 
@@ -399,14 +421,24 @@ def report(backend: str, servers: list[Server]) -> None:
         for i, (start, end) in enumerate(server.windows):
             loaded = within(start, end)
             above.append(max(loaded) - max(floor))
+            when = max((lag, t) for t, lag in samples if start <= t <= end)[1] - start
             mine = [(pause, gen) for t, pause, gen in collections if start <= t <= end]
             full = sum(1 for _, gen in mine if gen == 2)
             longest = max((pause for pause, _ in mine), default=0.0)
             print(
                 f"{backend} {server.label} run {i}: loop lag {stats(loaded)}, worst above the "
-                f"idle worst {above[-1]:.1f} ms; GC {len(mine)} ({full} full), longest "
+                f"idle worst {above[-1]:.1f} ms (at +{when:.2f} s of {end - start:.2f} s); "
+                f"GC {len(mine)} ({full} full), longest "
                 f"{longest:.1f} ms"
             )
+        slow_file = server.lags.with_name(server.lags.name + ".slow")
+        if slow_file.exists():  # LOOP_MONITOR_SLOW: the callbacks that held the loop
+            held: dict[str, list[float]] = {}
+            for t, took, what in json.loads(slow_file.read_text()):
+                if any(start <= t <= end for start, end in server.windows):
+                    held.setdefault(what.rpartition(" at ")[2], []).append(took)
+            for what, times in sorted(held.items(), key=lambda kv: -max(kv[1]))[:8]:
+                print(f"   held the loop {len(times):4d}x, worst {max(times):6.1f} ms: {what}")
         fake = (
             f"; fake API server CPU {spread(server.fake_cpu_per_kline, ' ms', 1)}"
             if server.fake_cpu_per_kline
@@ -490,7 +522,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("kubernetes", "local", "both"), default="both")
     parser.add_argument("--streams", type=int, default=20)
-    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument(
