@@ -11,7 +11,6 @@ import contextlib
 import functools
 import json
 import re
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .backends.loopshare import LOG_STREAMS
 from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
@@ -439,8 +439,6 @@ BATCH_CHUNKS = 256  # log chunks in one websocket message at most
 # Log text in one websocket message, beyond which no further chunk joins it: a message
 # is encoded and written in one step of the event loop, which this keeps to about 1 ms.
 BATCH_BYTES = 256 * 1024
-# How long the reader of a log stream takes chunks in one step of the loop at most.
-READ_SLICE = 0.002
 
 
 class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -610,8 +608,9 @@ async def send_batches(
     """A log stream's chunks as ``{"chunks": [...]}`` messages to ``write``: what arrives
     while a message is being written goes in the next one (at most ``BATCH_CHUNKS``
     chunks, ``BATCH_BYTES`` of text), so a fast stream costs a frame per batch, not per
-    chunk, and a slow one sends each chunk at once. The reader gives the loop a turn
-    every ``READ_SLICE``: a backend with much buffered never holds it for long."""
+    chunk, and a slow one sends each chunk at once. Reading a chunk and writing a
+    message each take their share of a turn of the loop (``LOG_STREAMS``): a backend
+    with much buffered never holds it for long, nor do many streams together."""
     batch: list[dict[str, Any]] = []
     size = [0]  # the text in ``batch``
     added = asyncio.Event()
@@ -619,7 +618,6 @@ async def send_batches(
 
     async def read() -> None:
         try:
-            turn = time.perf_counter() + READ_SLICE
             async for chunk in stream:
                 while len(batch) >= BATCH_CHUNKS or size[0] >= BATCH_BYTES:
                     taken.clear()
@@ -627,9 +625,7 @@ async def send_batches(
                 batch.append(chunk.to_wire())
                 size[0] += len(chunk.text)
                 added.set()
-                if time.perf_counter() > turn:
-                    await asyncio.sleep(0)
-                    turn = time.perf_counter() + READ_SLICE
+                await LOG_STREAMS.turn()
         finally:
             await _close(stream)
 
@@ -645,6 +641,7 @@ async def send_batches(
                 await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
                 continue
+            await LOG_STREAMS.turn()
             message = json.dumps({"chunks": batch})
             batch.clear()
             size[0] = 0

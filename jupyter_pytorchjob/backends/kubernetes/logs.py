@@ -41,6 +41,7 @@ from ...job.loglines import StampedLines
 from ...kinds import JobKind
 from ..base import BackendError, LogChunk
 from ..logmerge import TimeMerge
+from ..loopshare import LOG_STREAMS
 from ..timestamps import parse_timestamp_ns
 from .connection import status_body
 
@@ -198,6 +199,7 @@ class LogMerger:
                 while self.ready:
                     yield self.ready.popleft()
                     self.room.set()
+                await LOG_STREAMS.turn()
                 runs = self.merged.take()
                 for replica, text, stamp, _ in runs:
                     offset = self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
@@ -445,10 +447,10 @@ class LogMerger:
         lines = StampedLines()
         try:
             async for data in response.content.iter_chunked(CHUNK):
+                # Buffered data is read without suspending: a backlog of many chunks
+                # would hold the loop; each read takes its share of a turn.
+                await LOG_STREAMS.turn()
                 await self._forward(lines.feed(data), replica)
-                # Buffered data is read without suspending: yield, or a backlog of
-                # many chunks would hold the loop for tens of milliseconds.
-                await asyncio.sleep(0)
         except aiohttp.ClientError:
             return  # the connection broke: the caller resumes if the container still runs
         if final:
