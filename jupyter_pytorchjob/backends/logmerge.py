@@ -143,6 +143,40 @@ class TimeMerge:
         return out
 
 
+def lines_after(data: bytes, stamp: bytes, seen: int | None) -> bytes | None:
+    """``data`` (whole ``<stamp> <text>`` lines of one log, in its order) without the
+    lines already given out: those before the first stamped ``stamp``, and of those
+    stamped ``stamp`` the first ``seen`` (all of them when None). Found with a ``find``
+    (a bisection on the stamps where no line carries ``stamp``) and one per line at
+    ``stamp``, not a parse per line; None where the first or the last line's stamp is
+    not ``stamp``'s width (the stamps do not compare as bytes)."""
+    width = len(stamp)
+    final = data.rfind(b"\n", 0, len(data) - 1) + 1
+    heads = data[: width + 1], data[final : final + width + 1]
+    if any(len(h) != width + 1 or h[width:] != b" " or h.find(b" ") != width for h in heads):
+        return None
+    if heads[0][:width] > stamp:
+        return data
+    if heads[1][:width] < stamp:
+        return b""
+    at = stamp + b" "
+    if data.startswith(at):
+        start = 0
+    else:
+        found = data.find(b"\n" + at)
+        start = found + 1 if found >= 0 else _cut(data, 0, stamp, False, 0)
+    if seen is None:
+        return (
+            data[_cut(data, start, stamp, True, start) :]
+            if data.startswith(at, start)
+            else data[start:]
+        )
+    while seen and data.startswith(at, start):
+        start = data.find(b"\n", start) + 1 or len(data)
+        seen -= 1
+    return data[start:]
+
+
 def _texts(lines: list[bytes], width: int) -> bytes:
     """The lines without their stamps, each ending with a newline. Where every stamp is
     ``width`` wide (as the pump's and the kubelet's are), cut at that width: each line's
