@@ -21,7 +21,8 @@ probe itself adds little to the server's CPU)
 and the server's own monitor records how late its 10 ms sleeps wake (the loop's stalls).
 
 Prints per run and server: the throughput ratio server/direct (goal >= 0.9), the worst
-loop stall above the idle worst (goal <= 10 ms), the CPU the server used per 1,000 lines
+loop stall above the idle server's 99th percentile (goal <= 10 ms; a single idle sample is
+at the mercy of the machine's other work), the CPU the server used per 1,000 lines
 (and the fake API server's), and the server's garbage collections (``gc.callbacks``: how
 many, how many full, the longest pause); then min / median / max over the runs.
 
@@ -346,9 +347,14 @@ def start_server(label: str, code: Path, tmp: Path, env: dict[str, str], args: l
     return Server(label, code, process, f"http://127.0.0.1:{port}/", lags)
 
 
-def stats(values: list[float]) -> str:
+def percentile(values: list[float], share: float) -> float:
     values = sorted(values)
-    p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
+    return values[min(len(values) - 1, int(len(values) * share))]
+
+
+def stats(values: list[float]) -> str:
+    p99 = percentile(values, 0.99)
+    values = sorted(values)
     return f"p50 {statistics.median(values):6.1f}  p99 {p99:6.1f}  max {values[-1]:6.1f} ms"
 
 
@@ -420,14 +426,14 @@ def report(backend: str, servers: list[Server]) -> None:
         above = []
         for i, (start, end) in enumerate(server.windows):
             loaded = within(start, end)
-            above.append(max(loaded) - max(floor))
+            above.append(max(loaded) - percentile(floor, 0.99))
             when = max((lag, t) for t, lag in samples if start <= t <= end)[1] - start
             mine = [(pause, gen) for t, pause, gen in collections if start <= t <= end]
             full = sum(1 for _, gen in mine if gen == 2)
             longest = max((pause for pause, _ in mine), default=0.0)
             print(
                 f"{backend} {server.label} run {i}: loop lag {stats(loaded)}, worst above the "
-                f"idle worst {above[-1]:.1f} ms (at +{when:.2f} s of {end - start:.2f} s); "
+                f"idle p99 {above[-1]:.1f} ms (at +{when:.2f} s of {end - start:.2f} s); "
                 f"GC {len(mine)} ({full} full), longest "
                 f"{longest:.1f} ms"
             )
@@ -446,7 +452,8 @@ def report(backend: str, servers: list[Server]) -> None:
         )
         print(
             f"== {backend} {server.label}: ratio server/direct {spread(server.ratios)} "
-            f"(goal >= 0.9); worst stall above idle {spread(above, ' ms', 1)} (goal <= 10); "
+            f"(goal >= 0.9); worst stall above the idle p99 {spread(above, ' ms', 1)} "
+            "(goal <= 10); "
             f"server CPU per 1,000 lines {spread(server.cpu_per_kline, ' ms', 1)}{fake}"
             "  (min / median / max)"
         )
