@@ -35,6 +35,9 @@ class TimeMerge:
         self.counts: dict[str, int] = {}  # replicas that had lines, how many are pending
         self.buffers: dict[str, bytes] = {}  # each one's pending lines from ``starts``
         self.starts: dict[str, int] = {}
+        # Blocks added since the last ``take``, joined to the buffer there: a reader ahead
+        # of the consumer costs a copy per take, not one of all it holds per block.
+        self.added: dict[str, list[bytes]] = {}
         self.last: dict[str, bytes] = {}  # the newest stamp added, per replica
         self.given: dict[str, bytes] = {}  # the newest stamp given out, per replica
         self.reading: set[str] = set()
@@ -58,11 +61,12 @@ class TimeMerge:
             return
         if not block.endswith(b"\n"):
             block += b"\n"
-        if self.counts.get(replica):
-            block = self.buffers[replica][self.starts[replica] :] + block
         self.order.setdefault(replica, len(self.order))
-        self.counts[replica] = block.count(b"\n")
-        self.buffers[replica], self.starts[replica] = block, 0
+        if self.counts.get(replica):
+            self.added.setdefault(replica, []).append(block)
+        else:
+            self.buffers[replica], self.starts[replica] = block, 0
+        self.counts[replica] = self.counts.get(replica, 0) + block.count(b"\n")
         stamp = _stamp_at(block, block.rfind(b"\n", 0, len(block) - 1) + 1)
         before = self.last.get(replica)
         self.last[replica] = stamp if before is None or stamp > before else before
@@ -72,6 +76,10 @@ class TimeMerge:
         ``text`` their texts each ending with a newline, ``size`` the bytes they took in
         the log as read. Nothing while a replica being read has no line pending (its
         next line may be the oldest)."""
+        for replica, blocks in self.added.items():
+            held = self.buffers[replica][self.starts[replica] :]
+            self.buffers[replica], self.starts[replica] = b"".join([held, *blocks]), 0
+        self.added.clear()
         horizon: bytes | None = None
         for replica in self.reading:
             if not self.counts.get(replica):
@@ -133,6 +141,40 @@ class TimeMerge:
             else:
                 buffers[replica], starts[replica] = b"", 0
         return out
+
+
+def lines_after(data: bytes, stamp: bytes, seen: int | None) -> bytes | None:
+    """``data`` (whole ``<stamp> <text>`` lines of one log, in its order) without the
+    lines already given out: those before the first stamped ``stamp``, and of those
+    stamped ``stamp`` the first ``seen`` (all of them when None). Found with a ``find``
+    (a bisection on the stamps where no line carries ``stamp``) and one per line at
+    ``stamp``, not a parse per line; None where the first or the last line's stamp is
+    not ``stamp``'s width (the stamps do not compare as bytes)."""
+    width = len(stamp)
+    final = data.rfind(b"\n", 0, len(data) - 1) + 1
+    heads = data[: width + 1], data[final : final + width + 1]
+    if any(len(h) != width + 1 or h[width:] != b" " or h.find(b" ") != width for h in heads):
+        return None
+    if heads[0][:width] > stamp:
+        return data
+    if heads[1][:width] < stamp:
+        return b""
+    at = stamp + b" "
+    if data.startswith(at):
+        start = 0
+    else:
+        found = data.find(b"\n" + at)
+        start = found + 1 if found >= 0 else _cut(data, 0, stamp, False, 0)
+    if seen is None:
+        return (
+            data[_cut(data, start, stamp, True, start) :]
+            if data.startswith(at, start)
+            else data[start:]
+        )
+    while seen and data.startswith(at, start):
+        start = data.find(b"\n", start) + 1 or len(data)
+        seen -= 1
+    return data[start:]
 
 
 def _texts(lines: list[bytes], width: int) -> bytes:

@@ -251,7 +251,6 @@ class Kubelet:
         resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
         if options.follow:
             resp.enable_chunked_encoding()
-        await resp.prepare(request)
         budget = [options.limit_bytes if options.limit_bytes is not None else -1]
 
         async def send(start: int, end: int) -> bool:
@@ -271,7 +270,10 @@ class Kubelet:
 
         pos = instance.start_offset(since_ns=options.since_ns, tail_lines=options.tail_lines)
         end = len(instance.data)
+        # A client gone (even before the headers) ends the answer quietly, as the API
+        # server's StreamObject (responsewriters/writers.go) drops io.Copy's error.
         try:
+            await resp.prepare(request)
             if not await send(pos, end) or not options.follow:
                 return resp
             stream = Stream(request)

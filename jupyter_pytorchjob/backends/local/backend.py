@@ -47,6 +47,7 @@ from ..base import (
     unknown_replica,
 )
 from ..logmerge import TimeMerge
+from ..loopshare import LOG_STREAMS
 from . import index, initializers
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .kubelet import CRASH_BACK_OFF
@@ -603,6 +604,7 @@ class LocalBackend(Backend):
             empty = [r for r in wanted if not merged.pending(r)]
             reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
             blocks = await asyncio.to_thread(read_blocks, reads)
+            await LOG_STREAMS.turn()
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
                 progressed = progressed or bool(block)
