@@ -23,13 +23,17 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
-from log_streams import free_port, wait_http  # this directory: the same server helpers
+from log_streams import (  # this directory: the same server helpers
+    free_port,
+    server_argv,
+    stop,
+    wait_http,
+)
 
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.job import JobSpec
@@ -100,35 +104,19 @@ def serve(
         **(env or {}),
     }
     server = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "server_with_loop_monitor.py"),
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--IdentityProvider.token={TOKEN}",
-            f"--ServerApp.root_dir={tmp}",
+        server_argv(
+            port,
+            tmp,
             "--PyTorchJobApp.backend=local",
             f"--PyTorchJobApp.local_root={root}",
             f"--ServerApp.jpserver_extensions={extensions}",
             *args,
-        ],
+        ),
         env=environ,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     return server, port
-
-
-def stop(server: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within 30 s (a loaded machine)."""
-    server.terminate()
-    try:
-        server.wait(30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
 
 
 async def time_list(

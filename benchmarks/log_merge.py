@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from aiohttp import web  # noqa: E402
+from log_streams import package_of  # noqa: E402
 from pod_logs import merger, old_module  # noqa: E402
 
 from jupyter_pytorchjob.backends.kubernetes import logs as new_logs  # noqa: E402
@@ -127,14 +128,7 @@ def bench_local(args: argparse.Namespace) -> dict[str, list[float]]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         local_job(Path(tmp), data)
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", args.base, "jupyter_pytorchjob"],
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        base = package_of(args.base, Path(tmp) / "base")
         for _ in range(args.runs):
             for label, code in (("before", base), ("merged", REPO)):
                 result = run_local(code, Path(tmp))

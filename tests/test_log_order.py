@@ -8,11 +8,15 @@ import sys
 from itertools import pairwise
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jupyter_pytorchjob.backends import LogChunk
+from jupyter_pytorchjob.backends.kubernetes.logs import skip_line_by_line
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir, timestamp
-from jupyter_pytorchjob.backends.logmerge import TAKE_BYTES, Taken, TimeMerge
+from jupyter_pytorchjob.backends.logmerge import TAKE_BYTES, Taken, TimeMerge, lines_after
+from jupyter_pytorchjob.backends.timestamps import format_timestamp_ns
 from jupyter_pytorchjob.frontends.formatting import LogWriter
 from jupyter_pytorchjob.job.loglines import OWNER_BASE
 
@@ -288,3 +292,49 @@ async def test_local_two_replicas_come_back_in_time_order_also_after_a_resume(
         seen = [line for c in chunks[:seen_chunks] for line in c.text.splitlines()]
         again = [c async for c in backend.logs("two", since=since)]
         assert seen + [line for c in again for line in c.text.splitlines()] == order
+
+
+def kubelet_lines(*stamps: int) -> bytes:
+    """Lines as the kubelet stamps them (``timestamps=true``), the text naming the stamp
+    and the line's place."""
+    return b"".join(
+        format_timestamp_ns(T0_NS + s) + b" line %d at %d\n" % (i, s) for i, s in enumerate(stamps)
+    )
+
+
+T0_NS = 1_790_000_000 * 10**9
+
+
+def test_lines_after_those_seen_are_found_without_parsing_each_line() -> None:
+    """After a reconnect the API answers from the whole second: the lines before the
+    last stamp seen go, and as many of those at it as were seen (all: unknown)."""
+    data = kubelet_lines(1, 2, 5, 5, 5, 7, 9)
+    stamp = format_timestamp_ns(T0_NS + 5)
+    texts = [line.partition(b" ")[2] for line in data.splitlines()]
+
+    def after(stamp_ns: int, seen: int | None) -> list[bytes]:
+        rest = lines_after(data, format_timestamp_ns(T0_NS + stamp_ns), seen)
+        assert rest is not None
+        return [line.partition(b" ")[2] for line in rest.splitlines()]
+
+    assert after(5, 1) == texts[3:]
+    assert after(5, 2) == texts[4:]
+    assert after(5, 3) == after(5, None) == texts[5:]
+    assert after(6, 0) == after(6, None) == texts[5:]  # no line at it: the first after it
+    assert after(0, None) == texts and after(9, None) == []
+    assert lines_after(data, stamp, 0) == data[data.index(stamp) :]
+    # Stamps of another width (the local pump's microseconds) are not compared as bytes.
+    assert lines_after(b"2026-11-22T04:25:01.123456Z x\n", stamp, None) is None
+
+
+@given(
+    st.lists(st.integers(0, 20), min_size=1, max_size=40).map(sorted),
+    st.integers(-1, 21),
+    st.none() | st.integers(0, 5),
+)
+def test_lines_after_drops_what_the_line_by_line_reading_drops(
+    stamps: list[int], last: int, seen: int | None
+) -> None:
+    data = kubelet_lines(*stamps)
+    rest = lines_after(data, format_timestamp_ns(T0_NS + last), seen)
+    assert rest == skip_line_by_line(data, T0_NS + last, seen)

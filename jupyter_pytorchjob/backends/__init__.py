@@ -10,6 +10,8 @@
 * ``run_files``  - Lightning's / Hugging Face's files in a log directory as a run's
   hyperparameters and checkpoints (both).
 * ``timestamps`` - the RFC 3339 stamps that start log lines (kubelet, archive).
+* ``loopshare``  - ``LoopShare``: log streams share each turn of the event loop (both,
+  and the websocket that sends them).
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.

@@ -17,6 +17,9 @@ printing in step) cost what replicas writing in bursts do: one merged piece per
 ``take``, not one per run of one replica's lines. A replica whose clock stepped back
 keeps its own order: each of its lines sorts as the newest stamp it has had so far,
 and the stamps ``take`` gives for it never go back.
+
+``lines_after`` drops the lines of a log read again (a reconnect, a resume) that were
+already given out, comparing the kubelet's stamps as bytes.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from operator import add, itemgetter, methodcaller
 
 from ..job.loglines import OWNER_BASE
 
-# What one ``take`` gives at most, about: a chunk (and a websocket message of chunks)
-# stays bounded however many replicas are merged.
-TAKE_BYTES = 1 << 20
+# What one ``take`` gives at most, about: a chunk stays bounded however many replicas
+# are merged (as a websocket message's text is: ``handlers.BATCH_BYTES``).
+TAKE_BYTES = 256 * 1024
 
 _PARTITION = methodcaller("partition", " ")
 _STAMP = itemgetter(0)
@@ -233,3 +236,95 @@ def _texts(lines: list[str], width: int) -> Iterator[str]:
     if width:
         return map(itemgetter(slice(width + 1, None)), lines)
     return map(_TEXT, map(_PARTITION, lines))
+
+
+def lines_after(data: bytes, stamp: bytes, seen: int | None) -> bytes | None:
+    """``data`` (whole ``<stamp> <text>`` lines of one log, in its order) without the
+    lines already given out: those before the first stamped ``stamp``, and of those
+    stamped ``stamp`` the first ``seen`` (all of them when None). Found with a ``find``
+    (a bisection on the stamps where no line carries ``stamp``) and one per line at
+    ``stamp``, not a parse per line; None where the first or the last line's stamp is
+    not ``stamp``'s width (the stamps do not compare as bytes)."""
+    width = len(stamp)
+    final = data.rfind(b"\n", 0, len(data) - 1) + 1
+    heads = data[: width + 1], data[final : final + width + 1]
+    if any(len(h) != width + 1 or h[width:] != b" " or h.find(b" ") != width for h in heads):
+        return None
+    if heads[0][:width] > stamp:
+        return data
+    if heads[1][:width] < stamp:
+        return b""
+    at = stamp + b" "
+    if data.startswith(at):
+        start = 0
+    else:
+        found = data.find(b"\n" + at)
+        start = found + 1 if found >= 0 else _cut(data, 0, stamp, False, 0)
+    if seen is None:
+        return (
+            data[_cut(data, start, stamp, True, start) :]
+            if data.startswith(at, start)
+            else data[start:]
+        )
+    while seen and data.startswith(at, start):
+        start = data.find(b"\n", start) + 1 or len(data)
+        seen -= 1
+    return data[start:]
+
+
+def _stamp_at(data: bytes, start: int, width: int = 0) -> bytes:
+    """The stamp of the line starting at ``start`` (the whole line if it has no space);
+    read at once if it is ``width`` wide."""
+    if width:
+        head = data[start : start + width + 1]
+        if head.find(b" ") == width and b"\n" not in head:
+            return head[:width]
+    end = data.find(b"\n", start)
+    space = data.find(b" ", start, end)
+    return data[start : space if space >= 0 else end]
+
+
+def _cut(data: bytes, low: int, limit: bytes, inclusive: bool, guess: int) -> int:
+    """Where a run of lines ends (``low``: the start of a line taken): the first line
+    stamped after ``limit`` (or at it, unless ``inclusive``), bisecting between a taken
+    line's start and a line not taken's start (or the end), first around ``guess`` (a
+    position: runs of one replica tend to be alike)."""
+    taken = limit.__ge__ if inclusive else limit.__gt__
+    width = len(limit)
+
+    def stamp_at(line: int) -> bytes:
+        return _stamp_at(data, line, width)
+
+    high = len(data)
+    if taken(stamp_at(data.rfind(b"\n", 0, high - 1) + 1)):
+        return high  # all of them (the common case once the backlogs are read)
+    following = data.find(b"\n", low) + 1
+    if following >= high or not taken(stamp_at(following)):
+        return following
+    low = following
+    if low < guess < high:
+        line = data.find(b"\n", guess - 1, high - 1) + 1
+        if line > low:
+            if taken(stamp_at(line)):
+                low = line
+                following = data.find(b"\n", low) + 1
+                if following >= high or not taken(stamp_at(following)):
+                    return following
+                low = following
+            else:
+                high = line
+                before = data.rfind(b"\n", low, high - 1) + 1
+                if before <= low or taken(stamp_at(before)):
+                    return high
+                high = before
+    while True:
+        middle = (low + high) // 2
+        newline = data.find(b"\n", middle, high - 1)
+        if newline < 0:
+            newline = data.rfind(b"\n", low, middle)
+            if newline < 0:
+                return high
+        if taken(stamp_at(newline + 1)):
+            low = newline + 1
+        else:
+            high = newline + 1

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..job.errors import FieldError
+from ..job.failure import NodeRun
 from ..job.spec import JobSpec
 from ..job.status import JobInfo
-from .pods import FailedRun, first_failed_run
+from .pods import FailedRun, first_failed_run, node_run
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,13 @@ class JobKind(ABC):
         return first_failed_run(
             job, pods, container_of=self.container_of_pod, replica_of=self.replica_of_pod
         )
+
+    def node_runs(self, pods: Sequence[Mapping[str, Any]]) -> list[NodeRun]:
+        """The training nodes' runs (``job.failure.waiting_for_peers`` judges them)."""
+        return [
+            node_run(pod, name=self.replica_of_pod(pod), container=self.container_of_pod(pod))
+            for pod in pods
+        ]
 
     @abstractmethod
     def missing_message(self) -> str:

@@ -40,8 +40,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ...job.loglines import StampedLines
 from ...kinds import JobKind
 from ..base import BackendError, LogChunk
-from ..logmerge import TimeMerge
-from ..timestamps import parse_timestamp_ns
+from ..logmerge import TimeMerge, lines_after
+from ..loopshare import LOG_STREAMS
+from ..timestamps import format_timestamp_ns, parse_timestamp_ns
 from .connection import status_body
 
 CHUNK = 65536
@@ -132,6 +133,20 @@ async def open_log(
     return response
 
 
+def skip_line_by_line(data: bytes, last: int, seen: int | None) -> bytes:
+    """``lines_after`` for stamps that are not the kubelet's: each line's parsed."""
+    left = len(data) if seen is None else seen
+    start = 0
+    while start < len(data):
+        end = data.index(b"\n", start) + 1
+        ns = parse_timestamp_ns(data[start : data.find(b" ", start, end)])
+        if ns is None or ns > last or (ns == last and not left):
+            break
+        left -= ns == last
+        start = end
+    return data[start:]
+
+
 class LogMerger:
     """The merged log of one job, as an async iterator of ``LogChunk``."""
 
@@ -198,6 +213,7 @@ class LogMerger:
                 while self.ready:
                     yield self.ready.popleft()
                     self.room.set()
+                await LOG_STREAMS.turn()
                 taken = self.merged.take()
                 if taken is not None:
                     ends = tuple(
@@ -449,10 +465,10 @@ class LogMerger:
         lines = StampedLines()
         try:
             async for data in response.content.iter_chunked(CHUNK):
+                # Buffered data is read without suspending: a backlog of many chunks
+                # would hold the loop; each read takes its share of a turn.
+                await LOG_STREAMS.turn()
                 await self._forward(lines.feed(data), replica)
-                # Buffered data is read without suspending: yield, or a backlog of
-                # many chunks would hold the loop for tens of milliseconds.
-                await asyncio.sleep(0)
         except aiohttp.ClientError:
             return  # the connection broke: the caller resumes if the container still runs
         if final:
@@ -463,22 +479,16 @@ class LogMerger:
 
         After a reconnect or a resume the API answers from the whole second: lines
         stamped before the last one seen are dropped, and of those stamped at it as many
-        as were seen (all of them when resuming from an offset); that is the only
-        per-line Python work, and only until the first new line."""
+        as were seen (all of them when resuming from an offset), until the first new
+        line: by comparing the kubelet's stamps as bytes (``lines_after``), else line by
+        line."""
         if not data:
             return
         last = self.last_ns.get(replica)
         if last is not None and self.skipping.get(replica, True):
-            seen = self.seen_at_last.get(replica, len(data))
-            start = 0
-            while start < len(data):
-                end = data.index(b"\n", start) + 1
-                ns = parse_timestamp_ns(data[start : data.find(b" ", start, end)])
-                if ns is None or ns > last or (ns == last and not seen):
-                    break
-                seen -= ns == last
-                start = end
-            data = data[start:]
+            seen = self.seen_at_last.get(replica)
+            rest = lines_after(data, format_timestamp_ns(last), seen)
+            data = skip_line_by_line(data, last, seen) if rest is None else rest
             if not data:
                 return
         self.skipping[replica] = False

@@ -19,7 +19,7 @@ from typing import Any
 
 from ... import untrusted_files
 from ...job.errors import FieldError, JobSpecInvalid
-from ...job.failure import JobFailure, job_waiting
+from ...job.failure import JobFailure, JobWaiting, job_waiting
 from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
 from ...job.progress import JobProgress, MetricHistory
@@ -47,8 +47,9 @@ from ..base import (
     unknown_replica,
 )
 from ..logmerge import TimeMerge
+from ..loopshare import LOG_STREAMS
 from . import index, initializers
-from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
+from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .kubelet import CRASH_BACK_OFF
 from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
@@ -425,7 +426,7 @@ class LocalBackend(Backend):
             manifest=read_json(jobdir.manifest) if with_manifest else None,
             progress=progress_of(job),
             failure=failure_of(job, conditions) if state is JobState.FAILED else None,
-            waiting=job_waiting(state.value, infos),
+            waiting=job_waiting(state.value, infos) or waiting_of(job, state),
             message=job.get(MESSAGE_KEY) if isinstance(job.get(MESSAGE_KEY), str) else None,
         )
 
@@ -604,6 +605,7 @@ class LocalBackend(Backend):
             empty = [r for r in wanted if merged.pending_bytes(r) < BLOCK // 4]
             reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
             blocks = await asyncio.to_thread(read_blocks, reads)
+            await LOG_STREAMS.turn()
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
                 progressed = progressed or bool(block)
@@ -700,6 +702,12 @@ def resume_problem(path: Path, offset: int) -> str | None:
         f"offset {offset} is not where a line of the log starts; resume with the offset "
         "of a message received"
     )
+
+
+def waiting_of(job: dict[str, Any], state: JobState) -> JobWaiting | None:
+    """What the supervisor found the running job waits for (nodes alone after their
+    peers ended); nothing once it is finished."""
+    return None if state.finished else JobWaiting.from_wire(job.get(WAITING_KEY))
 
 
 def failure_of(job: dict[str, Any], conditions: list[Condition]) -> JobFailure | None:

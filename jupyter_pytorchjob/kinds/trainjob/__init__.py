@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...job.errors import FieldError
+from ...job.failure import NodeRun
 from ...job.spec import JobSpec
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
@@ -83,6 +84,10 @@ class TrainJobKind(JobKind):
         """An initializer's container is named as its replicated job (the runtime webhook
         requires it), a node's is ``node``."""
         return status.replicated_job(pod)
+
+    def node_runs(self, pods: Sequence[Mapping[str, Any]]) -> list[NodeRun]:
+        """The ``node`` job's pods only: the initializers are done before, no peers."""
+        return super().node_runs([p for p in pods if status.replicated_job(p) == manifest.NODE])
 
     def event_sources(
         self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
