@@ -67,8 +67,11 @@ class TimeMerge:
         # bytes kept as surrogates, so that sizes stay exact) and their sort keys: the
         # stamp, a space (below every stamp character: a shorter stamp sorts first) and
         # the replica's mark (ties in replica order), never going back.
+        # The lines from ``start`` on are pending (those before it were given out: the
+        # lists shrink when lines are added, not at every take).
         self.lines: dict[str, list[str]] = {}
         self.keys: dict[str, list[str]] = {}
+        self.start: dict[str, int] = {}
         self.size: dict[str, int] = {}  # the bytes its pending lines took
         # The stamp width of every pending line of the replica (0: not all alike).
         self.width: dict[str, int] = {}
@@ -86,7 +89,7 @@ class TimeMerge:
 
     def pending(self, replica: str) -> int:
         """How many of the replica's lines are waiting to go out."""
-        return len(self.lines.get(replica, ()))
+        return len(self.lines.get(replica, ())) - self.start.get(replica, 0)
 
     def pending_bytes(self, replica: str) -> int:
         """How many bytes of the replica's log its pending lines took."""
@@ -105,16 +108,19 @@ class TimeMerge:
         lines = text.split("\n")
         mark = chr(OWNER_BASE + self.order.setdefault(replica, len(self.order)))
         keys, width = _keys(lines, mark)
-        if self.lines.get(replica):
+        if self.pending(replica):
             if width != self.width[replica]:
                 width = 0
-            self.lines[replica] += lines
+            start = self.start[replica]
+            self.lines[replica] = self.lines[replica][start:] + lines
+            self.keys[replica] = self.keys[replica][start:]
             self.size[replica] += size
             self.ascii[replica] = self.ascii[replica] and text.isascii()
         else:
             self.lines[replica], self.keys[replica] = lines, []
             self.size[replica] = size
             self.ascii[replica] = text.isascii()
+        self.start[replica] = 0
         newest = self.newest.get(replica, "")
         if keys[0] < newest or keys != sorted(keys):
             # A clock that stepped back: each line sorts as the newest stamp so far.
@@ -127,23 +133,25 @@ class TimeMerge:
         """The lines that can go out now, in time order, about ``take_bytes`` at most
         (take again for the rest); None while a replica being read has no line pending
         (its next line may be the oldest)."""
+        starts, all_of = self.start, self.keys
+        pending = {r: len(keys) - starts[r] for r, keys in all_of.items()}
         horizon: str | None = None
         for replica in self.reading:
-            keys = self.keys.get(replica)
-            if not keys:
+            if not pending.get(replica):
                 return None
-            if horizon is None or keys[-1] < horizon:
-                horizon = keys[-1]
+            if horizon is None or all_of[replica][-1] < horizon:
+                horizon = all_of[replica][-1]
+        pending = {r: count for r, count in pending.items() if count}
         # About ``take_bytes`` at most: each replica's share, counted in its lines of
         # average size, lowers the horizon to its last line that fits (one at least).
-        pending = [r for r, keys in self.keys.items() if keys]
         share = self.take_bytes // max(1, len(pending))
-        for replica in pending:
-            keys, size = self.keys[replica], self.size[replica]
+        for replica, count in pending.items():
+            size = self.size[replica]
             if size > share:
-                fits = max(1, len(keys) * share // size)
-                if fits < len(keys) and (horizon is None or keys[fits - 1] < horizon):
-                    horizon = keys[fits - 1]
+                fits = max(1, count * share // size)
+                last = all_of[replica][starts[replica] + fits - 1]
+                if fits < count and (horizon is None or last < horizon):
+                    horizon = last
         replicas: list[str] = []
         sizes: list[int] = []
         stamps: list[bytes] = []
@@ -151,25 +159,23 @@ class TimeMerge:
         all_keys: list[str] = []
         widths = set()
         ascii = True
-        for replica in sorted(self.lines, key=self.order.__getitem__):
-            lines, keys = self.lines[replica], self.keys[replica]
-            if not lines:
-                continue
-            count = len(keys)
+        for replica in sorted(pending, key=self.order.__getitem__):
+            lines, keys, start = self.lines[replica], self.keys[replica], self.start[replica]
+            end = len(keys)
             if horizon is not None and keys[-1] > horizon:
-                count = bisect_right(keys, horizon)
-                if not count:
+                end = bisect_right(keys, horizon, start)
+                if end == start:
                     continue
-            if count == len(keys):
+            if end == len(keys):
                 size = self.size[replica]
-                self.lines[replica], self.keys[replica] = [], []
-                taken, taken_keys = lines, keys
+                self.lines[replica], self.keys[replica], self.start[replica] = [], [], 0
+                taken, taken_keys = (lines[start:], keys[start:]) if start else (lines, keys)
             else:
-                taken, taken_keys = lines[:count], keys[:count]
-                del lines[:count], keys[:count]
-                # Counted on the smaller side: what stays (a few lines, reading a backlog).
-                if len(lines) < count:
-                    size = self.size[replica] - _size(lines, self.ascii[replica])
+                taken, taken_keys = lines[start:end], keys[start:end]
+                self.start[replica] = end
+                # Counted on the smaller side: often what stays (reading a backlog).
+                if len(keys) - end < end - start:
+                    size = self.size[replica] - _size(lines[end:], self.ascii[replica])
                 else:
                     size = _size(taken, self.ascii[replica])
             self.size[replica] -= size
@@ -226,9 +232,10 @@ def _keys(lines: list[str], mark: str) -> tuple[list[str], int]:
 
 def _size(lines: list[str], ascii: bool) -> int:
     """The bytes ``lines`` took in the log, newlines included."""
-    if ascii:
-        return sum(map(len, lines)) + len(lines)
-    return len("\n".join(lines).encode("utf-8", "surrogateescape")) + 1
+    joined = "\n".join(lines)  # a copy of the characters: cheaper than a len() a line
+    return (len(joined) if ascii else len(joined.encode("utf-8", "surrogateescape"))) + (
+        1 if lines else 0
+    )
 
 
 def _texts(lines: list[str], width: int) -> Iterator[str]:

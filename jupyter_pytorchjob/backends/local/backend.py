@@ -59,6 +59,7 @@ from .watchdog import LOST_REASON
 CHUNK = 65536
 # A log read in one thread hop: a hop costs more than reading 256 KiB from the page cache.
 BLOCK = 4 * CHUNK
+READ_SHARE_MIN = CHUNK  # a replica's read in a round of several (a line or more)
 FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
@@ -597,14 +598,18 @@ class LocalBackend(Backend):
         merged = TimeMerge(wanted)
         for r in wanted:
             merged.opened(r)
+        # A round reads about BLOCK in all: what the merge holds stays small (a process
+        # whose objects outgrow its arenas pays in page faults), one replica gets it all.
+        share = max(READ_SHARE_MIN, BLOCK // max(1, len(wanted)))
+        paths = {r: jobdir.log(r, previous=previous) for r in wanted}
         while True:
             progressed = False
             # A replica with many lines pending is later than another's backlog: it waits
             # its turn. The others are read in one thread hop (those left with a few
             # lines too: replicas printing in step leave a few each time).
-            empty = [r for r in wanted if merged.pending_bytes(r) < BLOCK // 4]
-            reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
-            blocks = await asyncio.to_thread(read_blocks, reads)
+            empty = [r for r in wanted if merged.pending_bytes(r) < share // 4]
+            reads = [(paths[r], offsets[r]) for r in empty]
+            blocks = await asyncio.to_thread(read_blocks, reads, share)
             await LOG_STREAMS.turn()
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
@@ -654,13 +659,13 @@ class LocalBackend(Backend):
         return all(r.get("phase") != "Running" for r in replicas.values())
 
 
-def read_blocks(reads: list[tuple[Path, int]]) -> list[tuple[bytes, int, bool]]:
+def read_blocks(reads: list[tuple[Path, int]], size: int = BLOCK) -> list[tuple[bytes, int, bool]]:
     """``read_block`` of each (path, offset)."""
-    return [read_block(path, offset) for path, offset in reads]
+    return [read_block(path, offset, size) for path, offset in reads]
 
 
-def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
-    """Whole lines of ``path`` from ``offset`` (at most ``BLOCK`` bytes), where they end,
+def read_block(path: Path, offset: int, block: int = BLOCK) -> tuple[bytes, int, bool]:
+    """Whole lines of ``path`` from ``offset`` (at most ``block`` bytes), where they end,
     and whether more may follow at once (a full read). From the start again when the
     file is shorter than ``offset`` (a restart rotated it); nothing when it is gone."""
     size = file_size(path)
@@ -669,13 +674,13 @@ def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
     if offset > size:
         offset = 0
     try:
-        data = read_at(path, offset, BLOCK)
+        data = read_at(path, offset, block)
     except OSError:  # deleted meanwhile, or replaced by what is no regular file
         return b"", offset, False
     cut = data.rfind(b"\n") + 1
-    if not cut and len(data) == BLOCK:
+    if not cut and len(data) == block:
         cut = len(data)  # one enormous line (from before lines were cut): in pieces
-    return data[:cut], offset + cut, len(data) == BLOCK
+    return data[:cut], offset + cut, len(data) == block
 
 
 def resume_problem(path: Path, offset: int) -> str | None:
