@@ -9,14 +9,13 @@ views never know where a job runs.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ..job.clone import clone_body, clone_name
 from ..job.errors import JobSpecInvalid
@@ -27,7 +26,6 @@ from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
 from ..kinds import DEFAULT_KIND, JobKind, kind_of
 from ..kinds.trainjob.runtimes import Runtime
-from .run_files import library_files
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -44,7 +42,21 @@ __all__ = [
     "ReplicaInfo",
     "Volume",
     "dropped_warning",
+    "in_thread",
 ]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+async def in_thread(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """``asyncio.to_thread``. A coroutine runs on a loop, so asyncio is loaded by then:
+    importing it here, not at the top, lets a backend module load without it, and
+    ``ptjob list`` read the local backend's files without an event loop (asyncio with
+    ssl is most of a bare command's start-up)."""
+    import asyncio
+
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 class BackendError(Exception):
@@ -177,6 +189,10 @@ class Backend(ABC):
     implementation per place jobs run."""
 
     name: str = ""
+    #: Whether ``list_jobs_blocking`` and ``get_job_blocking`` answer without an event
+    #: loop and hold nothing ``close`` releases (the local backend reads files):
+    #: ``ptjob list``/``status`` then need no asyncio.
+    reads_without_loop = False
 
     @abstractmethod
     async def submit(self, spec: JobSpec) -> JobInfo:
@@ -190,6 +206,14 @@ class Backend(ABC):
     @abstractmethod
     async def get_job(self, name: str) -> JobInfo:
         """One job with its replicas; ``JobNotFound`` if absent."""
+
+    def list_jobs_blocking(self) -> list[JobInfo]:
+        """``list_jobs`` without an event loop, where ``reads_without_loop``."""
+        raise NotImplementedError(f"the {self.name} backend lists jobs on an event loop")
+
+    def get_job_blocking(self, name: str) -> JobInfo:
+        """``get_job`` without an event loop, where ``reads_without_loop``."""
+        raise NotImplementedError(f"the {self.name} backend reads jobs on an event loop")
 
     @abstractmethod
     async def delete_job(self, name: str) -> None:
@@ -269,7 +293,9 @@ class Backend(ABC):
                 logdir = await self.job_logdir(name)
             except BackendError:
                 return record  # not readable from here: what the job reported
-            record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
+            from .run_files import library_files  # PyYAML: for a run record only
+
+            record.add_files(await in_thread(library_files, Path(logdir), info.logdir))
         return record
 
     async def clone_spec(
@@ -317,6 +343,8 @@ class Backend(ABC):
     ) -> JobInfo:
         """Poll until the job is Succeeded or Failed; ``TimeoutError`` past ``timeout``.
         ``watch`` sees the job at every look (``ptjob wait``'s progress line)."""
+        import asyncio  # loaded by the loop running this already (see ``in_thread``)
+
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             job = await self.get_job(name)

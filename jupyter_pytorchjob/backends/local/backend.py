@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -44,6 +43,7 @@ from ..base import (
     ReplicaInfo,
     Volume,
     finished_error,
+    in_thread,
     unknown_replica,
 )
 from ..logmerge import TimeMerge
@@ -99,6 +99,7 @@ class LocalBackend(Backend):
     """
 
     name = "local"
+    reads_without_loop = True
 
     def __init__(
         self,
@@ -162,7 +163,7 @@ class LocalBackend(Backend):
         self._check_nodes(spec)
         initializers.local_sources(spec)  # what cannot be copied is refused before planning
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
-        info = await asyncio.to_thread(self._create, spec)
+        info = await in_thread(self._create, spec)
         info.warnings[:0] = [*spec.warnings, *no_local_effect(spec)]
         return info
 
@@ -288,9 +289,9 @@ class LocalBackend(Backend):
             raise BackendError("the job supervisor failed to start", status=500)
 
     async def list_jobs(self) -> list[JobInfo]:
-        return await asyncio.to_thread(self._list_jobs)
+        return await in_thread(self.list_jobs_blocking)
 
-    def _list_jobs(self) -> list[JobInfo]:
+    def list_jobs_blocking(self) -> list[JobInfo]:
         """Every job, newest first. Settled jobs (finished, no node running, nobody to
         write their files) come from the index (``index``: one file for all of them,
         read again only when it changed); the others from their files. A finished job's
@@ -356,6 +357,9 @@ class LocalBackend(Backend):
         return jobs
 
     async def get_job(self, name: str) -> JobInfo:
+        return self.get_job_blocking(name)
+
+    def get_job_blocking(self, name: str) -> JobInfo:
         return self._info(self._jobdir(name), with_manifest=True)
 
     def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
@@ -431,16 +435,16 @@ class LocalBackend(Backend):
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
         jobdir = self._jobdir(name)
-        return await asyncio.to_thread(
+        return await in_thread(
             lambda: (progress_of(read_json(jobdir.job, {})), read_history(jobdir))
         )
 
     async def delete_job(self, name: str) -> None:
         jobdir = self._jobdir(name)
-        await asyncio.to_thread(self._stop_everything, jobdir)
-        await asyncio.to_thread(index.forget, self.jobs_dir, name)
+        await in_thread(self._stop_everything, jobdir)
+        await in_thread(index.forget, self.jobs_dir, name)
         # A second DELETE (or a PATCH) racing this one finds the job gone: 404.
-        await asyncio.to_thread(jobdir.remove)
+        await in_thread(jobdir.remove)
 
     def _stop_everything(self, jobdir: JobDir) -> None:
         """SIGTERM the supervisor (it stops the nodes), then make sure of it. Only the
@@ -472,10 +476,10 @@ class LocalBackend(Backend):
             kill_marked(MARK_ENV, mark, timeout=STOP_TIMEOUT)
 
     async def suspend(self, name: str) -> JobInfo:
-        return await asyncio.to_thread(self._set_suspend, name, True)
+        return await in_thread(self._set_suspend, name, True)
 
     async def resume(self, name: str) -> JobInfo:
-        return await asyncio.to_thread(self._set_suspend, name, False)
+        return await in_thread(self._set_suspend, name, False)
 
     def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
         """The kind's suspend patch (``runPolicy.suspend``, a TrainJob's ``spec.suspend``)
@@ -495,7 +499,7 @@ class LocalBackend(Backend):
             return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
-        return await asyncio.to_thread(self._events, self._jobdir(name))
+        return await in_thread(self._events, self._jobdir(name))
 
     def _events(self, jobdir: JobDir) -> list[Event]:
         """The newest ``MAX_EVENTS`` events: a job restarting for days appends events
@@ -570,7 +574,7 @@ class LocalBackend(Backend):
         # from the job's log archive, as a pod's that is gone.
         gone = [r for r in wanted if not jobdir.log(r, previous=previous).exists()]
         if gone and (not follow or previous or self._settled(jobdir)):
-            location = await asyncio.to_thread(self._archive_location, jobdir)
+            location = await in_thread(self._archive_location, jobdir)
             if location is not None:
                 async for chunk in read_archive(
                     location, gone, previous=previous, since=since, tail=tail
@@ -581,14 +585,16 @@ class LocalBackend(Backend):
         for r in wanted:
             path = jobdir.log(r, previous=previous)
             if since and r in since:
-                problem = await asyncio.to_thread(resume_problem, path, since[r])
+                problem = await in_thread(resume_problem, path, since[r])
                 if problem:
                     raise BackendError(f"since[{r}]: {problem}", status=400)
                 offsets[r] = since[r]
             elif tail is not None:
-                offsets[r] = await asyncio.to_thread(tail_offset, path, tail)
+                offsets[r] = await in_thread(tail_offset, path, tail)
             else:
                 offsets[r] = 0
+        import asyncio  # loaded by the loop running this already (see ``in_thread``)
+
         bases = dict(offsets)  # where the lines given out so far end
         settled = False
         if previous:
@@ -602,7 +608,7 @@ class LocalBackend(Backend):
             # turn. The others are read in one thread hop.
             empty = [r for r in wanted if not merged.pending(r)]
             reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
-            blocks = await asyncio.to_thread(read_blocks, reads)
+            blocks = await in_thread(read_blocks, reads)
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
                 progressed = progressed or bool(block)
