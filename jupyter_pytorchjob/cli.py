@@ -29,11 +29,7 @@ from .frontends.formatting import (
     format_runtimes,
     format_status,
 )
-from .frontends.logs import requested_logs
-from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
-from .job.spec import JobSpec
-from .kinds import kind_for
 
 EXIT_INVALID = 2
 EXIT_FAILED = 1
@@ -99,6 +95,22 @@ def _read_without_loop(invocation: Invocation) -> int:
 
 async def _run(invocation: Invocation) -> int:
     options = invocation.options
+    if invocation.command in ("render", "submit"):
+        return await _create(invocation)
+    backend = open_backend(options.backend, options.namespace)
+    try:
+        return await _inspect(invocation, backend)
+    finally:
+        await backend.close()
+
+
+async def _create(invocation: Invocation) -> int:
+    """``render`` and ``submit``: the only commands that need the job model's validation
+    and the kinds' manifest code."""
+    from .job.spec import JobSpec
+    from .kinds import kind_for
+
+    options = invocation.options
     if invocation.command == "render":
         spec = JobSpec.from_wire(invocation.job)
         manifest = kind_for(spec).build(spec, namespace=options.namespace)
@@ -111,23 +123,17 @@ async def _run(invocation: Invocation) -> int:
 
             sys.stdout.write(manifest_to_yaml(manifest))
         return 0
-    if invocation.command == "submit":
-        spec = JobSpec.from_wire(invocation.job)
-        backend = open_backend(options.backend, options.namespace)
-        try:
-            job = await backend.submit(spec)
-        finally:
-            await backend.close()
-        print(job.name)
-        for warning in job.warnings:
-            print(f"ptjob: warning: {warning}", file=sys.stderr)
-        print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
-        return 0
+    spec = JobSpec.from_wire(invocation.job)
     backend = open_backend(options.backend, options.namespace)
     try:
-        return await _inspect(invocation, backend)
+        job = await backend.submit(spec)
     finally:
         await backend.close()
+    print(job.name)
+    for warning in job.warnings:
+        print(f"ptjob: warning: {warning}", file=sys.stderr)
+    print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
+    return 0
 
 
 async def _inspect(invocation: Invocation, backend: Backend) -> int:
@@ -142,6 +148,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
+        from .frontends.logs import requested_logs
+
         writer = LogWriter(
             prefix=options.replica is None,
             raw=options.raw,
@@ -155,6 +163,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         return 0
     if invocation.command == "wait":
         import shutil
+
+        from .frontends.waiting import TerminalWait
 
         progress = TerminalWait(
             sys.stdout, tty=sys.stdout.isatty(), width=shutil.get_terminal_size().columns

@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import secrets
 import signal
-import socket
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -38,6 +36,8 @@ def _ephemeral_range() -> tuple[int, int]:
 
 
 def _bindable(port: int) -> bool:
+    import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
             sock.bind(("127.0.0.1", port))
@@ -54,6 +54,10 @@ def free_port() -> int:
     bind(0) and every outgoing connection, so another job's gloo pairs or store clients
     could take it between this pick and the caller's bind. Outside it, only an explicit
     bind does. Ports handed out lately by this process are not handed out again."""
+    # Imported here: readers of process identities (``ptjob list``) start faster.
+    import secrets
+    import socket
+
     low, high = _ephemeral_range()
     below, above = range(_LOWEST_PORT, low), range(high + 1, 65536)
     room = len(below) + len(above)

@@ -9,14 +9,16 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends import JobInfo, LogChunk
 from ..job.failure import JobFailure, JobWaiting
 from ..job.loglines import TerminalText
 from ..job.progress import JobProgress
-from ..kinds.trainjob.runtimes import Runtime
 from .ansi import strip_ansi
+
+if TYPE_CHECKING:  # the kinds' manifest code: `ptjob list` needs none of it
+    from ..kinds.trainjob.runtimes import Runtime
 
 CLEAR = "\x1b[K"  # a terminal's erase to the end of the line, after a redraw's \r
 _STATE_COLOR = {

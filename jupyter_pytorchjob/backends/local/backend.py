@@ -1,35 +1,28 @@
-"""``LocalBackend``: the backend contract over local processes and their on-disk state."""
+"""``LocalBackend``: the backend contract over local processes and their on-disk state.
+
+Listing and reading jobs (``list_jobs_blocking``, ``get_job_blocking``: ``ptjob list``
+and ``status``) read JSON files only; what submitting, logs, events and deleting need
+(the job model's validation, the kinds' manifest code, planning, processes, the log
+archive) is imported by the methods that use it, so those commands start without it
+(``tests/test_cli.py`` checks their imports)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import secrets
-import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import untrusted_files
-from ...job.errors import FieldError, JobSpecInvalid
 from ...job.failure import JobFailure, job_waiting
-from ...job.fields import FIELDS
 from ...job.k8s_rules import check_dns1035_label
-from ...job.progress import JobProgress, MetricHistory
-from ...job.spec import JobSpec, writable_mount
-from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
-from ...kinds.manifests import merge
+from ...kinds import kind_named
 from ...kinds.pytorchjob import PYTORCHJOB
-from ...kinds.trainjob import TRAINJOB
-from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
-from ...processes import ProcessIdentity, free_port, kill_marked
-from ..archive import ArchiveLocation, file_size, read_archive, read_at, tail_offset
+from ...processes import ProcessIdentity
 from ..base import (
     Backend,
     BackendError,
@@ -46,14 +39,18 @@ from ..base import (
     in_thread,
     unknown_replica,
 )
-from ..logmerge import TimeMerge
-from . import index, initializers
+from . import index
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
 from .kubelet import CRASH_BACK_OFF
-from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
 from .watchdog import LOST_REASON
+
+if TYPE_CHECKING:
+    from ...job.progress import JobProgress, MetricHistory
+    from ...job.spec import JobSpec
+    from ...kinds import JobKind
+    from ..archive import ArchiveLocation
 
 CHUNK = 65536
 # A log read in one thread hop: a hop costs more than reading 256 KiB from the page cache.
@@ -71,6 +68,8 @@ NODES_PER_CPU = 4
 def no_local_effect(spec: JobSpec) -> list[str]:
     """What to tell a user who set fields that only a cluster uses (``JobField.local``):
     accepted, so the same job runs in both places, but changing nothing here."""
+    from ...job.fields import FIELDS
+
     unused = [
         f"{f.wire} ({f.flag})"
         for f in FIELDS
@@ -146,9 +145,17 @@ class LocalBackend(Backend):
 
     async def job_kinds(self) -> list[JobKind]:
         """Every kind whose controller a local supervisor plays (``JobKind.controller``)."""
+        from ...kinds import KINDS
+
         return [kind for kind in KINDS if kind.controller in CONTROLLERS]
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        from ...job.errors import FieldError, JobSpecInvalid
+        from ...kinds import kind_for
+        from ...kinds.trainjob import TRAINJOB
+        from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
+        from . import initializers
+
         kind = kind_for(spec)
         if kind is TRAINJOB and (spec.runtime or DEFAULT_RUNTIME) != DEFAULT_RUNTIME:
             raise JobSpecInvalid(
@@ -169,6 +176,8 @@ class LocalBackend(Backend):
 
     def _check_nodes(self, spec: JobSpec) -> None:
         """Refuse more nodes than this machine runs, before anything is planned."""
+        from ...job.errors import FieldError, JobSpecInvalid
+
         if spec.nodes <= self.max_nodes:
             return
         if self.max_nodes_configured:
@@ -189,6 +198,15 @@ class LocalBackend(Backend):
         )
 
     def _create(self, spec: JobSpec) -> JobInfo:
+        import secrets
+        import shutil
+        from dataclasses import replace
+
+        from ...kinds import kind_for
+        from ...processes import free_port
+        from . import initializers
+        from .plan import MARK_ENV, plan_nodes, plans_to_wire
+
         kind = kind_for(spec)
         manifest = kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
@@ -272,6 +290,9 @@ class LocalBackend(Backend):
         return self._info(jobdir)
 
     def _start_supervisor(self, jobdir: JobDir) -> None:
+        import subprocess
+        import sys
+
         # The supervisor double-forks; this child exits as soon as it has detached.
         child = subprocess.Popen(
             [
@@ -450,6 +471,9 @@ class LocalBackend(Backend):
         """SIGTERM the supervisor (it stops the nodes), then make sure of it. Only the
         recorded processes that are still those very processes are signalled: a
         finished job signals nothing."""
+        from ...processes import kill_marked
+        from .plan import MARK_ENV
+
         job = read_json(jobdir.job, {})
         end = time.monotonic() + SUPERVISOR_START_GRACE
         while "supervisor" not in job and not JobState(job.get("state", "Created")).finished:
@@ -486,6 +510,9 @@ class LocalBackend(Backend):
         merged into the job's spec (``manifest.json``, which only the backend writes), as
         in a cluster; the supervisor sees the change and stops or restarts the nodes as
         the controller does."""
+        from ...kinds import kind_of
+        from ...kinds.manifests import merge
+
         jobdir = self._jobdir(name)
         # Read, change and write under the job's lock: other threads and processes (the
         # CLI, a kernel) suspend and resume it too, and DELETE removes it only under it.
@@ -519,6 +546,9 @@ class LocalBackend(Backend):
 
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
+        from ...kinds import kind_of
+        from .plan import Mounts
+
         jobdir = self._jobdir(name)
         manifest = read_json(jobdir.manifest)
         spec = kind_of(manifest).parse(manifest)
@@ -535,6 +565,8 @@ class LocalBackend(Backend):
         return [str(self.volume_root), *(str(p) for p in self.claim_dirs.values())]
 
     async def volumes(self) -> list[Volume]:
+        import shutil
+
         claims: dict[str, Path] = {}
         if self.volume_root.is_dir():
             claims.update({p.name: p for p in self.volume_root.iterdir() if p.is_dir()})
@@ -565,6 +597,9 @@ class LocalBackend(Backend):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
+        from ..archive import read_archive, tail_offset
+        from ..logmerge import TimeMerge
+
         jobdir = self._jobdir(name)
         replicas = list(read_json(jobdir.replicas, {}))
         if replica is not None and replica not in replicas:
@@ -633,6 +668,11 @@ class LocalBackend(Backend):
 
     def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
         """Where the job's log archive is on this machine, None if it keeps none."""
+        from ...job.spec import writable_mount
+        from ...kinds import kind_of, log_archive
+        from ..archive import ArchiveLocation
+        from .plan import Mounts
+
         manifest = read_json(jobdir.manifest)
         spec = kind_of(manifest).parse(manifest)
         base = spec.log_archive_base
@@ -664,6 +704,8 @@ def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
     """Whole lines of ``path`` from ``offset`` (at most ``BLOCK`` bytes), where they end,
     and whether more may follow at once (a full read). From the start again when the
     file is shorter than ``offset`` (a restart rotated it); nothing when it is gone."""
+    from ..archive import file_size, read_at
+
     size = file_size(path)
     if size is None:  # not yet written, deleted (cleanPodPolicy All), or no regular file
         return b"", offset, False
@@ -687,6 +729,8 @@ def resume_problem(path: Path, offset: int) -> str | None:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         return f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}"
+    from ..archive import file_size, read_at
+
     size = file_size(path)
     if size is None:
         return None  # nothing written yet: reading starts at the beginning
@@ -763,6 +807,9 @@ def wait_gone(process: ProcessIdentity, timeout: float) -> bool:
 
 def gpu_count() -> int:
     """GPUs this machine has (CUDA), without importing torch when there is no driver."""
+    import shutil
+    import subprocess
+
     if shutil.which("nvidia-smi") is None:
         return 0
     try:

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...processes import ProcessIdentity
-from .plan import NodePlan
 
-if TYPE_CHECKING:  # the supervisor's; readers of a job's files (``ptjob list``) load no asyncio
+if TYPE_CHECKING:  # the supervisor's; readers of a job's files (``ptjob list``) load neither
     import asyncio
+
+    from .plan import NodePlan
 
 
 @dataclass
