@@ -83,17 +83,18 @@ def read_log_tail(path: Path, lines: int) -> list[str]:
     return [strip_stamp(line) for line in text.split("\n") if line]
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any, *, indent: int | None = 1) -> None:
     """Replace ``path`` with ``data`` at once. The temporary file is this call's own
     (threads of one process wrote each other's halves into a shared one), and is on
-    disk before the rename, so a crash leaves the old file or the new one."""
+    disk before the rename, so a crash leaves the old file or the new one. ``indent``
+    None: no line breaks (a file read far more often than by a person)."""
     import tempfile
 
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp = Path(name)
     try:
         with os.fdopen(fd, "w") as file:
-            file.write(json.dumps(data, indent=1))
+            file.write(json.dumps(data, indent=indent))
             file.flush()
             os.fsync(file.fileno())
         tmp.replace(path)
