@@ -32,6 +32,9 @@ import aiohttp
 from log_streams import free_port, wait_http  # this directory: the same server helpers
 
 from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local.backend import supervision_gone
+from jupyter_pytorchjob.backends.local.index import read_index
+from jupyter_pytorchjob.backends.local.store import read_json
 from jupyter_pytorchjob.job import JobSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,7 +53,17 @@ async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
     template = "done-0"
     await backend.submit(spec(template, ["python", "-c", "print('x\\n' * 1000)"], nodes=2))
     await backend.wait(template, timeout=60, interval=0.1)
-    # Its supervisor may still be writing (atomically, through temp files) as it ends.
+    # Copied once settled (its supervisor's last act puts it into the index, then it and
+    # its watchdog exit): a copy taken while the supervisor still wrote showed a node
+    # running for ever, so none of the copies was ever indexed and every list read all
+    # their files - the benchmark measured the race, not the list.
+    deadline = time.monotonic() + 60
+    while template not in read_index(backend.jobs_dir) or not supervision_gone(
+        read_json(backend.jobs_dir / template / "job.json", {})
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{template} never settled")
+        await asyncio.sleep(0.05)
     temp_files = shutil.ignore_patterns(".*.tmp")
     for i in range(1, finished):
         shutil.copytree(
@@ -59,6 +72,9 @@ async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
     for i in range(running):
         await backend.submit(spec(f"run-{i}", ["sleep", "600"]))
     await backend.list_jobs()  # as a server has since the jobs finished (the index, if any)
+    indexed = len(read_index(backend.jobs_dir))
+    if indexed != finished:
+        raise RuntimeError(f"{indexed} of the {finished} finished jobs indexed")
     return backend
 
 

@@ -15,17 +15,20 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..job.clone import clone_body, clone_name
 from ..job.errors import JobSpecInvalid
 from ..job.progress import JobProgress, MetricHistory, chief_replica
-from ..job.run import RunLog, RunRecord, run_wire
-from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
-from ..kinds import DEFAULT_KIND, JobKind, kind_of
-from ..kinds.trainjob.runtimes import Runtime
+
+# What only some verbs use (a run record, a clone, the kinds' manifest code) is imported
+# by them: ``ptjob list`` loads the contract and the status models alone.
+if TYPE_CHECKING:
+    from ..job.run import RunRecord
+    from ..job.spec import JobSpec
+    from ..kinds import JobKind
+    from ..kinds.trainjob.runtimes import Runtime
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -267,6 +270,8 @@ class Backend(ABC):
     async def run(self, name: str) -> dict[str, Any]:
         """The run record (``GET jobs/{name}/run``, ``job.run()``, ``ptjob run``): what
         ``run_record`` found, each metric's final value and history; ``JobNotFound``."""
+        from ..job.run import run_wire
+
         record = await self.run_record(name)
         progress, history = await self.progress(name)
         return run_wire(
@@ -280,6 +285,8 @@ class Backend(ABC):
         chief replica's log (every backend reads its logs, also once its pods are gone:
         the archive), then what Lightning/Hugging Face wrote in its log directory where
         this server reads it; ``JobNotFound``."""
+        from ..job.run import RunLog
+
         info = await self.get_job(name)
         chief = chief_replica(r.name for r in info.replicas)
         found = RunLog()
@@ -311,6 +318,9 @@ class Backend(ABC):
         kind's name limit), resuming from the checkpoint ``resume_from`` if given
         (``PTJOB_RESUME_FROM``); ``JobNotFound``, ``JobSpecInvalid`` naming
         ``fromCheckpoint``, ``BackendError`` (409) when the job cannot be read back."""
+        from ..job.clone import clone_body, clone_name
+        from ..kinds import kind_of
+
         info = await self.get_job(name)
         if info.manifest is None:
             raise BackendError(f"job {name} has no manifest to clone", status=409)
@@ -330,6 +340,8 @@ class Backend(ABC):
         self, name: str, *, new_name: str | None = None, resume_from: str | None = None
     ) -> JobInfo:
         """Submit ``clone_spec``'s copy of job ``name``."""
+        from ..job.spec import JobSpec
+
         body = await self.clone_spec(name, new_name=new_name, resume_from=resume_from)
         return await self.submit(JobSpec.from_wire(body))
 
@@ -375,6 +387,8 @@ class Backend(ABC):
     async def job_kinds(self) -> list[JobKind]:
         """The job kinds this backend can run, preferred first (by default only the
         default kind)."""
+        from ..kinds import DEFAULT_KIND
+
         return [DEFAULT_KIND]
 
     async def runtimes(self) -> list[Runtime]:
