@@ -71,10 +71,14 @@ async def seed(root: Path, jobs: int, running: int) -> LocalBackend:
         )
     for i in range(running):
         await backend.submit(spec(f"run-{i}", ["sleep", "600"]))
-    await backend.list_jobs()  # as a server has since the jobs finished (the index, if any)
-    indexed = len(read_index(backend.jobs_dir))
-    if indexed != finished:
-        raise RuntimeError(f"{indexed} of the {finished} finished jobs indexed")
+    # As a server has since the jobs finished: every finished one in the index.
+    deadline = time.monotonic() + 60
+    while len(read_index(backend.jobs_dir)) < finished:
+        if time.monotonic() > deadline:
+            indexed = len(read_index(backend.jobs_dir))
+            raise RuntimeError(f"{indexed} of the {finished} finished jobs indexed")
+        await backend.list_jobs()
+        await asyncio.sleep(0.1)
     return backend
 
 

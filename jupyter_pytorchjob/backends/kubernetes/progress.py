@@ -58,7 +58,7 @@ from ...job.progress import (
 )
 from ...job.status import JobInfo, JobState
 from ...kinds import JobKind
-from ...processes import die_with_parent
+from ...processes import die_with_parent, load_prctl
 from ..archive import ArchiveLocation, chief_tail
 from ..base import BackendError
 from ..progress import ProgressSources, as_reading
@@ -465,7 +465,9 @@ def _history(store: dict[str, ProgressSources], key: str) -> MetricHistory | Non
 def _die_with(server: int) -> None:
     """The worker process ends with the server, even one killed with SIGKILL (which
     runs no shutdown): nothing is left reading for nobody. Its multiprocessing resource
-    tracker then sees its pipe close and ends too."""
+    tracker then sees its pipe close and ends too. (A spawned process: no fork lies
+    between it and its exec, so it may load libc's prctl here.)"""
+    load_prctl()
     die_with_parent(server)
 
 

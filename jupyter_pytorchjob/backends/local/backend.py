@@ -41,10 +41,8 @@ from ..base import (
 )
 from . import index
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
-from .kubelet import CRASH_BACK_OFF
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
-from .watchdog import LOST_REASON
 
 if TYPE_CHECKING:
     from ...job.progress import JobProgress, MetricHistory
@@ -92,7 +90,8 @@ class LocalBackend(Backend):
     (default: ``NODES_PER_CPU`` per CPU of this machine). ``crash_back_off``: the
     first wait, in seconds, before a crashed node is restarted in place (OnFailure,
     Always), doubling up to 30 times that, as the kubelet's 10 s to 5 min (a test knob:
-    the supervisor reads it from the job's ``job.json``); ``alone_grace``: the seconds
+    the supervisor reads it from the job's ``job.json``; default the kubelet's
+    ``CRASH_BACK_OFF``); ``alone_grace``: the seconds
     nodes restarted after all their peers exited wait before the job's message says it
     cannot complete (another test knob; default the supervisor's ``ALONE_GRACE``).
     """
@@ -108,7 +107,7 @@ class LocalBackend(Backend):
         claim_dirs: Mapping[str, str | Path] | None = None,
         default_workdir: str | Path | None = None,
         max_nodes: int | None = None,
-        crash_back_off: float = CRASH_BACK_OFF,
+        crash_back_off: float | None = None,
         alone_grace: float | None = None,
     ) -> None:
         self.crash_back_off = crash_back_off
@@ -205,6 +204,7 @@ class LocalBackend(Backend):
         from ...kinds import kind_for
         from ...processes import free_port
         from . import initializers
+        from .kubelet import CRASH_BACK_OFF
         from .plan import MARK_ENV, plan_nodes, plans_to_wire
 
         kind = kind_for(spec)
@@ -274,7 +274,9 @@ class LocalBackend(Backend):
                     "gpus": spec.gpus,
                     "logdir": spec.logdir,
                     "port": str(port),
-                    "crash_back_off": self.crash_back_off,
+                    "crash_back_off": (
+                        CRASH_BACK_OFF if self.crash_back_off is None else self.crash_back_off
+                    ),
                     "mark": mark,
                     **({} if self.alone_grace is None else {"alone_grace": self.alone_grace}),
                 },
@@ -407,6 +409,8 @@ class LocalBackend(Backend):
         if lost:
             # Supervisor and watchdog both gone (a machine restart, both killed): nobody
             # runs the job any more. Stop what may still run of it.
+            from .watchdog import LOST_REASON
+
             stop_nodes(replicas)
             state = JobState.FAILED
             conditions.append(
