@@ -631,10 +631,16 @@ def test_logs_show_a_progress_bar_as_a_terminal_does_unless_raw(tmp_path: Path) 
         subprocess.run([str(PTJOB), "delete", "bar"], env=env, capture_output=True, timeout=60)
 
 
-# What a command that serves nothing must not load: the Jupyter server's stack (tornado),
-# the supervisor and its status endpoint, the event-file parser, the server client.
+# What a command that serves nothing must not load: an event loop (asyncio, and ssl with
+# it: most of a bare command's start-up), the Jupyter server's stack (tornado), the
+# cluster's client, PyYAML, the supervisor and its status endpoint, the event-file parser,
+# the server client.
 NOT_FOR_LIST = (
+    "asyncio",
+    "ssl",
     "tornado",
+    "kubernetes_asyncio",
+    "yaml",
     "jupyter_server",
     "jupyter_pytorchjob.backends.local.supervisor",
     "jupyter_pytorchjob.backends.local.reports",
@@ -644,8 +650,9 @@ NOT_FOR_LIST = (
 
 
 def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
-    """``ptjob list`` starts fast: it imports only what listing needs (checked on its
-    import graph, with a running job to list)."""
+    """``ptjob list`` and ``ptjob status`` of the local backend start fast: they import
+    only what reading a job's files needs, no event loop (checked on their import graph,
+    with a running job to list)."""
     env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -656,7 +663,7 @@ def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
     listing = (
         "import json, sys\n"
         "from jupyter_pytorchjob.cli import main\n"
-        "code = main(['list'])\n"
+        "code = main(['list']) or main(['status', 'sleeper'])\n"
         "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
     try:
@@ -665,8 +672,8 @@ def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
         assert submitted.returncode == 0, submitted.stderr
         result = run(sys.executable, "-c", listing)
         assert result.returncode == 0, result.stderr
-        table, _, last = result.stdout.rstrip("\n").rpartition("\n")
-        assert "sleeper" in table
+        tables, _, last = result.stdout.rstrip("\n").rpartition("\n")
+        assert "sleeper  Running" in tables and "Name:     sleeper" in tables, tables
         code, modules = json.loads(last)
         assert code == 0
         loaded = [m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_LIST)]

@@ -334,6 +334,16 @@ async def test_settled_jobs_are_listed_from_the_index_alone(
         await backend.submit(make_spec(name=name, command=python("print('hi')")))
     await backend.submit(make_spec(name="busy", command=python("import time; time.sleep(60)")))
     await settled(backend, "one", "two")
+    # What a list shows, in one line: not the supervisor's pids, ports and marks.
+    text = index.index_path(backend.jobs_dir).read_text()
+    entry = json.loads(text)["one"]
+    assert "\n" not in text.strip()
+    assert not {"mark", "port", "supervisor", "watchdog"} & set(entry["job"])
+    assert entry["job"]["state"] == "Succeeded"
+    assert set(entry["replicas"]["master-0"]) == {"phase", "restarts", "exit_code"} | {
+        "reason",
+        "message",
+    }
     expected = {j.name: j.to_wire() for j in await backend.list_jobs()}
     reads: list[Path] = []
     real_read_json = local_backend.read_json

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # decimal is imported where quantities are parsed: reading jobs parses none
+    from decimal import Decimal
 
 DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -30,23 +33,23 @@ SUBDOMAIN_MAX = 253
 INT32_MAX = 2**31 - 1
 # "No quantity may represent a number greater than 2^63-1 in magnitude" (quantity.go).
 QUANTITY_MAX = 2**63 - 1
-QUANTITY_MIN = Decimal("1e-9")  # 1n; Kubernetes rounds anything smaller up to it
+QUANTITY_MIN = "1e-9"  # 1n; Kubernetes rounds anything smaller up to it
 # Linux: one path component (NAME_MAX) and a whole path (PATH_MAX, its NUL included).
 NAME_MAX = 255
 PATH_MAX = 4096
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
+_DECIMAL = {  # each a Decimal's text
+    "n": "1e-9",
+    "u": "1e-6",
+    "m": "1e-3",
+    "": "1",
+    "k": "1e3",
+    "M": "1e6",
+    "G": "1e9",
+    "T": "1e12",
+    "P": "1e15",
+    "E": "1e18",
 }
 _SUFFIX = re.compile(r"^([+-]?[0-9.]+)((?:[KMGTPE]i)|[numkMGTPE]|(?:[eE][+-]?[0-9.]+))?$")
 
@@ -123,6 +126,8 @@ def check_env_name(value: str) -> str | None:
 
 def parse_quantity(value: str) -> Decimal:
     """The numeric value of a Kubernetes quantity; ``ValueError`` if it is not one."""
+    from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
+
     text = value.strip()
     if not QUANTITY.match(text):
         raise ValueError(value)
@@ -138,7 +143,7 @@ def parse_quantity(value: str) -> Decimal:
             if suffix in _BINARY:
                 return base * _BINARY[suffix]
             if suffix in _DECIMAL:
-                return base * _DECIMAL[suffix]
+                return base * Decimal(_DECIMAL[suffix])
             return base * (Decimal(10) ** Decimal(suffix[1:]))
         except ArithmeticError as err:  # beyond even the unbounded context
             raise ValueError(value) from err
@@ -146,6 +151,8 @@ def parse_quantity(value: str) -> Decimal:
 
 def check_quantity(value: str, *, what: str, memory: bool) -> str | None:
     """A positive quantity such as ``8Gi`` (memory) or ``500m`` (CPU)."""
+    from decimal import Decimal
+
     example = "'8Gi' or '512Mi'" if memory else "'4' or '500m'"
     shown = value if len(value) <= 40 else value[:37] + "..."
     if value != value.strip() or not QUANTITY.match(value):
@@ -161,7 +168,7 @@ def check_quantity(value: str, *, what: str, memory: bool) -> str | None:
         return f"{what} must be greater than zero, got {shown!r}"
     if amount > QUANTITY_MAX:
         return f"{what} must be at most 2^63-1 (the largest Kubernetes quantity), got {shown!r}"
-    if amount < QUANTITY_MIN:
+    if amount < Decimal(QUANTITY_MIN):
         return (
             f"{what} must be at least 1n (10^-9, the smallest Kubernetes quantity), got {shown!r}"
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from ..job.failure import JobFailure, NodeRun, signal_name
@@ -15,6 +14,8 @@ from ..job.status import Condition, ReplicaInfo
 
 def epoch(value: Any) -> float | None:
     """RFC 3339 (as the API writes it, or a datetime) -> seconds since the epoch."""
+    from datetime import datetime  # here: reading local jobs parses no pod times
+
     if value is None:
         return None
     if isinstance(value, datetime):

@@ -64,7 +64,7 @@ from ...job.progress import chief_replica
 from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob import PYTORCHJOB
-from ...processes import ProcessIdentity, become_subreaper, die_with_parent
+from ...processes import ProcessIdentity, become_subreaper, die_with_parent, load_prctl
 from ..base import JobState
 from . import index, watchdog
 from .controller import Controller
@@ -654,6 +654,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0])
     daemonize(JobDir(path).supervisor_log)
+    load_prctl()  # before any fork: the nodes' preexec_fn (die_with_parent) uses it
     become_subreaper()
     child = os.fork()
     if child == 0:

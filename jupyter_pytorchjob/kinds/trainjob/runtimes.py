@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .manifest import NODE
+from .status import NODE
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 SUPPORT_LABEL = "trainer.kubeflow.org/support"
