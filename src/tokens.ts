@@ -817,6 +817,13 @@ export interface IJobProgress {
   droppedMetrics?: number;
 
   /**
+   * The value of each metric read from a log line as the script printed it
+   * (`0.0000` for `loss=0.0000`): shown as is. A metric missing here has only
+   * its number.
+   */
+  metricTexts?: Record<string, string>;
+
+  /**
    * The metric to show first: loss, eval_loss, accuracy, else the first reported.
    */
   keyMetric: string | null;
