@@ -1113,8 +1113,8 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
-   * A TensorBoard over several jobs (`--logdir_spec`): each run's name (the
-   * job's) and its directory.
+   * A TensorBoard opened for jobs (one or several): each run's name (the
+   * job's) and its directory; null for one opened on a directory.
    */
   runs?: Record<string, string> | null;
 

@@ -13,7 +13,7 @@ import {
   RELOAD_BUTTON_SELECTOR,
   TENSORBOARD_SETTINGS_KEY
 } from '../tensorboard/frame';
-import { TensorBoardsModel } from '../tensorboard/model';
+import { boardArgs, TensorBoardsModel } from '../tensorboard/model';
 import { targetKey, TensorBoardView } from '../tensorboard/view';
 import { ITensorBoard } from '../tokens';
 
@@ -159,6 +159,26 @@ describe('TensorBoardsModel', () => {
     stopError = new PyTorchJobAPIError(500, 'boom');
     await expect(model.stop('a')).rejects.toThrow('boom');
     expect(model.boards.map(b => b.id)).toEqual(['a']);
+  });
+});
+
+describe('boardArgs', () => {
+  const board = (extra: Partial<ITensorBoard>): ITensorBoard => ({
+    id: 'x',
+    url: 'pytorchjob/tensorboard/x/',
+    logdir: '/runs',
+    ...extra
+  });
+
+  it('opens a running TensorBoard again as it was asked for', () => {
+    // One job's TensorBoard (its run named after it) is that job's tab.
+    expect(boardArgs(board({ runs: { a: '/runs/a' } }))).toEqual({
+      name: 'a'
+    });
+    expect(boardArgs(board({ runs: { a: '/runs/a', b: '/runs/b' } }))).toEqual({
+      names: ['a', 'b']
+    });
+    expect(boardArgs(board({ runs: null }))).toEqual({ logdir: '/runs' });
   });
 });
 
