@@ -206,7 +206,10 @@ namespace Private {
     });
     void restorer.restore(trackers.logs, {
       command: CommandIDs.openLogs,
-      args: widget => ({ name: widget.content.jobName }),
+      args: widget => ({
+        name: widget.content.jobName,
+        ...widget.content.viewOptions
+      }),
       name: widget => widget.content.jobName
     });
     void restorer.restore(trackers.tensorboards, {

@@ -93,3 +93,17 @@ export async function editorLine(
   }, text);
   return editor.locator('.cm-line', { hasText: text });
 }
+
+/**
+ * Resolves once JupyterLab saved its workspace with `text` in it (it saves
+ * shortly after a change): what a reload then restores.
+ */
+export function workspaceSaved(page: Page, text: string): Promise<unknown> {
+  return page.waitForRequest(
+    request =>
+      request.method() === 'PUT' &&
+      request.url().includes('/api/workspaces') &&
+      (request.postData() ?? '').includes(text),
+    { timeout: 30000 }
+  );
+}

@@ -1,5 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 
+import { workspaceSaved } from './lab';
+
 /**
  * TensorBoard in a JupyterLab tab, on a real local job's log directory (on its
  * PVC), through the Jupyter server's proxy: the `loss` and `accuracy` charts
@@ -266,13 +268,7 @@ test('a restored tab whose TensorBoard failed shows why, with Retry, and no toas
     );
   // The workspace saved with the tab's failure (JupyterLab saves it shortly
   // after a change): what the reload restores.
-  const saved = page.waitForRequest(
-    request =>
-      request.method() === 'PUT' &&
-      request.url().includes('/api/workspaces') &&
-      (request.postData() ?? '').includes('"failure"'),
-    { timeout: 30000 }
-  );
+  const saved = workspaceSaved(page, '"failure"');
   await page.evaluate(async job => {
     await window.jupyterapp.commands.execute('pytorchjob:open-tensorboard', {
       name: job
