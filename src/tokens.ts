@@ -817,6 +817,13 @@ export interface IJobProgress {
   droppedMetrics?: number;
 
   /**
+   * The value of each metric read from a log line as the script printed it
+   * (`0.0000` for `loss=0.0000`): shown as is. A metric missing here has only
+   * its number.
+   */
+  metricTexts?: Record<string, string>;
+
+  /**
    * The metric to show first: loss, eval_loss, accuracy, else the first reported.
    */
   keyMetric: string | null;
@@ -1124,8 +1131,8 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
-   * A TensorBoard over several jobs (`--logdir_spec`): each run's name (the
-   * job's) and its directory.
+   * A TensorBoard opened for jobs (one or several): each run's name (the
+   * job's) and its directory; null for one opened on a directory.
    */
   runs?: Record<string, string> | null;
 

@@ -437,21 +437,22 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
             [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
         )
 
-    bar = "print(' 30%|###       | 30/100 [00:03<00:07, 10.0it/s, loss=0.25]', flush=True)"
+    # loss=0.2500: shown as printed, not as 0.25 (issue 32).
+    bar = "print(' 30%|###       | 30/100 [00:03<00:07, 10.0it/s, loss=0.2500]', flush=True)"
     code = f"import time\n{bar}\ntime.sleep(120)"
     try:
         submitted = run("submit", "--name", "barred", "--shm", "off", "--", "python", "-c", code)
         assert submitted.returncode == 0, submitted.stderr
         deadline = time.monotonic() + 30
-        while "30% loss 0.25" not in (listing := run("list").stdout):
+        while "30% loss 0.2500" not in (listing := run("list").stdout):
             assert time.monotonic() < deadline, listing
             time.sleep(0.2)
         header, row = listing.splitlines()
         assert header.split()[-2:] == ["PROGRESS", "ETA"]
-        assert row.split()[-4:] == ["30%", "loss", "0.25", "7s"]
+        assert row.split()[-4:] == ["30%", "loss", "0.2500", "7s"]
         status = run("status", "barred").stdout
         assert "Progress: 30%, step 30/100, ETA 7s (from logs, " in status
-        assert "Metrics:\n  loss  0.25\n" in status
+        assert "Metrics:\n  loss  0.2500\n" in status
     finally:
         run("delete", "barred")
 
@@ -500,16 +501,16 @@ def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> N
         submitted = run("submit", "--name", "kprog", "--nodes", "2", "--", "python", "t.py")
         assert submitted.returncode == 0, submitted.stderr
         kube.call(kube.fake.operator.run, "team-a", "kprog")
-        bar = " 40%|####      | 40/100 [00:04<00:06, 10.0it/s]\n{'loss': 0.5}\n"
+        bar = " 40%|####      | 40/100 [00:04<00:06, 10.0it/s]\n{'loss': 0.50}\n"
         kube.call(kube.fake.append_log, "team-a", "kprog-master-0", "pytorch", bar)
         listing = run("list")
         status = run("status", "kprog")
     assert listing.returncode == 0, listing.stderr
     header, row = listing.stdout.splitlines()
     assert header.split()[-2:] == ["PROGRESS", "ETA"]
-    assert row.split()[-4:] == ["40%", "loss", "0.5", "6s"], row
+    assert row.split()[-4:] == ["40%", "loss", "0.50", "6s"], row
     assert "Progress: 40%, step 40/100, ETA 6s (from logs, " in status.stdout
-    assert "Metrics:\n  loss  0.5\n" in status.stdout
+    assert "Metrics:\n  loss  0.50\n" in status.stdout
 
 
 ALL_REDUCE = """\

@@ -430,6 +430,7 @@ async def test_a_trainjobs_trainer_status_is_its_progress(
             "metrics": {"loss": 0.25, "accuracy": 0.9},
             "keyMetric": "loss",
             "droppedMetrics": 0,
+            "metricTexts": {},  # printed texts come from log lines only
         }
     fake_kube.trainer.succeed(NS, "tj")
     done = await backend.get_job("tj")

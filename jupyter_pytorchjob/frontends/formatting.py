@@ -90,6 +90,11 @@ def number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def metric(progress: JobProgress, name: str) -> str:
+    """A metric's latest value as the script printed it (``0.0000``), else ``number``."""
+    return progress.metric_texts.get(name) or number(progress.metrics[name])
+
+
 def progress_cell(progress: JobProgress | None) -> str:
     """``45% loss 0.23``: the percent (else the step or epoch) and the key metric."""
     if progress is None:
@@ -104,7 +109,7 @@ def progress_cell(progress: JobProgress | None) -> str:
         parts = []
     key = progress.key_metric
     if key is not None:
-        parts.append(f"{key} {number(progress.metrics[key])}")
+        parts.append(f"{key} {metric(progress, key)}")
     return " ".join(parts) or "-"
 
 
@@ -139,7 +144,7 @@ def progress_lines(progress: JobProgress) -> list[str]:
     if progress.metrics:
         width = max(len(name) for name in progress.metrics)
         lines.append("Metrics:")
-        lines += [f"  {name:<{width}}  {number(v)}" for name, v in progress.metrics.items()]
+        lines += [f"  {name:<{width}}  {metric(progress, name)}" for name in progress.metrics]
     return lines
 
 
@@ -410,7 +415,7 @@ def status_html(job: JobInfo) -> str:
         first, *metrics = progress_lines(job.progress)
         parts.append(f"<p>{escape(first)}</p>")
         if metrics:
-            rows = [[name, number(v)] for name, v in job.progress.metrics.items()]
+            rows = [[name, metric(job.progress, name)] for name in job.progress.metrics]
             parts.append(Table(["METRIC", "VALUE"], rows).html())
     parts.append(replicas_table(job).html())
     if job.conditions:
