@@ -244,10 +244,10 @@ async def test_tensorboard_on_a_job_through_the_notebooks_pvc(
     assert tb["logdir"] == str((jp_root_dir / "runs" / "a").resolve())
     for _ in range(100):
         tags = json.loads((await jp_fetch(tb["url"] + "data/plugin/scalars/tags")).body)
-        if "loss" in tags.get(".", {}):
+        if "loss" in tags.get("tb", {}):
             break
         await asyncio.sleep(0.2)
-    assert "loss" in tags["."]
+    assert "loss" in tags["tb"]  # the run named after the job, not "." (issue 32)
     await call(jp_fetch, "tensorboards", tb["id"], method="DELETE")
 
 
