@@ -85,6 +85,7 @@ BENCH := timeout 300 $(BIN)/python benchmarks
 bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/local_overhead.py --runs 1 --steps 2 --timeout 120
 	$(BENCH)/local_jobs_list.py --jobs 20 --running 2 --requests 3 --cold
+	$(BENCH)/cli_startup.py --runs 1 --jobs 2
 	$(BENCH)/function_overhead.py --runs 1
 	$(BENCH)/log_archive.py --mb 4 --runs 1 --starts 2
 	$(BENCH)/log_pump.py --count 2000 --runs 1

@@ -40,8 +40,7 @@ from pathlib import Path
 import aiohttp
 import psutil
 from kubernetes_asyncio import client, config
-from local_jobs_list import stop  # this directory: SIGTERM, then SIGKILL
-from log_streams import NS, free_port, hook, wait_http
+from log_streams import NS, free_port, hook, server_argv, stop, wait_http
 from progress_list import STEPS, events_blob, log_blob
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,20 +118,14 @@ def serve(
     env.pop("KUBERNETES_SERVICE_HOST", None)
     env["LOOP_MONITOR_OUT"] = str(tmp / f"lags-{tag}.json")
     server = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "server_with_loop_monitor.py"),
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--IdentityProvider.token={TOKEN}",
-            f"--ServerApp.root_dir={tmp}",
+        server_argv(
+            port,
+            tmp,
             "--PyTorchJobApp.backend=kubernetes",
             "--PyTorchJobApp.notebook_pod=nb-0",
             f"--PyTorchJobApp.kubernetes_progress_interval={interval}",
             "--ServerApp.jpserver_extensions={'jupyter_pytorchjob': True}",
-        ],
+        ),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -163,6 +156,7 @@ async def main() -> None:
     )
     servers: list[subprocess.Popen[bytes]] = []
     catch_up = (0.0, 0.0)
+    polling = [0.0, 0.0]  # the steady-state window, wall-clock
     try:
         fake_url = f"http://127.0.0.1:{fake_port}"
         await wait_http(f"{fake_url}/version")
@@ -229,12 +223,13 @@ async def main() -> None:
             cpu = {
                 tag: cpu_seconds(server) for tag, server in (("on", on_server), ("off", off_server))
             }
-            window_began = time.perf_counter()
+            window_began, polling[0] = time.perf_counter(), time.time()
             while time.perf_counter() - window_began < args.cpu_window:
                 await get(on)
                 await get(off)
                 await asyncio.sleep(1.0)
             window = time.perf_counter() - window_began
+            polling[1] = time.time()
             share = {
                 tag: (cpu_seconds(server) - cpu[tag]) / window * 100
                 for tag, server in (("on", on_server), ("off", off_server))
@@ -271,6 +266,15 @@ async def main() -> None:
             stop(server)
         stop(fake)
     lags = json.loads((tmp / "lags-on.json").read_text()) if servers else []
+    if servers:  # gc.callbacks in the reading server: no full collection may pause it
+        collections = json.loads((tmp / "lags-on.json.gc").read_text())
+        for what, (start, end) in (("catching up", catch_up), ("polling", polling)):
+            mine = [(pause, gen) for t, pause, gen in collections if start <= t <= end]
+            print(
+                f"the reading server's garbage collections while {what}: {len(mine)} "
+                f"({sum(gen == 2 for _, gen in mine)} full), longest "
+                f"{max((pause for pause, _ in mine), default=0.0):.1f} ms"
+            )
     stalls = sorted(((lag, t - catch_up[0]) for t, lag in lags if catch_up[0] <= t <= catch_up[1]))
     if stalls:
         print(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -97,9 +98,13 @@ def main() -> None:
         writer.close()
     if distributed:
         # Every rank done before any tears down: a gloo peer that exits while another is
-        # still in a collective or its teardown can abort that one (SIGABRT).
+        # still in a collective or its teardown can abort that one (SIGABRT); then out
+        # without the interpreter's teardown, where gloo can abort too (train_ddp.py).
         dist.barrier()
         dist.destroy_process_group()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -27,6 +28,10 @@ def main() -> None:
     )
     dist.barrier()  # every rank done before any tears down (see train_ddp.py)
     dist.destroy_process_group()
+    # Then leave without the interpreter's teardown, where gloo can abort (train_ddp.py).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from typing import Any, NoReturn
 from .backends import BACKENDS
 from .job.errors import JobSpecInvalid
 from .job.fields import FIELDS, JobField
-from .job.spec import suggest_name
 
 # Subcommands that take job flags and build a job body.
 JOB_COMMANDS = ("render", "submit")
@@ -293,6 +292,8 @@ def job_body(
             "COMMAND: give the training code as --script FILE or after --, e.g. -- python train.py"
         )
     if "name" not in body:
+        from .job.spec import suggest_name  # the job model: for a submit only
+
         body["name"] = suggest_name(hint)
     return body
 

@@ -4,21 +4,23 @@ Exit status: 0 on success, 2 on invalid input (one line per problem, naming the
 flag), 1 on any other failure with a message a person can act on - never a
 traceback; 141 (as a tool killed by SIGPIPE) when the reader of its output went
 away, as in ``ptjob logs JOB | head``.
+
+``ptjob list`` and ``ptjob status`` of a backend that reads without an event loop (the
+local one: ``Backend.reads_without_loop``) import no asyncio: it and ssl would be most
+of their start-up. Modules only some commands need are imported by those.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 
 from .arguments import Invocation, UsageError, describe, parse
 from .backends import Backend, BackendError
 from .frontends.ansi import colour_wanted
-from .frontends.backend_choice import open_backend
+from .frontends.backend_choice import open_backend, reads_without_loop
 from .frontends.formatting import (
     LogWriter,
     failure_lines,
@@ -27,11 +29,7 @@ from .frontends.formatting import (
     format_runtimes,
     format_status,
 )
-from .frontends.logs import requested_logs
-from .frontends.waiting import TerminalWait
 from .job.errors import JobSpecInvalid
-from .job.spec import JobSpec
-from .kinds import kind_for
 
 EXIT_INVALID = 2
 EXIT_FAILED = 1
@@ -60,6 +58,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_INVALID
     prog = f"ptjob {invocation.command}"
     try:
+        if invocation.command in ("list", "status") and reads_without_loop(
+            invocation.options.backend
+        ):
+            return _read_without_loop(invocation)
+        import asyncio  # every other command runs on an event loop
+
         return asyncio.run(_run(invocation))
     except JobSpecInvalid as err:
         for line in describe(err).splitlines():
@@ -78,7 +82,34 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
 
 
+def _read_without_loop(invocation: Invocation) -> int:
+    """``list``/``status`` of a backend whose reads need no event loop."""
+    options = invocation.options
+    backend = open_backend(options.backend, options.namespace)
+    if invocation.command == "list":
+        print(format_jobs(backend.list_jobs_blocking()))
+    else:
+        print(format_status(backend.get_job_blocking(options.job)))
+    return 0
+
+
 async def _run(invocation: Invocation) -> int:
+    options = invocation.options
+    if invocation.command in ("render", "submit"):
+        return await _create(invocation)
+    backend = open_backend(options.backend, options.namespace)
+    try:
+        return await _inspect(invocation, backend)
+    finally:
+        await backend.close()
+
+
+async def _create(invocation: Invocation) -> int:
+    """``render`` and ``submit``: the only commands that need the job model's validation
+    and the kinds' manifest code."""
+    from .job.spec import JobSpec
+    from .kinds import kind_for
+
     options = invocation.options
     if invocation.command == "render":
         spec = JobSpec.from_wire(invocation.job)
@@ -92,23 +123,17 @@ async def _run(invocation: Invocation) -> int:
 
             sys.stdout.write(manifest_to_yaml(manifest))
         return 0
-    if invocation.command == "submit":
-        spec = JobSpec.from_wire(invocation.job)
-        backend = open_backend(options.backend, options.namespace)
-        try:
-            job = await backend.submit(spec)
-        finally:
-            await backend.close()
-        print(job.name)
-        for warning in job.warnings:
-            print(f"ptjob: warning: {warning}", file=sys.stderr)
-        print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
-        return 0
+    spec = JobSpec.from_wire(invocation.job)
     backend = open_backend(options.backend, options.namespace)
     try:
-        return await _inspect(invocation, backend)
+        job = await backend.submit(spec)
     finally:
         await backend.close()
+    print(job.name)
+    for warning in job.warnings:
+        print(f"ptjob: warning: {warning}", file=sys.stderr)
+    print(f"follow it with: ptjob logs {job.name} -f", file=sys.stderr)
+    return 0
 
 
 async def _inspect(invocation: Invocation, backend: Backend) -> int:
@@ -123,6 +148,8 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
         print(format_runtimes(await backend.runtimes()))
         return 0
     if invocation.command == "logs":
+        from .frontends.logs import requested_logs
+
         writer = LogWriter(
             prefix=options.replica is None,
             raw=options.raw,
@@ -135,6 +162,10 @@ async def _inspect(invocation: Invocation, backend: Backend) -> int:
             writer.close()
         return 0
     if invocation.command == "wait":
+        import shutil
+
+        from .frontends.waiting import TerminalWait
+
         progress = TerminalWait(
             sys.stdout, tty=sys.stdout.isatty(), width=shutil.get_terminal_size().columns
         )
@@ -195,6 +226,8 @@ async def _tensorboard(name: str, backend: Backend) -> int:
         instance = await manager.start(logdir, job=name)
         print(f"http://127.0.0.1:{instance.port}{instance.prefix}/", flush=True)
         print(f"TensorBoard on {logdir}; Ctrl-C stops it", file=sys.stderr)
+        import asyncio
+
         await asyncio.Event().wait()  # until Ctrl-C cancels this task
     except TensorBoardError as err:
         raise BackendError(f"{err.field}: {err.message}", status=err.status) from err

@@ -26,6 +26,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .backends import Backend, BackendError, JobInfo, LogChunk
 from .backends.base import dropped_warning
+from .backends.loopshare import LOG_STREAMS
 from .job.command_line import submit_command
 from .job.compare import ComparedJob, compare_jobs, compared_names
 from .job.errors import FieldError, JobSpecInvalid
@@ -421,6 +422,9 @@ def _since(text: str) -> dict[str, int]:
 
 
 BATCH_CHUNKS = 256  # log chunks in one websocket message at most
+# Log text in one websocket message, beyond which no further chunk joins it: a message
+# is encoded and written in one step of the event loop, which this keeps to about 1 ms.
+BATCH_BYTES = 256 * 1024
 
 
 class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -431,7 +435,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     resume after a disconnect without duplicates).
 
     Websocket: messages ``{chunks: [{replica, text, offset, previous}, ...]}`` for log
-    lines (batched: ``_send_batches``), then
+    lines (batched: ``send_batches``), then
     ``{end: true}``; ``{error, status}`` (then a close) for a bad query or a job or
     replica that does not exist. Without the upgrade: ``text/plain``, each line
     prefixed ``<replica> | `` (unless ``replica`` picks one) as ``ptjob logs`` prints
@@ -526,7 +530,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     async def _stream(self, name: str) -> None:
         error: dict[str, Any] | None = None
         try:
-            await self._send_batches(self._chunks(name))
+            await send_batches(self._chunks(name), self.write_message)
             await self.write_message(json.dumps({"end": True}))
         except WebSocketClosedError:
             return
@@ -542,46 +546,6 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             with contextlib.suppress(WebSocketClosedError):
                 await self.write_message(json.dumps(error))
         self.close()
-
-    async def _send_batches(self, stream: AsyncIterator[LogChunk]) -> None:
-        """The chunks as ``{"chunks": [...]}`` messages: what arrives while a message is
-        being sent goes in the next one (at most ``BATCH_CHUNKS``), so a fast stream
-        costs a frame per batch, not per chunk, and a slow one sends each chunk at once."""
-        batch: list[dict[str, Any]] = []
-        added = asyncio.Event()
-        taken = asyncio.Event()
-
-        async def read() -> None:
-            try:
-                async for chunk in stream:
-                    while len(batch) >= BATCH_CHUNKS:
-                        taken.clear()
-                        await taken.wait()
-                    batch.append(chunk.to_wire())
-                    added.set()
-            finally:
-                await _close(stream)
-
-        reader = asyncio.ensure_future(read())
-        try:
-            while True:
-                if not batch:
-                    if reader.done():
-                        reader.result()  # what the stream raised
-                        return
-                    added.clear()
-                    waiter = asyncio.ensure_future(added.wait())
-                    await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                    waiter.cancel()
-                    continue
-                message = json.dumps({"chunks": batch})
-                batch.clear()
-                taken.set()
-                await self.write_message(message)
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
 
     async def _plain(self, name: str) -> None:
         """The log as ``text/plain``, in a task the connection's close cancels."""
@@ -622,6 +586,57 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         finally:
             await _close(stream)
         self.finish()
+
+
+async def send_batches(
+    stream: AsyncIterator[LogChunk], write: Callable[[str], Awaitable[None]]
+) -> None:
+    """A log stream's chunks as ``{"chunks": [...]}`` messages to ``write``: what arrives
+    while a message is being written goes in the next one (at most ``BATCH_CHUNKS``
+    chunks, ``BATCH_BYTES`` of text), so a fast stream costs a frame per batch, not per
+    chunk, and a slow one sends each chunk at once. Reading a chunk and writing a
+    message each take their share of a turn of the loop (``LOG_STREAMS``): a backend
+    with much buffered never holds it for long, nor do many streams together."""
+    batch: list[dict[str, Any]] = []
+    size = [0]  # the text in ``batch``
+    added = asyncio.Event()
+    taken = asyncio.Event()
+
+    async def read() -> None:
+        try:
+            async for chunk in stream:
+                while len(batch) >= BATCH_CHUNKS or size[0] >= BATCH_BYTES:
+                    taken.clear()
+                    await taken.wait()
+                batch.append(chunk.to_wire())
+                size[0] += len(chunk.text)
+                added.set()
+                await LOG_STREAMS.turn()
+        finally:
+            await _close(stream)
+
+    reader = asyncio.ensure_future(read())
+    try:
+        while True:
+            if not batch:
+                if reader.done():
+                    reader.result()  # what the stream raised
+                    return
+                added.clear()
+                waiter = asyncio.ensure_future(added.wait())
+                await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                continue
+            await LOG_STREAMS.turn()
+            message = json.dumps({"chunks": batch})
+            batch.clear()
+            size[0] = 0
+            taken.set()
+            await write(message)
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
 
 
 async def _close(stream: AsyncIterator[LogChunk]) -> None:

@@ -9,11 +9,8 @@ signalled while that same process is alive.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import secrets
 import signal
-import socket
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -38,6 +35,8 @@ def _ephemeral_range() -> tuple[int, int]:
 
 
 def _bindable(port: int) -> bool:
+    import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
             sock.bind(("127.0.0.1", port))
@@ -54,6 +53,10 @@ def free_port() -> int:
     bind(0) and every outgoing connection, so another job's gloo pairs or store clients
     could take it between this pick and the caller's bind. Outside it, only an explicit
     bind does. Ports handed out lately by this process are not handed out again."""
+    # Imported here: readers of process identities (``ptjob list``) start faster.
+    import secrets
+    import socket
+
     low, high = _ephemeral_range()
     below, above = range(_LOWEST_PORT, low), range(high + 1, 65536)
     room = len(below) + len(above)
@@ -202,13 +205,28 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-# Looked up once, here: a child between fork and exec must not load libraries.
-_libc_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+_LINUX = sys.platform.startswith("linux")
+_libc_prctl: Any = None  # libc's prctl, once ``load_prctl`` has found it
+
+
+def load_prctl() -> None:
+    """Find libc's prctl (ctypes), for ``become_subreaper`` and ``die_with_parent``: in
+    the process that uses them, before it forks - a child between fork and exec must
+    not load libraries. Not at import: reading process identities (``ptjob list``)
+    loads no ctypes."""
+    global _libc_prctl
+    if _LINUX and _libc_prctl is None:
+        import ctypes
+
+        _libc_prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 
 def _prctl(option: int, value: int) -> bool:
-    if _libc_prctl is None:
+    if not _LINUX:
         return False
+    if _libc_prctl is None:
+        # Loading it here could be between fork and exec: say so instead.
+        raise RuntimeError("processes.load_prctl() was not called before prctl")
     return int(_libc_prctl(option, value, 0, 0, 0)) == 0
 
 

@@ -7,6 +7,7 @@
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import pytorchSvgstr from '../style/icons/pytorch.svg';
+import wrapSvgstr from '../style/icons/wrap.svg';
 
 /**
  * The PyTorch flame, used for the side panel's tab.
@@ -14,4 +15,12 @@ import pytorchSvgstr from '../style/icons/pytorch.svg';
 export const pytorchIcon = new LabIcon({
   name: 'jupyter-pytorchjob:pytorch',
   svgstr: pytorchSvgstr
+});
+
+/**
+ * Lines that wrap (the log viewer's *Wrap lines* toggle).
+ */
+export const wrapIcon = new LabIcon({
+  name: 'jupyter-pytorchjob:wrap',
+  svgstr: wrapSvgstr
 });

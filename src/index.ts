@@ -206,17 +206,23 @@ namespace Private {
     });
     void restorer.restore(trackers.logs, {
       command: CommandIDs.openLogs,
-      args: widget => ({ name: widget.content.jobName }),
+      args: widget => ({
+        name: widget.content.jobName,
+        ...widget.content.viewOptions
+      }),
       name: widget => widget.content.jobName
     });
     void restorer.restore(trackers.tensorboards, {
       command: CommandIDs.openTensorBoard,
-      args: widget =>
-        'job' in widget.target
+      args: widget => ({
+        ...('job' in widget.target
           ? { name: widget.target.job }
           : 'jobs' in widget.target
             ? { names: widget.target.jobs }
-            : { logdir: widget.target.logdir },
+            : { logdir: widget.target.logdir }),
+        // A failed tab comes back failed, with Retry: no start, no toast.
+        ...(widget.failure !== null ? { failure: widget.failure } : {})
+      }),
       name: widget => targetKey(widget.target)
     });
     void restorer.restore(trackers.comparisons, {

@@ -18,6 +18,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
+import { Choice } from './choice';
 import { CommandIDs } from './commandids';
 import {
   formatAge,
@@ -370,62 +371,38 @@ function JobFilterBar(props: {
         value={filter.text}
         onChange={event => set({ text: event.currentTarget.value })}
       />
-      <FilterChoice
+      <Choice
         label={trans.__('State')}
         value={filter.state}
-        choices={states.map(state => [state, stateLabel(state, trans)])}
-        any={trans.__('Every state')}
-        choose={state => set({ state })}
+        choices={['', ...states]}
+        labels={{
+          '': trans.__('Every state'),
+          ...Object.fromEntries(
+            states.map(state => [state, stateLabel(state, trans)])
+          )
+        }}
+        onChange={state => set({ state })}
       />
-      <FilterChoice
+      <Choice
         label={trans.__('Kind')}
         value={filter.kind}
-        choices={kinds.map(kind => [kind, kind])}
-        any={trans.__('Every kind')}
-        choose={kind => set({ kind })}
+        choices={['', ...kinds]}
+        labels={{ '': trans.__('Every kind') }}
+        onChange={kind => set({ kind })}
       />
-      <select
-        className="jp-mod-styled"
-        aria-label={trans.__('Order')}
+      <Choice
+        label={trans.__('Order')}
         value={filter.sort}
-        onChange={event =>
-          set({ sort: event.currentTarget.value as JobsPanel.IFilter['sort'] })
-        }
-      >
-        <option value="newest">{trans.__('Newest first')}</option>
-        <option value="oldest">{trans.__('Oldest first')}</option>
-        <option value="name">{trans.__('By name')}</option>
-        <option value="state">{trans.__('By state')}</option>
-      </select>
+        choices={['newest', 'oldest', 'name', 'state']}
+        labels={{
+          newest: trans.__('Newest first'),
+          oldest: trans.__('Oldest first'),
+          name: trans.__('By name'),
+          state: trans.__('By state')
+        }}
+        onChange={sort => set({ sort: sort as JobsPanel.IFilter['sort'] })}
+      />
     </div>
-  );
-}
-
-/**
- * One of the filter bar's choices: any (''), or one of `choices` ([value,
- * label] pairs).
- */
-function FilterChoice(props: {
-  label: string;
-  value: string;
-  choices: [string, string][];
-  any: string;
-  choose: (value: string) => void;
-}): JSX.Element {
-  return (
-    <select
-      className="jp-mod-styled"
-      aria-label={props.label}
-      value={props.value}
-      onChange={event => props.choose(event.currentTarget.value)}
-    >
-      <option value="">{props.any}</option>
-      {props.choices.map(([value, label]) => (
-        <option key={value} value={value}>
-          {label}
-        </option>
-      ))}
-    </select>
   );
 }
 

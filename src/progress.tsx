@@ -55,13 +55,21 @@ export function keyMetric(
 }
 
 /**
+ * A metric's latest value as the script printed it (`0.0000`), else compact
+ * (`formatMetric`).
+ */
+export function metricValue(progress: IJobProgress, name: string): string {
+  return progress.metricTexts?.[name] ?? formatMetric(progress.metrics[name]);
+}
+
+/**
  * `loss 0.231`, or the empty string when the job has no metric.
  */
 export function describeKeyMetric(
   progress: IJobProgress | null | undefined
 ): string {
   const key = keyMetric(progress);
-  return key ? `${key[0]} ${formatMetric(key[1])}` : '';
+  return key && progress ? `${key[0]} ${metricValue(progress, key[0])}` : '';
 }
 
 /**
@@ -289,8 +297,13 @@ export function MetricChart(props: {
   points: readonly IMetricPoint[];
   trans: TranslationBundle;
   openInTensorBoard?: (tag: string) => void;
+  /**
+   * The latest value as the script printed it, shown for the last point
+   * when it is that value.
+   */
+  lastText?: string;
 }): JSX.Element {
-  const { name, points, trans, openInTensorBoard } = props;
+  const { name, points, trans, openInTensorBoard, lastText } = props;
   const [pointed, setPointed] = React.useState<number | null>(null);
   const finite = points.filter(p => isFinite(p.value));
   const values = finite.map(p => p.value);
@@ -300,6 +313,10 @@ export function MetricChart(props: {
   const high = values.length ? Math.max(...values) : 0;
   const span = scaled(high) - scaled(low) || 1;
   const last = values.length ? values[values.length - 1] : null;
+  const lastShown =
+    lastText !== undefined && Number(lastText) === last
+      ? lastText
+      : formatMetric(last);
   const plotWidth = CHART.width - CHART.left - CHART.right;
   const plotHeight = CHART.height - CHART.top - CHART.bottom;
   const bottom = CHART.top + plotHeight;
@@ -373,7 +390,7 @@ export function MetricChart(props: {
           '%1: %2 values, last %3',
           name,
           points.length,
-          formatMetric(last)
+          lastShown
         )}
         onMouseMove={onPointer}
         onMouseLeave={() => setPointed(null)}
@@ -452,7 +469,7 @@ export function MetricChart(props: {
               stepLabel(shown),
               formatMetric(finite[shown].value)
             )
-          : formatMetric(last)}
+          : lastShown}
       </span>
       {openInTensorBoard && (
         <button
@@ -578,6 +595,7 @@ export function ProgressSection(props: {
                 points={history[name]}
                 trans={trans}
                 openInTensorBoard={openInTensorBoard}
+                lastText={progress.metricTexts?.[name]}
               />
             ) : (
               <div
@@ -587,9 +605,9 @@ export function ProgressSection(props: {
               >
                 <span className="jp-PyTorchJob-sparklineName">{name}</span>
                 <span className="jp-PyTorchJob-sparklineValue">
-                  {formatMetric(
-                    progress.metrics[name] ?? history[name]?.[0]?.value
-                  )}
+                  {name in progress.metrics
+                    ? metricValue(progress, name)
+                    : formatMetric(history[name]?.[0]?.value)}
                 </span>
               </div>
             )

@@ -903,6 +903,13 @@ export interface IJobProgress {
   droppedMetrics?: number;
 
   /**
+   * The value of each metric read from a log line as the script printed it
+   * (`0.0000` for `loss=0.0000`): shown as is. A metric missing here has only
+   * its number.
+   */
+  metricTexts?: Record<string, string>;
+
+  /**
    * The metric to show first: loss, eval_loss, accuracy, else the first reported.
    */
   keyMetric: string | null;
@@ -1136,7 +1143,8 @@ export interface ILogNotice {
 }
 
 /**
- * Some complete lines of one replica's log.
+ * Some complete lines of one replica's log, or of several replicas' merged in
+ * time order.
  */
 export interface ILogChunk {
   /**
@@ -1160,6 +1168,23 @@ export interface ILogChunk {
    * Whether it is the previous container's log.
    */
   previous?: boolean;
+
+  /**
+   * A merged chunk (several replicas' lines in time order) only: its
+   * replicas. `replica` and `offset` are then its last line's.
+   */
+  replicas?: string[];
+
+  /**
+   * A merged chunk only: each line's replica, one character per line of
+   * `text`: character code 48 + i (`"0"`, `"1"`, …) for `replicas[i]`.
+   */
+  owners?: string;
+
+  /**
+   * A merged chunk only: where it ends in each of its replicas' logs.
+   */
+  offsets?: Record<string, number>;
 }
 
 /**
@@ -1212,8 +1237,8 @@ export interface ITensorBoard {
   jobs?: string[];
 
   /**
-   * A TensorBoard over several jobs (`--logdir_spec`): each run's name (the
-   * job's) and its directory.
+   * A TensorBoard opened for jobs (one or several): each run's name (the
+   * job's) and its directory; null for one opened on a directory.
    */
   runs?: Record<string, string> | null;
 

@@ -51,7 +51,8 @@ def bystander() -> Iterator[subprocess.Popen[bytes]]:
 async def collect_logs(backend: LocalBackend, name: str, **kwargs: Any) -> dict[str, str]:
     text: dict[str, str] = {}
     async for chunk in backend.logs(name, **kwargs):
-        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
+        for replica, lines in chunk.runs():
+            text[replica] = text.get(replica, "") + lines
     return text
 
 

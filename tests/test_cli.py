@@ -437,21 +437,22 @@ def test_list_and_status_show_progress_and_metrics(tmp_path: Path) -> None:
             [str(PTJOB), *args], env=env, capture_output=True, text=True, timeout=60, check=False
         )
 
-    bar = "print(' 30%|###       | 30/100 [00:03<00:07, 10.0it/s, loss=0.25]', flush=True)"
+    # loss=0.2500: shown as printed, not as 0.25 (issue 32).
+    bar = "print(' 30%|###       | 30/100 [00:03<00:07, 10.0it/s, loss=0.2500]', flush=True)"
     code = f"import time\n{bar}\ntime.sleep(120)"
     try:
         submitted = run("submit", "--name", "barred", "--shm", "off", "--", "python", "-c", code)
         assert submitted.returncode == 0, submitted.stderr
         deadline = time.monotonic() + 30
-        while "30% loss 0.25" not in (listing := run("list").stdout):
+        while "30% loss 0.2500" not in (listing := run("list").stdout):
             assert time.monotonic() < deadline, listing
             time.sleep(0.2)
         header, row = listing.splitlines()
         assert header.split()[-2:] == ["PROGRESS", "ETA"]
-        assert row.split()[-4:] == ["30%", "loss", "0.25", "7s"]
+        assert row.split()[-4:] == ["30%", "loss", "0.2500", "7s"]
         status = run("status", "barred").stdout
         assert "Progress: 30%, step 30/100, ETA 7s (from logs, " in status
-        assert "Metrics:\n  loss  0.25\n" in status
+        assert "Metrics:\n  loss  0.2500\n" in status
     finally:
         run("delete", "barred")
 
@@ -500,16 +501,16 @@ def test_list_shows_a_cluster_jobs_progress_on_its_one_call(tmp_path: Path) -> N
         submitted = run("submit", "--name", "kprog", "--nodes", "2", "--", "python", "t.py")
         assert submitted.returncode == 0, submitted.stderr
         kube.call(kube.fake.operator.run, "team-a", "kprog")
-        bar = " 40%|####      | 40/100 [00:04<00:06, 10.0it/s]\n{'loss': 0.5}\n"
+        bar = " 40%|####      | 40/100 [00:04<00:06, 10.0it/s]\n{'loss': 0.50}\n"
         kube.call(kube.fake.append_log, "team-a", "kprog-master-0", "pytorch", bar)
         listing = run("list")
         status = run("status", "kprog")
     assert listing.returncode == 0, listing.stderr
     header, row = listing.stdout.splitlines()
     assert header.split()[-2:] == ["PROGRESS", "ETA"]
-    assert row.split()[-4:] == ["40%", "loss", "0.5", "6s"], row
+    assert row.split()[-4:] == ["40%", "loss", "0.50", "6s"], row
     assert "Progress: 40%, step 40/100, ETA 6s (from logs, " in status.stdout
-    assert "Metrics:\n  loss  0.5\n" in status.stdout
+    assert "Metrics:\n  loss  0.50\n" in status.stdout
 
 
 ALL_REDUCE = """\
@@ -631,10 +632,16 @@ def test_logs_show_a_progress_bar_as_a_terminal_does_unless_raw(tmp_path: Path) 
         subprocess.run([str(PTJOB), "delete", "bar"], env=env, capture_output=True, timeout=60)
 
 
-# What a command that serves nothing must not load: the Jupyter server's stack (tornado),
-# the supervisor and its status endpoint, the event-file parser, the server client.
+# What a command that serves nothing must not load: an event loop (asyncio, and ssl with
+# it: most of a bare command's start-up), the Jupyter server's stack (tornado), the
+# cluster's client, PyYAML, the supervisor and its status endpoint, the event-file parser,
+# the server client.
 NOT_FOR_LIST = (
+    "asyncio",
+    "ssl",
     "tornado",
+    "kubernetes_asyncio",
+    "yaml",
     "jupyter_server",
     "jupyter_pytorchjob.backends.local.supervisor",
     "jupyter_pytorchjob.backends.local.reports",
@@ -644,8 +651,9 @@ NOT_FOR_LIST = (
 
 
 def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
-    """``ptjob list`` starts fast: it imports only what listing needs (checked on its
-    import graph, with a running job to list)."""
+    """``ptjob list`` and ``ptjob status`` of the local backend start fast: they import
+    only what reading a job's files needs, no event loop (checked on their import graph,
+    with a running job to list)."""
     env = {**os.environ, "PTJOB_HOME": str(tmp_path / "home")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -656,7 +664,7 @@ def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
     listing = (
         "import json, sys\n"
         "from jupyter_pytorchjob.cli import main\n"
-        "code = main(['list'])\n"
+        "code = main(['list']) or main(['status', 'sleeper'])\n"
         "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
     try:
@@ -665,8 +673,8 @@ def test_list_imports_no_server_stack_and_no_supervisor(tmp_path: Path) -> None:
         assert submitted.returncode == 0, submitted.stderr
         result = run(sys.executable, "-c", listing)
         assert result.returncode == 0, result.stderr
-        table, _, last = result.stdout.rstrip("\n").rpartition("\n")
-        assert "sleeper" in table
+        tables, _, last = result.stdout.rstrip("\n").rpartition("\n")
+        assert "sleeper  Running" in tables and "Name:     sleeper" in tables, tables
         code, modules = json.loads(last)
         assert code == 0
         loaded = [m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_LIST)]

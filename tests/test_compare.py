@@ -274,6 +274,33 @@ async def test_one_tensorboard_over_several_jobs(
     assert all(path.is_dir() for path in runs.values())
 
 
+@pytest.mark.slow
+async def test_one_jobs_tensorboard_names_its_run_after_the_job(
+    jp_fetch: Any, jp_serverapp: Any, runs: dict[str, Path], resolver: None
+) -> None:
+    """A job's TensorBoard names its run ``exp-a``, not ``.`` (issue 32), through the
+    links Compare uses; opened again by its directory or as ``jobs``, it is the same
+    TensorBoard."""
+    manager: TensorBoardManager = jp_serverapp.web_app.settings[MANAGER_SETTING]
+    try:
+        tb = await get(jp_fetch, "tensorboards", method="POST", body=json.dumps({"job": "exp-a"}))
+        assert tb["jobs"] == ["exp-a"]
+        assert tb["logdir"] == str(runs["exp-a"].resolve())
+        assert tb["runs"] == {"exp-a": str(runs["exp-a"].resolve())}
+        deadline = time.monotonic() + 30
+        tags_url = tb["url"] + "data/plugin/scalars/tags"
+        while not (tags := json.loads((await jp_fetch(tags_url)).body)):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+        assert set(tags) == {"exp-a"} and "loss" in tags["exp-a"]
+        for body in ({"logdir": str(runs["exp-a"])}, {"jobs": ["exp-a"]}):
+            again = await get(jp_fetch, "tensorboards", method="POST", body=json.dumps(body))
+            assert (again["id"], again["pid"], again["jobs"]) == (tb["id"], tb["pid"], ["exp-a"])
+        assert [i.id for i in manager.list()] == [tb["id"]]
+    finally:
+        await manager.stop_all()
+
+
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [

@@ -3,19 +3,24 @@ first when a job failed or waits."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from jupyter_pytorchjob.job.failure import (
     MAX_TAIL_LINES,
     JobFailure,
     JobWaiting,
+    NodeRun,
     failure_hint,
     failure_message,
     failure_tail,
     job_waiting,
     signal_name,
+    waiting_for_peers,
     waiting_hint,
 )
+from jupyter_pytorchjob.job.messages import Message, msg
 from jupyter_pytorchjob.job.status import JobInfo, JobState, ReplicaInfo
 
 TRACEBACK = [
@@ -210,3 +215,63 @@ def test_a_stored_failure_is_bounded() -> None:
     assert len(failure.message) <= 300 and len(failure.tail) == MAX_TAIL_LINES
     assert all(len(line) <= 500 for line in failure.tail)
     assert failure.exit_code is None and failure.log_source is None
+
+
+# -- nodes restarted in place, alone ------------------------------------------------------
+
+MASTER_AGAIN = NodeRun("master-0", "Running", running_since=100.0, ended=99.0, restarted=True)
+WORKER_DONE = NodeRun("worker-0", "Succeeded", running_since=None, ended=110.0, restarted=False)
+
+
+def test_a_restarted_node_whose_peers_all_ended_waits_for_them_after_the_grace() -> None:
+    # Alone from the worker's end (110), not from the master's restart (100).
+    assert waiting_for_peers([MASTER_AGAIN, WORKER_DONE], now=169.9, grace=60) is None
+    waiting = waiting_for_peers([MASTER_AGAIN, WORKER_DONE], now=170.0, grace=60)
+    assert waiting is not None and waiting.reason == "WaitingForPeers"
+    assert isinstance(waiting.message, Message) and waiting.message.code == "waiting_for_peers_one"
+    assert str(waiting.message) == (
+        "master-0 restarted and waits for its peers, which have all exited "
+        "(worker-0 Succeeded): the job cannot complete; delete it"
+    )
+    assert waiting.hint == msg("hint_waiting_for_peers")
+    assert "destroy_process_group" in str(waiting.hint)
+    # A restart after the peers ended: from the restart.
+    late = replace(MASTER_AGAIN, running_since=150.0)
+    assert waiting_for_peers([late, WORKER_DONE], now=209.0, grace=60) is None
+    assert waiting_for_peers([late, WORKER_DONE], now=210.0, grace=60) is not None
+
+
+def test_nodes_alone_are_named_together() -> None:
+    worker = replace(MASTER_AGAIN, name="worker-1")
+    waiting = waiting_for_peers([MASTER_AGAIN, worker, WORKER_DONE], now=1e9, grace=60)
+    assert waiting is not None and str(waiting.message).startswith(
+        "master-0, worker-1 restarted and wait for their peers, which have all exited "
+        "(worker-0 Succeeded)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("runs", "why"),
+    [
+        ([replace(MASTER_AGAIN, restarted=False), WORKER_DONE], "a first run finishing"),
+        ([MASTER_AGAIN, replace(WORKER_DONE, phase="Running", restarting=True)], "back-off"),
+        ([MASTER_AGAIN, replace(WORKER_DONE, phase="Pending", ended=None)], "not started"),
+        ([MASTER_AGAIN, replace(WORKER_DONE, running_since=105.0)], "the worker runs"),
+        ([MASTER_AGAIN], "no peers"),
+        ([replace(MASTER_AGAIN, running_since=None, phase="Succeeded"), WORKER_DONE], "done"),
+    ],
+)
+def test_nodes_not_alone_wait_for_nothing(runs: list[NodeRun], why: str) -> None:
+    assert waiting_for_peers(runs, now=1e9, grace=60) is None, why
+
+
+def test_a_stored_waiting_reads_back_bounded() -> None:
+    hint = msg("hint_waiting_for_peers")
+    waiting = JobWaiting("WaitingForPeers", "m" * 1000, hint)
+    back = JobWaiting.from_wire(waiting.to_wire())
+    assert back is not None and len(back.message) == 300 and back.hint == hint
+    # Ours read back with their codes, for JupyterLab to translate.
+    ours = waiting_for_peers([MASTER_AGAIN, WORKER_DONE], now=1e9, grace=60)
+    assert ours is not None and JobWaiting.from_wire(ours.to_wire()) == ours
+    for stored in (None, [], {"reason": "x"}, {"reason": 1, "message": "m"}):
+        assert JobWaiting.from_wire(stored) is None

@@ -19,6 +19,7 @@ from jupyter_pytorchjob.kinds.pods import FAILURE_ANNOTATION
 
 from .fake_kube import FakeKube
 from .fake_kube.kueue import insufficient_quota, pending_workload
+from .fake_kube.logs import parse_rfc3339, rfc3339
 
 NS = "team-a"
 TRACEBACK = (
@@ -44,8 +45,8 @@ def spec(name: str = "demo", **body: Any) -> JobSpec:
 async def test_a_crash_looping_master_past_the_backoff_limit(
     backend: KubernetesBackend, fake_kube: FakeKube
 ) -> None:
-    """OnFailure: the master crashes, restarts in place and the job fails at the backoff
-    limit; our default cleanPodPolicy (None) keeps the pod, whose previous container
+    """OnFailure: the master crashes, restarts in place at once and the job fails at the
+    backoff limit; our default cleanPodPolicy (None) keeps the pod, whose previous container
     holds the traceback. The summary goes onto the job: a new server, the pod gone,
     still has it."""
     await backend.submit(spec(nodes=2, backoffLimit=1))
@@ -64,12 +65,9 @@ async def test_a_crash_looping_master_past_the_backoff_limit(
     assert json.loads(stored[FAILURE_ANNOTATION]) == failure.to_wire()
     listed = next(j for j in await backend.list_jobs() if j.name == "demo")
     assert listed.failure == failure
-    # In back-off the kubelet serves the last run as the current log; once the
-    # container runs again (the kubelet restarts it: nothing deletes the pod), its
-    # current run is empty and ptjob logs adds the failing run, saying so.
-    waiting = [c async for c in job_logs(backend, "demo", replica="master-0")]
-    assert [(c.text, c.notice) for c in waiting] == [(TRACEBACK, False)]
-    fake_kube.operator.back_off_over(NS, "demo", "master-0")
+    # The kubelet restarted the first crash at once (that restart reached the limit) and
+    # nothing deletes the pod: its current run is empty and ptjob logs adds the failing
+    # run, saying so.
     chunks = [c async for c in job_logs(backend, "demo", replica="master-0")]
     assert (chunks[0].text, chunks[0].notice) == (FAILING_RUN_NOTICE, True)
     assert "".join(c.text for c in chunks[1:]) == TRACEBACK
@@ -188,13 +186,14 @@ async def test_a_trainjob_node_that_raises(backend: KubernetesBackend, fake_kube
     )
     fake_kube.trainer.run(NS, "tj")
     pod = fake_kube.trainer.pod(NS, "tj", 1)["metadata"]["name"]
-    for _ in range(6):
+    for _ in range(7):
         fake_kube.append_log(NS, pod, "node", TRACEBACK)
         fake_kube.trainer.exit(NS, "tj", 1, exit_code=1)
+        if fake_kube.kubelet.in_back_off(fake_kube.trainer.pod(NS, "tj", 1), "node"):
+            fake_kube.trainer.back_off_over(NS, "tj", 1)  # the first crash restarted at once
         job = await backend.get_job("tj")
         if job.state is JobState.FAILED:
             break
-        fake_kube.trainer.back_off_over(NS, "tj", 1)
     assert job.state is JobState.FAILED, job.conditions
     assert job.failure is not None
     assert (job.failure.replica, job.failure.exit_code) == ("node-1", 1)
@@ -297,3 +296,44 @@ async def test_waiting_for_kueue(backend: KubernetesBackend, fake_kube: FakeKube
     fake_kube.operator.suspend(NS, "plain")
     plain = await backend.get_job("plain")
     assert plain.waiting is not None and plain.waiting.reason == "Suspended"
+
+
+def back_date(fake_kube: FakeKube, pod: str, seconds: float) -> None:
+    """The pod's container's times ``seconds`` earlier: as if that long had passed since."""
+    for entry in fake_kube.get("pods", NS, pod)["status"]["containerStatuses"]:
+        for state in (entry.get("state") or {}, entry.get("lastState") or {}):
+            for times in state.values():
+                for key in ("startedAt", "finishedAt"):
+                    if times.get(key):
+                        when = parse_rfc3339(times[key]) - int(seconds * 1e9)
+                        times[key] = rfc3339(when)
+
+
+async def test_a_master_restarted_while_its_worker_finished_waits_for_it(
+    backend: KubernetesBackend, fake_kube: FakeKube
+) -> None:
+    """The operator keeps a job Running while its restarted master waits for a worker that
+    has succeeded (OnFailure restarts only the crashed container): once they have been
+    alone a minute (from the later of the restart and the worker's end, the pods' own
+    times), the job says it waits for nothing that will come."""
+    await backend.submit(spec(nodes=2))
+    fake_kube.operator.run(NS, "demo")
+    fake_kube.operator.exit(NS, "demo", "master-0", exit_code=1)  # restarted at once
+    fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=0)
+    job = await backend.get_job("demo")
+    assert (job.state, job.waiting, job.message) == (JobState.RUNNING, None, None)
+    back_date(fake_kube, "demo-master-0", 120)
+    back_date(fake_kube, "demo-worker-0", 50)
+    job = await backend.get_job("demo")
+    assert job.waiting is None  # the worker ended 50 s ago
+    back_date(fake_kube, "demo-worker-0", 10)
+    job = await backend.get_job("demo")
+    assert job.state is JobState.RUNNING
+    assert job.waiting is not None and job.waiting.reason == "WaitingForPeers"
+    assert str(job.waiting.message) == (
+        "master-0 restarted and waits for its peers, which have all exited "
+        "(worker-0 Succeeded): the job cannot complete; delete it"
+    )
+    assert job.message == job.waiting.message
+    [listed] = await backend.list_jobs()
+    assert listed.waiting == job.waiting

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -27,6 +29,7 @@ from .fake_kube import FakeKube
 from .fake_kube.logs import parse_rfc3339, rfc3339
 from .fake_kube.selectors import SelectorError, labels_match, parse_labels
 from .fake_kube.server import parse_bool
+from .waiting import until
 
 NS = "team-a"
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "pytorchjobs"
@@ -632,6 +635,31 @@ async def test_logs_waiting_errors_and_container_choice(fake_kube: FakeKube) -> 
         assert await core.read_namespaced_pod_log(
             "job1-worker-0", NS, container="init-pytorch"
         ) == ("waiting for master\n")
+
+
+async def test_a_log_client_gone_before_the_answer_is_no_error(
+    fake_kube: FakeKube, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes its connection right after asking for a log (a stream
+    cancelled as it reconnects) gets no answer, and the fake logs no error: the API
+    server's ``StreamObject`` (apiserver/pkg/endpoints/handlers/responsewriters/
+    writers.go, v1.20.2) writes the headers and ``io.Copy``s the log, discarding the
+    error of a write to a connection that is gone."""
+    async with apis() as (custom, _):
+        await create(custom, manifest(nodes=1))
+        fake_kube.append_log(NS, "job1-master-0", "pytorch", "one\n")
+    path = f"/api/v1/namespaces/{NS}/pods/job1-master-0/log?follow=true"
+    request = f"GET {path} HTTP/1.1\r\nHost: fake\r\nAuthorization: {AUTH['Authorization']}\r\n\r\n"
+    server = fake_kube._runner.server  # type: ignore[union-attr]
+    # Sent and closed without giving the loop a turn: the fake reads the request, then
+    # the close, before its handler writes the headers.
+    with socket.create_connection((fake_kube.host, fake_kube.port)) as sock:
+        sock.sendall(request.encode())
+    await until(lambda: fake_kube.access_log and not server.connections, "the request handled")
+    assert fake_kube.access_log[-1][1] == path.partition("?")[0]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    async with apis() as (_, core):
+        assert await core.read_namespaced_pod_log("job1-master-0", NS) == "one\n"
 
 
 async def test_log_backlog_options(fake_kube: FakeKube) -> None:

@@ -338,9 +338,11 @@ async def test_backoff_limit_zero_fails_a_never_job_with_the_backoff_message(
 
 
 async def test_on_failure_backs_off_in_place_until_the_backoff_limit(fake_kube: FakeKube) -> None:
-    """The kubelet restarts the container in the same pod (CrashLoopBackOff, 10 s doubling);
-    the job stays Running, no Restarting condition; restarts of Running pods reaching
-    backoffLimit fail it (core/job.go:95-133) and cleanPodPolicy applies (common/job.go:229)."""
+    """The kubelet restarts the container in the same pod: the first crash at once, each
+    later one after CrashLoopBackOff's 10 s doubling (kuberuntime_manager.go:868-897 over
+    flowcontrol/backoff.go:71-103), restartCount counting the restarts done; the job stays
+    Running, no Restarting condition; restarts of Running pods reaching backoffLimit fail
+    it (core/job.go:95-133) and cleanPodPolicy applies (common/job.go:229)."""
     await submit(job(backoffLimit=3, cleanPodPolicy="Running"))
     fake_kube.operator.run(NS, "job1")
     uid = pod(fake_kube, "job1-worker-0")["metadata"]["uid"]
@@ -348,8 +350,7 @@ async def test_on_failure_backs_off_in_place_until_the_backoff_limit(fake_kube: 
     fake_kube.operator.exit(NS, "job1", "worker-0", 1)
     entry = pytorch_status(fake_kube, "job1-worker-0")
     assert entry["restartCount"] == 1
-    assert entry["state"]["waiting"]["reason"] == "CrashLoopBackOff"
-    assert entry["state"]["waiting"]["message"].startswith("back-off 10s restarting failed")
+    assert list(entry["state"]) == ["running"]  # at once: no back-off entry yet
     assert entry["lastState"]["terminated"]["exitCode"] == 1
     assert pod(fake_kube, "job1-worker-0")["metadata"]["uid"] == uid
     assert pod(fake_kube, "job1-worker-0")["status"]["phase"] == "Running"
@@ -359,13 +360,18 @@ async def test_on_failure_backs_off_in_place_until_the_backoff_limit(fake_kube: 
             "job1-worker-0", NS, container="pytorch", previous=True
         )
     assert previous == "crash 1\n"
+    fake_kube.operator.exit(NS, "job1", "worker-0", 1)
+    entry = pytorch_status(fake_kube, "job1-worker-0")
+    assert entry["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert entry["state"]["waiting"]["message"].startswith("back-off 10s restarting failed")
+    assert entry["restartCount"] == 1  # the restarts done: the wait is not one
     fake_kube.operator.back_off_over(NS, "job1", "worker-0")
+    assert pytorch_status(fake_kube, "job1-worker-0")["restartCount"] == 2
     fake_kube.operator.exit(NS, "job1", "worker-0", 1)
     message = pytorch_status(fake_kube, "job1-worker-0")["state"]["waiting"]["message"]
     assert message.startswith("back-off 20s ")
     assert last(fake_kube)["type"] == "Running"
-    fake_kube.operator.back_off_over(NS, "job1", "worker-0")
-    fake_kube.operator.exit(NS, "job1", "worker-0", 1)  # the third restart reaches the limit
+    fake_kube.operator.back_off_over(NS, "job1", "worker-0")  # the third restart: the limit
     condition = last(fake_kube)
     assert (condition["type"], condition["message"]) == (
         "Failed",
@@ -374,16 +380,36 @@ async def test_on_failure_backs_off_in_place_until_the_backoff_limit(fake_kube: 
     assert fake_kube.list("pods", NS) == []  # every pod was Running: cleanPodPolicy Running
 
 
+async def test_a_back_off_not_moved_on_for_ten_minutes_restarts_at_once(
+    fake_kube: FakeKube,
+) -> None:
+    """backoff.go:147-149 ``hasExpired``: a crash ending more than twice the longest wait
+    (2 x 5 min) after the entry last moved on restarts at once, the entry back at 10 s."""
+    await submit(job(workers=0, backoffLimit=10))
+    fake_kube.operator.run(NS, "job1")
+    fake_kube.operator.exit(NS, "job1", "master-0", 1)  # at once
+    key = (pod(fake_kube, "job1-master-0")["metadata"]["uid"], "pytorch")
+    fake_kube.kubelet.back_offs[key].last_update -= 601  # a run of ten minutes
+    fake_kube.operator.exit(NS, "job1", "master-0", 1)
+    entry = pytorch_status(fake_kube, "job1-master-0")
+    assert (list(entry["state"]), entry["restartCount"]) == (["running"], 2)
+    fake_kube.operator.exit(NS, "job1", "master-0", 1)
+    message = pytorch_status(fake_kube, "job1-master-0")["state"]["waiting"]["message"]
+    assert message.startswith("back-off 10s ")
+
+
 async def test_always_restarts_a_replica_that_exits_0(fake_kube: FakeKube) -> None:
     """Always goes to the pod (core/pod.go:81-88): the kubelet restarts even after exit 0,
     the Master never succeeds and the restarts reach backoffLimit."""
     await submit(job(restart="Always", workers=0, backoffLimit=2))
     fake_kube.operator.run(NS, "job1")
     fake_kube.operator.succeed(NS, "job1")
+    entry = pytorch_status(fake_kube, "job1-master-0")
+    assert (list(entry["state"]), entry["restartCount"]) == (["running"], 1)
+    fake_kube.operator.succeed(NS, "job1")
     assert pytorch_status(fake_kube, "job1-master-0")["restartCount"] == 1
     assert last(fake_kube)["type"] == "Running"
     fake_kube.operator.back_off_over(NS, "job1", "master-0")
-    fake_kube.operator.succeed(NS, "job1")
     assert last(fake_kube)["type"] == "Failed"
     assert "backoff limit" in last(fake_kube)["message"]
 

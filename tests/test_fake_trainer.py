@@ -432,7 +432,8 @@ async def test_in_place_restarts_count_toward_backoff_limit_6(fake_kube: FakeKub
         for attempt in range(5):
             fake_kube.append_log(NS, name, "node", f"attempt {attempt}\n")
             fake_kube.trainer.exit(NS, "tj1", 1)
-            fake_kube.trainer.back_off_over(NS, "tj1", 1)
+            if attempt:  # the kubelet restarts the first crash at once, later ones after a wait
+                fake_kube.trainer.back_off_over(NS, "tj1", 1)
         pod = fake_kube.trainer.pod(NS, "tj1", 1)
         assert pod["metadata"]["name"] == name  # the same pod, restarted in place
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 5
@@ -440,6 +441,8 @@ async def test_in_place_restarts_count_toward_backoff_limit_6(fake_kube: FakeKub
         previous = await core.read_namespaced_pod_log(name, NS, container="node", previous=True)
         assert previous == "attempt 4\n"
         fake_kube.trainer.exit(NS, "tj1", 1)
+        assert conditions(fake_kube) == []  # in back-off: five restarts done
+        fake_kube.trainer.back_off_over(NS, "tj1", 1)  # the sixth
     assert conditions(fake_kube) == [(
         "Failed", "True", "FailedJobs",
         "jobset failed due to one or more job failures (first failed job: tj1-node-0)",

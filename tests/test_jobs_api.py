@@ -10,7 +10,7 @@ import pytest
 import yaml
 from tornado.httpclient import HTTPClientError
 
-from .log_messages import unbatch
+from .log_messages import offsets, runs, unbatch
 
 API = ("pytorchjob", "api")
 TICKER = (
@@ -75,7 +75,8 @@ async def test_submit_list_get_events_logs_delete(jp_fetch: Any, jp_ws_fetch: An
     assert messages[-1] == {"end": True}
     text: dict[str, str] = {}
     for m in messages[:-1]:
-        text[m["replica"]] = text.get(m["replica"], "") + m["text"]
+        for replica, lines in runs(m):
+            text[replica] = text.get(replica, "") + lines
     for replica in ("master-0", "worker-0"):
         assert text[replica].splitlines() == [f"tick {i}" for i in range(20)]
 
@@ -93,12 +94,12 @@ async def test_submit_list_get_events_logs_delete(jp_fetch: Any, jp_ws_fetch: An
     assert {"PyTorchJobCreated", "SuccessfulCreatePod"} <= {e["reason"] for e in events}
 
     # Resume from an offset: only what came after it.
-    first = next(m for m in messages if m.get("replica") == "master-0")
-    resumed = await read_ws(
-        jp_ws_fetch, "tick", replica="master-0", since=json.dumps({"master-0": first["offset"]})
-    )
+    first = next(m for m in messages if "master-0" in offsets(m))
+    since = {"master-0": offsets(first)["master-0"]}
+    resumed = await read_ws(jp_ws_fetch, "tick", replica="master-0", since=json.dumps(since))
     resumed_text = "".join(m["text"] for m in resumed if "text" in m)
-    assert first["text"] + resumed_text == text["master-0"]
+    first_text = "".join(lines for replica, lines in runs(first) if replica == "master-0")
+    assert first_text + resumed_text == text["master-0"]
 
     deleted = await call(jp_fetch, "jobs", "tick", method="DELETE")
     assert deleted.code == 204

@@ -63,7 +63,7 @@ async def test_logs_are_read_with_an_accept_header_the_server_takes(
     fake_kube.append_log(NS, "demo-worker-0", "pytorch", b"worker line\n")
     chunks: list[LogChunk] = []
     await drain(backend.logs("demo"), chunks)
-    text = {c.replica: c.text for c in chunks}
+    text = {replica: text for c in chunks for replica, text in c.runs()}
     assert text == {"master-0": "master line\n", "worker-0": "worker line\n"}
 
 
@@ -138,7 +138,7 @@ async def test_a_dead_kubelet_stops_only_its_replicas_log(
     assert notice.replica == "worker-0" and f"the kubelet on node {node}" in notice.text
     assert "connection refused" in notice.text and "try again" not in notice.text
     assert "overloaded" not in notice.text and "unavailable" not in notice.text
-    master_text = "".join(c.text for c in chunks if c.replica == "master-0")
+    master_text = "".join(t for c in chunks if not c.notice for r, t in c.runs() if r == "master-0")
     assert master_text == "step 1\nstep 2\n"
 
 

@@ -32,7 +32,8 @@ def spec(name: str = "demo", **body: Any) -> JobSpec:
 async def collect(stream: Any, until: int | None = None) -> dict[str, str]:
     text: dict[str, str] = {}
     async for chunk in stream:
-        text[chunk.replica] = text.get(chunk.replica, "") + chunk.text
+        for replica, lines in chunk.runs():
+            text[replica] = text.get(replica, "") + lines
     return text
 
 
@@ -89,27 +90,36 @@ async def test_pending_reasons(backend: KubernetesBackend, fake_kube: Any) -> No
 
 
 async def test_failed_job_and_restarts(backend: KubernetesBackend, fake_kube: Any) -> None:
-    """OnFailure (our default): a crashing worker restarts in place with back-off, the job
-    stays Running; at the backoff limit it fails and cleanPodPolicy None (ours, the
-    operator's) keeps every pod: the crash-looping worker and its previous log stay."""
+    """OnFailure (our default): a crashing worker restarts in place, the first time at
+    once, then after a back-off; the job stays Running; at the backoff limit it fails
+    and cleanPodPolicy None (ours, the operator's) keeps every pod: the restarted worker
+    and its previous log stay."""
     await backend.submit(spec(nodes=2, backoffLimit=2))
     fake_kube.operator.run(NS, "demo")
     fake_kube.append_log(NS, "demo-worker-0", "pytorch", "crash 1\n")
     fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=3)
     job = await backend.get_job("demo")
     assert job.state is JobState.RUNNING
-    worker = job.replicas[1]
-    assert (worker.restarts, worker.reason, worker.exit_code) == (1, "CrashLoopBackOff", 3)
+    assert (job.replicas[1].restarts, job.replicas[1].reason, job.replicas[1].exit_code) == (
+        1,
+        None,
+        3,
+    )
     previous = await collect(backend.logs("demo", replica="worker-0", previous=True))
     assert previous == {"worker-0": "crash 1\n"}
-    fake_kube.operator.back_off_over(NS, "demo", "worker-0")
+    fake_kube.append_log(NS, "demo-worker-0", "pytorch", "crash 2\n")
     fake_kube.operator.exit(NS, "demo", "worker-0", exit_code=3)
+    job = await backend.get_job("demo")
+    assert job.state is JobState.RUNNING
+    worker = job.replicas[1]
+    assert (worker.restarts, worker.reason, worker.exit_code) == (1, "CrashLoopBackOff", 3)
+    fake_kube.operator.back_off_over(NS, "demo", "worker-0")  # the second restart
     job = await backend.get_job("demo")
     assert job.state is JobState.FAILED
     assert "backoff limit" in job.conditions[-1].message
-    assert [(r.phase, r.reason) for r in job.replicas] == [
-        ("Running", None),
-        ("Running", "CrashLoopBackOff"),
+    assert [(r.phase, r.reason, r.restarts) for r in job.replicas] == [
+        ("Running", None, 0),
+        ("Running", None, 2),
     ]
 
 
@@ -130,7 +140,8 @@ async def test_logs_follow_pending_to_running_merged(
 
     async def follow() -> None:
         async for chunk in backend.logs("demo", follow=True):
-            received[chunk.replica] = received.get(chunk.replica, "") + chunk.text
+            for replica, text in chunk.runs():
+                received[replica] = received.get(replica, "") + text
 
     pods = ("demo-master-0", "demo-worker-0", "demo-worker-1")
 
@@ -209,7 +220,10 @@ async def test_logs_two_replicas_come_back_in_time_order_also_after_a_resume(
     assert [line for c in chunks for line in c.text.splitlines()] == order
 
     half = len(chunks) // 2
-    since = {c.replica: c.offset for c in chunks[:half]}
+    assert half > 0
+    since: dict[str, int] = {}
+    for chunk in chunks[:half]:
+        since.update(chunk.resume_offsets())
     seen = [line for c in chunks[:half] for line in c.text.splitlines()]
     lines: list[str] = []
 

@@ -139,7 +139,8 @@ async def test_a_pod_created_later_is_picked_up(fake_kube: Any, jp_asyncio_loop:
 
         async def follow() -> None:
             async for chunk in backend.logs("late", follow=True):
-                received.extend((chunk.replica, line) for line in chunk.text.splitlines())
+                for replica, text in chunk.runs():
+                    received.extend((replica, line) for line in text.splitlines())
 
         task = asyncio.create_task(follow())
         # Read before the pod goes: a deleted pod's log is gone with it.
@@ -183,7 +184,7 @@ async def test_followed_logs_leave_the_api_pool_to_other_requests(
 
     async def follow() -> None:
         async for chunk in backend.logs("busy", follow=True):
-            received.add(chunk.replica)
+            received.update(chunk.resume_offsets())
 
     try:
         await backend.submit(JobSpec.from_wire({"name": "busy", "nodes": 3, "command": ["x"]}))

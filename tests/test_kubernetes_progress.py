@@ -441,13 +441,8 @@ def test_a_killed_server_leaves_no_parser_process_or_resource_tracker() -> None:
         holder.wait()
 
 
-async def test_a_second_over_the_budget_is_not_read_again_while_nothing_is_new(
-    fake_kube: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A job whose last second of output exceeded ``LOG_BUDGET``: ``sinceTime`` has whole
-    seconds, so reading on from its newest line asks for that whole second again - once
-    at most, then the polls read only what is new (here: nothing)."""
-    monkeypatch.setattr(watcher_module, "LOG_BUDGET", 64 << 10)
+def counting_backend() -> tuple[KubernetesBackend, list[int]]:
+    """A backend polling progress, and the size of each log read it makes."""
     backend = KubernetesBackend(progress_interval=0.05, progress_wait=10)
     served: list[int] = []
     read_log = backend.progress_watcher.read_log
@@ -458,6 +453,17 @@ async def test_a_second_over_the_budget_is_not_read_again_while_nothing_is_new(
         return data
 
     backend.progress_watcher.read_log = counted
+    return backend, served
+
+
+async def test_a_second_over_the_budget_is_not_read_again_while_nothing_is_new(
+    fake_kube: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job whose last second of output exceeded ``LOG_BUDGET``: ``sinceTime`` has whole
+    seconds, so reading on from its newest line asks for that whole second again - once
+    at most, then the polls read only what is new (here: nothing)."""
+    monkeypatch.setattr(watcher_module, "LOG_BUDGET", 64 << 10)
+    backend, served = counting_backend()
     try:
         await backend.submit(spec("burst"))
         fake_kube.operator.run(NS, "burst")
@@ -491,3 +497,34 @@ async def test_following_a_jobs_logs_tracks_no_progress(
     assert "followed" not in backend.progress_watcher.jobs
     await backend.get_job("followed")
     assert "followed" in backend.progress_watcher.jobs
+
+
+async def test_an_ended_second_is_not_read_again_while_nothing_is_new(
+    fake_kube: Any,
+) -> None:
+    """``sinceTime`` has whole seconds: reading on from the newest line asks for all of
+    its second again, at every poll, however long ago that second ended (up to
+    ``LOG_BUDGET`` each time). Once it has ended, the polls read only what is new
+    (here: nothing), and a line written later is read all the same."""
+    backend, served = counting_backend()
+    try:
+        await backend.submit(spec("quiet"))
+        fake_kube.operator.run(NS, "quiet")
+        # One write, its second long over (well past any clock skew).
+        bars = "".join(f" {i}%|          | {i}/100 [00:01<00:09]\n" for i in range(1, 51))
+        ended = time.time_ns() - 60 * 10**9
+        fake_kube.append_log(NS, "quiet-master-0", "pytorch", bars, at_ns=ended)
+        await wait_progress(backend, "quiet", lambda p: p.step == 50, "the last bar")
+        for _ in range(3):  # the tail, then on from its newest line
+            await progress_of(backend, "quiet")
+        served.clear()
+        for _ in range(10):
+            await progress_of(backend, "quiet")
+        assert len(served) == 10
+        assert sum(served) == 0, served
+        fake_kube.append_log(
+            NS, "quiet-master-0", "pytorch", " 60%|          | 60/100 [00:06<00:04]\n"
+        )
+        await wait_progress(backend, "quiet", lambda p: p.step == 60, "a bar written later")
+    finally:
+        await backend.close()

@@ -78,7 +78,7 @@ async def test_a_trainjob_from_submit_to_delete(
     assert job.state is JobState.RUNNING and {r.phase for r in job.replicas} == {"Running"}
     assert [j.name for j in await backend.list_jobs()] == ["tj"]
     chunks = [c async for c in backend.logs("tj")]
-    lines = {(c.replica, line) for c in chunks for line in c.text.splitlines()}
+    lines = {(r, line) for c in chunks for r, text in c.runs() for line in text.splitlines()}
     assert lines == {("node-0", "step 1 on node 0"), ("node-1", "step 1 on node 1")}
 
     suspended = await backend.suspend("tj")
@@ -432,6 +432,7 @@ async def test_a_trainjobs_trainer_status_is_its_progress(
             "metrics": {"loss": 0.25, "accuracy": 0.9},
             "keyMetric": "loss",
             "droppedMetrics": 0,
+            "metricTexts": {},  # printed texts come from log lines only
         }
     fake_kube.trainer.succeed(NS, "tj")
     done = await backend.get_job("tj")
@@ -596,7 +597,7 @@ async def test_initializers_run_first_as_their_own_replicas(
     assert job.state is JobState.CREATED  # initializing: no node runs yet
     assert [r.phase for r in job.replicas] == ["Running", "Running", "Pending"]
     chunks = [c async for c in backend.logs("tj")]
-    assert {c.replica: c.text for c in chunks} == {
+    assert {r: text for c in chunks for r, text in c.runs()} == {
         "dataset-initializer-0": "dataset-initializer downloading\n",
         "model-initializer-0": "model-initializer downloading\n",
     }

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, Jo
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.processes import free_port, pid_alive
 
-from .local_jobs import EXAMPLES, backend, collect_logs
+from .local_jobs import EXAMPLES, backend, collect_logs, finished_with_every_node
 from .local_jobs import make_spec as spec
 
 # ``backend`` deletes every job left in teardown, also when a test fails: no supervisor
@@ -96,6 +97,42 @@ async def test_torchrun_two_nodes_two_processes_each(backend: LocalBackend) -> N
     text = logs["master-0"] + logs["worker-0"]
     assert text.count("world_size 4") == 4
     assert "sum_of_ranks 6" in text
+
+
+# The examples that start a process group, each as two nodes run briefly (the CNN's
+# TensorBoard events onto a claim, not into examples/).
+DISTRIBUTED_EXAMPLES: dict[str, dict[str, Any]] = {
+    "mnist_cnn.py": {
+        "command": ["python", "mnist_cnn.py", "--epochs", "1", "--samples", "256"],
+        "pvc": [{"claim": "data", "mountPath": "/mnt/data"}],
+        "logdir": "/mnt/data/runs/cnn",
+    },
+    "train_ddp.py": {"command": ["python", "train_ddp.py", "--epochs", "1", "--steps", "5"]},
+    "train_torchrun.py": {"command": ["torchrun", "train_torchrun.py"]},
+}
+
+
+def test_every_example_with_a_process_group_is_run_below() -> None:
+    found = [p.name for p in sorted(EXAMPLES.glob("*.py")) if "init_process_group" in p.read_text()]
+    assert found == list(DISTRIBUTED_EXAMPLES)
+
+
+@pytest.mark.parametrize("example", list(DISTRIBUTED_EXAMPLES))
+async def test_a_distributed_example_ends_with_exit_0_on_every_node(
+    backend: LocalBackend, example: str
+) -> None:
+    """#28: a rank aborting at teardown (gloo, SIGABRT after the work was done) was
+    restarted by OnFailure with no peer left. restartPolicy Never makes such an end a
+    failed node, not a restart; cleanPodPolicy None lets the worker end by itself."""
+    name = example.removesuffix(".py").replace("_", "-")
+    body = {"restartPolicy": "Never", "cleanPodPolicy": "None", **DISTRIBUTED_EXAMPLES[example]}
+    await backend.submit(spec(name=name, nodes=2, **body))
+    done = await finished_with_every_node(backend, name, timeout=180)
+    assert [(r.name, r.exit_code, r.restarts) for r in done.replicas] == [
+        ("master-0", 0, 0),
+        ("worker-0", 0, 0),
+    ], await collect_logs(backend, name)
+    assert done.state is JobState.SUCCEEDED
 
 
 async def test_an_elastic_worker_only_job_rendezvous_through_c10d(backend: LocalBackend) -> None:

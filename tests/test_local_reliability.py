@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_pytorchjob.backends import JobNotFound, JobState
+from jupyter_pytorchjob.backends import JobInfo, JobNotFound, JobState
 from jupyter_pytorchjob.backends.local import LocalBackend, index
 from jupyter_pytorchjob.backends.local import backend as local_backend
 from jupyter_pytorchjob.backends.local.store import JobDir
 from jupyter_pytorchjob.job import JobSpecInvalid
+from jupyter_pytorchjob.job.messages import Message
 
 from .local_jobs import (
     EXAMPLES,
@@ -334,6 +335,16 @@ async def test_settled_jobs_are_listed_from_the_index_alone(
         await backend.submit(make_spec(name=name, command=python("print('hi')")))
     await backend.submit(make_spec(name="busy", command=python("import time; time.sleep(60)")))
     await settled(backend, "one", "two")
+    # What a list shows, in one line: not the supervisor's pids, ports and marks.
+    text = index.index_path(backend.jobs_dir).read_text()
+    entry = json.loads(text)["one"]
+    assert "\n" not in text.strip()
+    assert not {"mark", "port", "supervisor", "watchdog"} & set(entry["job"])
+    assert entry["job"]["state"] == "Succeeded"
+    assert set(entry["replicas"]["master-0"]) == {"phase", "restarts", "exit_code"} | {
+        "reason",
+        "message",
+    }
     expected = {j.name: j.to_wire() for j in await backend.list_jobs()}
     reads: list[Path] = []
     real_read_json = local_backend.read_json
@@ -442,37 +453,95 @@ sys.exit(1)
 """
 
 
-async def test_a_rank_restarted_after_its_peers_exited_says_the_job_cannot_complete(
-    tmp_path: Path,
-) -> None:
-    local = LocalBackend(
+async def with_a_message(local: LocalBackend, name: str) -> JobInfo:
+    """The job as soon as it has a message (an AssertionError with the job after 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        job = await local.get_job(name)
+        if job.message is not None:
+            return job
+        assert time.monotonic() < deadline, f"no message: {job}"
+        await asyncio.sleep(0.1)
+
+
+def impatient(tmp_path: Path) -> LocalBackend:
+    """A backend whose nodes restart after 0.2 s and say they are alone after 1 s."""
+    return LocalBackend(
         root=tmp_path / "home",
         volume_root=tmp_path / "volumes",
         crash_back_off=0.2,
         alone_grace=1.0,
     )
+
+
+STRANDED = (
+    "master-0 restarted and waits for its peers, which have all exited "
+    "(worker-0 Succeeded): the job cannot complete; delete it"
+)
+
+
+async def test_a_rank_restarted_after_its_peers_exited_says_the_job_cannot_complete(
+    tmp_path: Path,
+) -> None:
+    local = impatient(tmp_path)
     spec = make_spec(
         name="stranded", nodes=2, command=["python", "-c", MASTER_FAILS_LATE, str(tmp_path)]
     )
     try:
         await local.submit(spec)
-        deadline = time.monotonic() + 60
-        while True:
-            job = await local.get_job("stranded")
-            if job.message is not None:
-                break
-            assert time.monotonic() < deadline, f"no message: {job}"
-            await asyncio.sleep(0.1)
+        job = await with_a_message(local, "stranded")
         assert job.state is JobState.RUNNING
-        assert job.message == (
-            "master-0 restarted after its peers (worker-0 Succeeded) had exited and waits "
-            "for them: the job cannot complete; delete it"
-        )
+        assert str(job.message) == STRANDED
+        assert job.waiting is not None and job.waiting.reason == "WaitingForPeers"
+        assert job.waiting.message == job.message and "delete the job" in str(job.waiting.hint)
+        assert isinstance(job.message, Message) and job.message.code == "waiting_for_peers_one"
         events = await local.events("stranded")
         said = next(e.time for e in events if e.reason == "WaitingForPeers")
         restarted = [e.time for e in events if e.message.startswith("Started master-0")][1]
         assert said >= restarted + 1.0  # once it has waited alone_grace seconds
         listed = next(j for j in await local.list_jobs() if j.name == "stranded")
         assert listed.message == job.message
+    finally:
+        await local.delete_job("stranded")
+
+
+# The master fails while the worker still runs and is restarted at once; the worker then
+# succeeds and the master's new run waits for a peer that will never join: what
+# test_two_jobs_at_once once saw (master-0 restarted after a failed bind, worker-0 gone).
+MASTER_RESTARTED_BEFORE_THE_WORKER_ENDS = """
+import os, pathlib, sys, time
+here = pathlib.Path(sys.argv[1])
+if os.environ["RANK"] != "0":
+    while not (here / "master-again").exists():
+        time.sleep(0.05)
+    (here / "worker-done").touch()
+    sys.exit(0)
+if (here / "master-ran").exists():
+    (here / "master-again").touch()
+    time.sleep(600)  # the rendezvous nobody comes to
+(here / "master-ran").touch()
+sys.exit(1)
+"""
+
+
+async def test_a_rank_restarted_before_its_peers_exited_says_so_once_they_have(
+    tmp_path: Path,
+) -> None:
+    local = impatient(tmp_path)
+    command = ["python", "-c", MASTER_RESTARTED_BEFORE_THE_WORKER_ENDS, str(tmp_path)]
+    try:
+        await local.submit(make_spec(name="stranded", nodes=2, command=command))
+        job = await with_a_message(local, "stranded")
+        assert job.state is JobState.RUNNING
+        assert [(r.name, r.phase, r.restarts) for r in job.replicas] == [
+            ("master-0", "Running", 1),
+            ("worker-0", "Succeeded", 0),
+        ]
+        assert str(job.message) == STRANDED
+        events = await local.events("stranded")
+        said = next(e.time for e in events if e.reason == "WaitingForPeers")
+        assert job.waiting is not None and job.waiting.message == job.message
+        # Once it has waited alone_grace seconds from the worker's end, not from its start.
+        assert said >= (tmp_path / "worker-done").stat().st_mtime + 1.0
     finally:
         await local.delete_job("stranded")

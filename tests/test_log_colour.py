@@ -26,6 +26,11 @@ def test_strip_removes_every_kind_of_sequence() -> None:
     assert strip_ansi("plain ] [ m") == "plain ] [ m"
 
 
+def test_strip_ends_an_unfinished_sequence_at_its_line() -> None:
+    # A merged chunk names each line's replica: stripping keeps every line.
+    assert strip_ansi("a\x1b]0;title\nb\n") == "a\nb\n"
+
+
 def test_strip_takes_one_pass_over_hostile_input() -> None:
     hostile = "\x1b[1;2;3" * 20_000 + "\x1b]" + "x" * 1000
     assert "\x1b" not in strip_ansi(hostile)

@@ -3,13 +3,24 @@ real log files of a real job, backlog and resumption."""
 
 from __future__ import annotations
 
+import random
 import sys
+from itertools import pairwise
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jupyter_pytorchjob.backends import LogChunk
+from jupyter_pytorchjob.backends.kubernetes.logs import skip_line_by_line
 from jupyter_pytorchjob.backends.local import LocalBackend
 from jupyter_pytorchjob.backends.local.store import JobDir, timestamp
-from jupyter_pytorchjob.backends.logmerge import TimeMerge
+from jupyter_pytorchjob.backends.logmerge import TAKE_BYTES, Taken, TimeMerge, lines_after
+from jupyter_pytorchjob.backends.timestamps import format_timestamp_ns
+from jupyter_pytorchjob.frontends.formatting import LogWriter
+from jupyter_pytorchjob.job.loglines import OWNER_BASE
 
-from .local_jobs import backend, collect_logs, make_spec
+from .local_jobs import backend, make_spec
 
 __all__ = ["backend"]  # the fixture
 
@@ -20,19 +31,38 @@ def lines(replica: str, *stamps: int) -> bytes:
     return b"".join(b"%02d %s %d\n" % (s, replica.encode(), s) for s in stamps)
 
 
-def texts(runs: list[tuple[str, bytes, bytes, int]]) -> list[str]:
-    return [line for _, text, _, _ in runs for line in text.decode().splitlines()]
+def owned(taken: Taken | None) -> list[tuple[str, str]]:
+    """(replica, text) of each line ``take`` gave, in order."""
+    if taken is None:
+        return []
+    assert taken.text.endswith("\n")
+    texts = taken.text[:-1].split("\n")
+    owners = taken.owners or chr(OWNER_BASE) * len(texts)
+    return [(taken.replicas[ord(o) - OWNER_BASE], t) for o, t in zip(owners, texts, strict=True)]
+
+
+def texts(taken: Taken | None) -> list[str]:
+    return [text for _, text in owned(taken)]
 
 
 def test_the_backlogs_merge_by_stamp_ties_in_replica_order() -> None:
     merge = TimeMerge(["m", "w"])
     merge.add("w", lines("w", 1, 3, 3, 6))
     merge.add("m", lines("m", 0, 3, 4, 5))
-    runs = merge.take()
-    assert texts(runs) == ["m 0", "w 1", "m 3", "w 3", "w 3", "m 4", "m 5", "w 6"]
-    assert [(r, size) for r, _, _, size in runs][:2] == [("m", 7), ("w", 7)]
-    assert [stamp for _, _, stamp, _ in runs][-1] == b"06"
-    assert merge.take() == []
+    taken = merge.take()
+    assert texts(taken) == ["m 0", "w 1", "m 3", "w 3", "w 3", "m 4", "m 5", "w 6"]
+    assert taken is not None and taken.owners == "01011001"
+    assert (taken.replicas, taken.sizes, taken.stamps) == (("m", "w"), (28, 28), (b"05", b"06"))
+    assert merge.take() is None
+
+
+def test_one_replicas_lines_come_without_owners() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.add("w", lines("w", 1, 2))
+    taken = merge.take()
+    assert taken is not None
+    assert (taken.text, taken.owners) == ("w 1\nw 2\n", "")
+    assert (taken.replicas, taken.sizes) == (("w",), (14,))
 
 
 def test_a_backlog_still_being_read_holds_back_what_may_come_after_it() -> None:
@@ -40,22 +70,39 @@ def test_a_backlog_still_being_read_holds_back_what_may_come_after_it() -> None:
     merge.opened("m")
     merge.opened("w")
     merge.add("m", lines("m", 0, 2, 4))
-    assert merge.take() == []  # w's first line may be the oldest
+    assert merge.take() is None  # w's first line may be the oldest
     merge.add("w", lines("w", 1, 3))
     assert texts(merge.take()) == ["m 0", "w 1", "m 2", "w 3"]  # up to w's newest
     merge.closed("w")  # w has caught up: it holds nothing back
     assert texts(merge.take()) == ["m 4"]
     merge.add("w", lines("w", 1))
-    assert merge.take() == []  # m's next line may be older
+    assert merge.take() is None  # m's next line may be older
     merge.closed("m")  # both caught up: a live line goes out as it arrives
     assert texts(merge.take()) == ["w 1"]
+
+
+def test_a_later_replicas_tie_with_the_horizon_waits_for_the_replica_being_read() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.opened("m")
+    merge.add("m", lines("m", 1, 3))
+    merge.add("w", lines("w", 3))
+    assert texts(merge.take()) == ["m 1", "m 3"]  # m may have more lines stamped 3
+    merge.add("m", lines("m", 3))
+    merge.closed("m")
+    assert texts(merge.take()) == ["m 3", "w 3"]
 
 
 def test_stamps_that_go_back_keep_the_replicas_own_order() -> None:
     merge = TimeMerge(["m", "w"])
     merge.add("m", lines("m", 5, 2, 6))  # the node's clock stepped back after 5
-    merge.add("w", lines("w", 3, 7))
-    assert texts(merge.take()) == ["w 3", "m 5", "m 2", "m 6", "w 7"]
+    merge.add("w", lines("w", 3, 5))
+    # m's 2 counts as the 5 before it: after m's 5, before w's (ties: m first).
+    assert texts(merge.take()) == ["w 3", "m 5", "m 2", "w 5", "m 6"]
+    merge.add("m", lines("m", 4))  # back again, in a later block: never before its 6
+    merge.add("w", lines("w", 5))
+    taken = merge.take()
+    assert texts(taken) == ["w 5", "m 4"]
+    assert taken is not None and taken.stamps == (b"06", b"05")
 
 
 def test_stamps_of_different_widths_are_each_removed_whole() -> None:
@@ -65,11 +112,11 @@ def test_stamps_of_different_widths_are_each_removed_whole() -> None:
     assert texts(merge.take()) == ["wide", " gap", "Z end"]
 
 
-def test_a_run_ends_at_the_first_line_stamped_after_the_next_replicas_head() -> None:
+def test_a_shorter_stamp_sorts_before_the_longer_ones_it_starts() -> None:
     merge = TimeMerge(["m", "w"])
     # m's stamps are one character wider than w's "5" except one, whose text starts
     # with a space where the wider stamps end.
-    merge.add("m", b"1a x\n2  y\n3a z\n6a v\n")
+    merge.add("m", b"1a x\n2  y\n3a z\n55 v\n")
     merge.add("w", b"5 w\n")
     assert texts(merge.take()) == ["x", " y", "z", "w", "v"]
 
@@ -78,7 +125,135 @@ def test_a_line_with_nothing_after_its_stamp_stays_an_empty_line() -> None:
     merge = TimeMerge(["m", "w"])
     merge.add("m", b"01\n03 m\n")
     merge.add("w", b"02 w\n")
-    assert [text for _, text, _, _ in merge.take()] == [b"\n", b"w\n", b"m\n"]
+    assert owned(merge.take()) == [("m", ""), ("w", "w"), ("m", "m")]
+
+
+def test_undecodable_bytes_are_replaced_and_counted_as_read() -> None:
+    merge = TimeMerge(["m", "w"])
+    merge.opened("m")
+    merge.opened("w")
+    read = b"01 \xc3\xa9\xff\n02 a\n02 b\n"  # "é" and a byte that is no UTF-8
+    merge.add("m", read + b"05 x\n")
+    merge.add("w", "03 \u2713\n".encode())
+    taken = merge.take()  # up to w's newest: m's last line stays
+    assert owned(taken) == [("m", "\xe9\ufffd"), ("m", "a"), ("m", "b"), ("w", "\u2713")]
+    assert taken is not None and taken.sizes == (len(read), 7)
+    merge.add("w", "04 \u2713\n06 y\n".encode())
+    taken = merge.take()  # up to m's newest this time, counted from what is taken
+    assert owned(taken) == [("w", "\u2713"), ("m", "x")]
+    assert taken is not None and taken.sizes == (5, 7)
+
+
+TEXTS = [b"a", b"", b"x y", b"  lead", b"\rbar 5%", b"\xc3\xa9t\xc3\xa9", b"\xff\xfe", b"\x1b[1mb"]
+
+
+def random_logs(rng: random.Random) -> dict[str, bytes]:
+    """Up to five replicas' logs: stamps never going back, many ties, each replica's
+    stamps of its own width, now and then a line that is only a stamp."""
+    logs = {}
+    for i in range(rng.randint(1, 5)):
+        width, stamp, rows = rng.choice([2, 3]), rng.randint(0, 5), []
+        for _ in range(rng.randint(0, 60)):
+            stamp += rng.choice([0, 0, 1, 2])
+            head = b"%0*d" % (width, stamp)
+            text = b"" if rng.random() < 0.05 else b" " + rng.choice(TEXTS)
+            rows.append(head + text + b"\n")
+        logs[f"r{i}"] = b"".join(rows)
+    return logs
+
+
+def reference(logs: dict[str, bytes]) -> list[tuple[str, str]]:
+    """The merged log by definition: by stamp, ties in replica order, then each
+    replica's own order."""
+    lines = []
+    for order, (replica, log) in enumerate(logs.items()):
+        for index, line in enumerate(log.split(b"\n")[:-1]):
+            stamp, _, text = line.partition(b" ")
+            lines.append((stamp, order, index, replica, text.decode("utf-8", "replace")))
+    return [(replica, text) for *_, replica, text in sorted(lines)]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -> None:
+    rng = random.Random(seed)
+    logs = random_logs(rng)
+    merge = TimeMerge(list(logs), take_bytes=rng.choice([TAKE_BYTES, 100, 1]))
+    queues: dict[str, list[bytes]] = {}  # each replica's log in a few blocks
+    for replica, log in logs.items():
+        merge.opened(replica)
+        rows = log.split(b"\n")[:-1]
+        rows = [row + b"\n" for row in rows]
+        cuts = sorted(rng.sample(range(1, len(rows)), min(3, max(0, len(rows) - 1))))
+        bounds = zip([0, *cuts], [*cuts, len(rows)], strict=True)
+        queues[replica] = [b"".join(rows[a:b]) for a, b in bounds]
+    given: list[tuple[str, str]] = []
+    sizes = dict.fromkeys(logs, 0)
+    newest: dict[str, bytes] = {}
+
+    def take() -> None:
+        """Once or until nothing more can go out."""
+        once = rng.random() < 0.5
+        while (taken := merge.take()) is not None:
+            given.extend(owned(taken))
+            for replica, size, stamp in zip(taken.replicas, taken.sizes, taken.stamps, strict=True):
+                sizes[replica] += size
+                assert stamp >= newest.get(replica, b"")
+                newest[replica] = stamp
+            if once:
+                return
+
+    while any(queues.values()):  # the replicas' blocks interleaved at random
+        replica = rng.choice([r for r in logs if queues[r]])
+        merge.add(replica, queues[replica].pop(0))
+        if not queues[replica]:
+            merge.closed(replica)
+        if rng.random() < 0.5:
+            take()
+    for replica in logs:
+        merge.closed(replica)
+    while any(merge.pending(r) for r in logs):
+        take()
+    assert merge.take() is None
+    assert given == reference(logs)
+    assert sizes == {r: len(log) for r, log in logs.items()}
+
+
+def test_a_take_gives_about_take_bytes_and_the_rest_next() -> None:
+    merge = TimeMerge(["a", "b", "c"], take_bytes=2000)
+    logs = {
+        r: b"".join(b"%06d %s line\n" % (i * 3 + j, r.encode()) for i in range(1000))
+        for j, r in enumerate("abc")
+    }
+    for replica, log in logs.items():
+        merge.add(replica, log)
+    given = []
+    while (taken := merge.take()) is not None:
+        assert sum(taken.sizes) <= 2000 + 3 * 14  # a tie's line at most beyond
+        given += owned(taken)
+    assert len(given) == 3000 and given == reference(logs)
+
+
+def test_a_merged_chunk_shows_as_its_runs_do() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        replicas = ("master-0", "worker-0", "worker-1")[: rng.randint(2, 3)]
+        lines = [rng.choice(["a", "b c", "\rbar", "\x1b[1mx"]) for _ in range(rng.randint(1, 8))]
+        owners = "".join(chr(OWNER_BASE + rng.randrange(len(replicas))) for _ in lines)
+        if len(set(owners)) < 2:
+            continue
+        text = "\n".join(lines) + "\n"
+        chunk = LogChunk.merged(replicas, text, owners, (1, 2, 3)[: len(replicas)])
+        runs = chunk.runs()
+        assert [line for _, text in runs for line in text[:-1].split("\n")] == lines
+        assert all(r != q for (r, _), (q, _) in pairwise(runs))  # runs end at a change
+        assert chunk.display(prefix=True) == "".join(
+            LogChunk(r, text, 0).display(prefix=True) for r, text in runs
+        )
+        for options in ({"raw": True}, {"overwrite": True}, {}):
+            merged, by_run = LogWriter(prefix=True, **options), LogWriter(prefix=True, **options)
+            shown = merged.text(chunk) + merged.terminal.end()
+            expected = "".join(by_run.text(LogChunk(r, text, 0)) for r, text in runs)
+            assert shown == expected + by_run.terminal.end(), options
 
 
 def alternate(count: int) -> tuple[bytes, bytes, list[str]]:
@@ -100,21 +275,66 @@ async def test_local_two_replicas_come_back_in_time_order_also_after_a_resume(
 ) -> None:
     await backend.submit(make_spec(name="two", nodes=2, command=[sys.executable, "-c", "pass"]))
     await backend.wait("two", timeout=60)
-    master, worker, order = alternate(6000)  # ~250 KB each: several reads per replica
+    master, worker, order = alternate(16000)  # ~600 KB each: several reads per replica
     jobdir = JobDir(backend.jobs_dir / "two")
     jobdir.log("master-0").write_bytes(master)
     jobdir.log("worker-0").write_bytes(worker)
 
     chunks = [chunk async for chunk in backend.logs("two")]
     assert [line for c in chunks for line in c.text.splitlines()] == order
+    assert len(chunks) > 2 and any(c.owners for c in chunks)  # both replicas' lines in one
 
     # A reconnect after any chunk: the rest, from the offsets seen, neither lost nor repeated.
-    half = len(chunks) // 2
-    since = {c.replica: c.offset for c in chunks[:half]}
-    seen = [line for c in chunks[:half] for line in c.text.splitlines()]
-    rest = await collect_logs(backend, "two", since=since)
-    assert sorted(seen + rest["master-0"].splitlines() + rest["worker-0"].splitlines()) == sorted(
-        order
+    for seen_chunks in range(1, len(chunks)):
+        since: dict[str, int] = {}
+        for chunk in chunks[:seen_chunks]:
+            since.update(chunk.resume_offsets())
+        seen = [line for c in chunks[:seen_chunks] for line in c.text.splitlines()]
+        again = [c async for c in backend.logs("two", since=since)]
+        assert seen + [line for c in again for line in c.text.splitlines()] == order
+
+
+def kubelet_lines(*stamps: int) -> bytes:
+    """Lines as the kubelet stamps them (``timestamps=true``), the text naming the stamp
+    and the line's place."""
+    return b"".join(
+        format_timestamp_ns(T0_NS + s) + b" line %d at %d\n" % (i, s) for i, s in enumerate(stamps)
     )
-    again = [c async for c in backend.logs("two", since=since)]
-    assert seen + [line for c in again for line in c.text.splitlines()] == order
+
+
+T0_NS = 1_790_000_000 * 10**9
+
+
+def test_lines_after_those_seen_are_found_without_parsing_each_line() -> None:
+    """After a reconnect the API answers from the whole second: the lines before the
+    last stamp seen go, and as many of those at it as were seen (all: unknown)."""
+    data = kubelet_lines(1, 2, 5, 5, 5, 7, 9)
+    stamp = format_timestamp_ns(T0_NS + 5)
+    texts = [line.partition(b" ")[2] for line in data.splitlines()]
+
+    def after(stamp_ns: int, seen: int | None) -> list[bytes]:
+        rest = lines_after(data, format_timestamp_ns(T0_NS + stamp_ns), seen)
+        assert rest is not None
+        return [line.partition(b" ")[2] for line in rest.splitlines()]
+
+    assert after(5, 1) == texts[3:]
+    assert after(5, 2) == texts[4:]
+    assert after(5, 3) == after(5, None) == texts[5:]
+    assert after(6, 0) == after(6, None) == texts[5:]  # no line at it: the first after it
+    assert after(0, None) == texts and after(9, None) == []
+    assert lines_after(data, stamp, 0) == data[data.index(stamp) :]
+    # Stamps of another width (the local pump's microseconds) are not compared as bytes.
+    assert lines_after(b"2026-11-22T04:25:01.123456Z x\n", stamp, None) is None
+
+
+@given(
+    st.lists(st.integers(0, 20), min_size=1, max_size=40).map(sorted),
+    st.integers(-1, 21),
+    st.none() | st.integers(0, 5),
+)
+def test_lines_after_drops_what_the_line_by_line_reading_drops(
+    stamps: list[int], last: int, seen: int | None
+) -> None:
+    data = kubelet_lines(*stamps)
+    rest = lines_after(data, format_timestamp_ns(T0_NS + last), seen)
+    assert rest == skip_line_by_line(data, T0_NS + last, seen)

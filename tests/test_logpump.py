@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from jupyter_pytorchjob.job.loglines import DisplayLines, cut
+from jupyter_pytorchjob.job.loglines import DisplayLines, StampedLines, cut, may_hold_a_line_over
 
 
 def split(*chunks: bytes, limit: int = 16384) -> list[bytes]:
@@ -60,3 +60,28 @@ def test_reads_split_anywhere_give_the_same_lines(data: bytes, cuts: list[int], 
     assert lines == split(data, limit=limit)
     assert all(len(line.removeprefix(b"\r")) <= limit for line in lines)
     assert all(b"\r" not in line[1:] for line in lines)
+
+
+@given(st.lists(st.integers(0, 90), min_size=1, max_size=12), st.integers(1, 40))
+@example([0, 0, 9], 8)  # just over the limit, at the end, found by the last window only
+def test_a_line_over_the_limit_is_never_missed(lengths: list[int], limit: int) -> None:
+    """The cheap check (a ``find`` per half limit) says no only where no line is longer."""
+    data = b"".join(b"x" * n + b"\n" for n in lengths)
+    longest = max(lengths)
+    if not may_hold_a_line_over(data, limit):
+        assert longest <= limit
+
+
+def test_a_long_kubelet_line_among_short_ones_is_cut_in_one_read() -> None:
+    """The kubelet's lines in a 64 KiB read: one of 40 KiB among short ones comes out in
+    pieces of at most the limit, each with the line's stamp; the rest as they were."""
+    stamp = b"2026-11-27T11:38:42.123456789Z "
+    short = b"".join(stamp + b"step %05d\n" % i for i in range(1000))
+    data = short + stamp + b"x" * 40_000 + b"\n" + short
+    out = StampedLines(16384).feed(data)
+    lines = out[:-1].split(b"\n")
+    assert all(line.startswith(stamp) for line in lines)
+    texts = [line[len(stamp) :] for line in lines]
+    assert max(map(len, texts)) == 16384
+    assert texts[1000:1003] == [b"x" * 16384, b"x" * 16384, b"x" * (40_000 - 2 * 16384)]
+    assert b"".join(texts) == data.replace(b"\n", b"").replace(stamp, b"")

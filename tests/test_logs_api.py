@@ -232,7 +232,8 @@ async def test_merged_logs_come_in_time_order_batched_on_the_websocket_and_as_te
     jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, finished_job: str
 ) -> None:
     """Two replicas' lines alternating in time: the websocket and the plain text give them
-    in time order; the websocket batches the many one-line chunks into few messages."""
+    in time order, each with its replica; merged chunks carry both replicas' lines (not a
+    chunk per line) and where each replica's log was read up to."""
     from jupyter_pytorchjob.backends.local.store import JobDir
 
     from .test_log_order import alternate
@@ -244,6 +245,11 @@ async def test_merged_logs_come_in_time_order_batched_on_the_websocket_and_as_te
     frames = await socket_frames(jp_ws_fetch, finished_job)
     chunks = [m for frame in frames for m in frame if "text" in m]
     assert [line for m in chunks for line in m["text"].splitlines()] == order
-    assert len(chunks) >= len(order) / 2 and len(frames) < len(chunks) / 10
+    assert len(chunks) < 10 and all(len(m["owners"]) == m["text"].count("\n") for m in chunks)
+    owners = [m["replicas"][ord(o) - ord("0")] for m in chunks for o in m["owners"]]
+    assert owners == [line.split()[3] for line in order]
+    assert chunks[-1]["offsets"] == {"master-0": len(master), "worker-0": len(worker)}
     text = (await plain(jp_fetch, finished_job)).body.decode()
-    assert [line.split(" | ", 1)[1] for line in text.splitlines()] == order
+    assert [line.split(" | ", 1) for line in text.splitlines()] == [
+        [line.split()[3], line] for line in order
+    ]

@@ -815,9 +815,14 @@ def test_cli_tensorboard_runs_a_local_one_until_ctrl_c(tmp_path: Path) -> None:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/"), url
         with urllib.request.urlopen(url + "data/environment", timeout=10) as answer:
             environment = json.loads(answer.read())
-        assert environment["data_location"] == str(tmp_path / "home" / "volumes" / "w" / "runs")
+        # The job's directory, as a run named after the job: a private folder of links.
+        links = Path(environment["data_location"])
+        job_dir = tmp_path / "home" / "volumes" / "w" / "runs"
+        assert [p.name for p in links.iterdir()] == ["with-tb"]
+        assert (links / "with-tb").resolve() == job_dir.resolve()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 130
+        assert not links.exists()  # gone with its TensorBoard
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=2)
     finally:

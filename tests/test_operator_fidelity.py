@@ -145,7 +145,11 @@ class Kube:
                 continue
             code = codes[min(self.attempts[replica], len(codes) - 1)]
             if code is not None:
+                restarts = int(entry.get("restartCount", 0))
                 operator.exit(self.ns, name, replica, exit_code=code)
+                again = self.fake.get("pods", self.ns, f"{name}-{replica}")
+                if again is not None and self.fake.kubelet.restarted(again, "pytorch", restarts):
+                    self.attempts[replica] += 1  # the kubelet restarted a first crash at once
                 return True
         return False
 

@@ -188,6 +188,47 @@ def test_a_log_keeps_the_bar_while_dict_lines_add_metrics() -> None:
     assert log.take_metrics() == []
 
 
+def test_a_printed_metric_keeps_its_text_through_the_merge_and_the_wire() -> None:
+    """``loss=0.0000`` stays ``0.0000``: the frontend shows a log metric as printed,
+    not as the number it parses to (issue 32)."""
+    log = LogProgress()
+    assert log.feed(" 10%|#  | 10/100 [00:01<00:09, 10it/s, loss=0.0000, lr=2e-05]", 1.0)
+    assert log.feed("{'eval_loss': 0.2500, 'epoch': 0.1}", 2.0)
+    assert log.feed("Epoch 2/10 acc=0.900", 3.0)
+    assert log.reading is not None
+    assert log.reading.metrics == {"loss": 0.0, "lr": 2e-05, "eval_loss": 0.25, "acc": 0.9}
+    texts = {"loss": "0.0000", "lr": "2e-05", "eval_loss": "0.2500", "acc": "0.900"}
+    assert log.reading.metric_texts == texts
+    # A newer line's value brings its own text.
+    assert log.feed(" 20%|##  | 20/100 [00:02<00:08, 10it/s, loss=0.10]", 4.0)
+    assert log.reading.metric_texts["loss"] == "0.10"
+    # The best source's value wins with its text, or none: a report's number has none.
+    report_reading = ProgressReading(ProgressSource.REPORT, 5, metrics={"loss": 0.3})
+    progress = merge([log.reading, report_reading])
+    assert progress is not None
+    assert progress.metrics["loss"] == 0.3 and "loss" not in progress.metric_texts
+    assert progress.metric_texts["eval_loss"] == "0.2500"
+    wire = progress.to_wire()
+    assert wire["metricTexts"] == {"lr": "2e-05", "eval_loss": "0.2500", "acc": "0.900"}
+    assert valid(PROGRESS_SCHEMA, wire) == []
+    assert JobProgress.from_wire(wire) == progress
+    # What job.json kept before texts existed still reads.
+    del wire["metricTexts"]
+    assert JobProgress.from_wire(wire).metric_texts == {}
+
+
+def test_a_metric_text_is_kept_only_for_a_kept_metric_and_short() -> None:
+    reading = ProgressReading(
+        ProgressSource.LOGS,
+        1.0,
+        metrics={"loss": 0.5, "acc": math.nan, "x" * 65: 1.0},
+        metric_texts={"loss": "0.5000", "acc": "nan", "x" * 65: "1", "gone": "3"},
+    )
+    assert reading.metric_texts == {"loss": "0.5000"}
+    long = "0." + "0" * 40
+    assert parse_line(f"Epoch 1/2 loss={long}", 1.0).metric_texts == {}  # type: ignore[union-attr]
+
+
 def test_epoch_lines_move_the_percent_on() -> None:
     """Each "Epoch N/M" line says its own percent; none is stuck at the first one's."""
     log = LogProgress()

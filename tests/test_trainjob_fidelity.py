@@ -139,7 +139,11 @@ class Kube:
             if code == 0:
                 self.trainer.succeed(NS, name, index)
             else:
+                restarts = int(entry.get("restartCount", 0))
                 self.trainer.exit(NS, name, index, exit_code=code)
+                again = self.fake.get("pods", NS, pod["metadata"]["name"])
+                if again is not None and self.fake.kubelet.restarted(again, "node", restarts):
+                    self.attempts[node] += 1  # the kubelet restarted a first crash at once
             return True
         return False
 

@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_pytorchjob.job import JobSpec, JobSpecInvalid
+from jupyter_pytorchjob.job.failure import waiting_for_peers
 from jupyter_pytorchjob.job.fields import DEFAULT_IMAGE
 from jupyter_pytorchjob.job.progress import chief_replica
 from jupyter_pytorchjob.job.status import JobState
 from jupyter_pytorchjob.kinds import kind_named
+from jupyter_pytorchjob.kinds.pods import epoch
 from jupyter_pytorchjob.kinds.trainjob import TRAINJOB
 from jupyter_pytorchjob.kinds.trainjob.environment import nproc_per_node
 from jupyter_pytorchjob.kinds.trainjob.rules import max_name_length
@@ -609,6 +611,36 @@ def test_initializer_pods_are_replicas_before_the_nodes() -> None:
     assert (run.failure.replica, run.failure.exit_code) == ("dataset-initializer-0", 1)
     # Progress is rank 0's: node-0, whatever sorts first.
     assert chief_replica(["dataset-initializer-0", "model-initializer-0", "node-0"]) == "node-0"
+
+
+def test_the_initializers_are_no_nodes_peers() -> None:
+    """A node restarted after the other node ended waits for it alone; the initializers,
+    done before any node started, are not among the peers it waits for."""
+
+    def container(name: str, restarts: int, **state: Any) -> dict[str, Any]:
+        return {"containerStatuses": [{"name": name, "restartCount": restarts, "state": state}]}
+
+    ended = {"terminated": {"exitCode": 0, "finishedAt": "2026-11-23T10:01:00Z"}}
+    pods = [
+        pod(
+            0,
+            "Succeeded",
+            rjob="dataset-initializer",
+            **container("dataset-initializer", 0, **ended),
+        ),
+        pod(0, "Running", **container("node", 1, running={"startedAt": "2026-11-23T10:02:00Z"})),
+        pod(1, "Succeeded", **container("node", 0, **ended)),
+    ]
+    runs = TRAINJOB.node_runs(pods)
+    assert [(r.name, r.phase, r.restarted) for r in runs] == [
+        ("node-0", "Running", True),
+        ("node-1", "Succeeded", False),
+    ]
+    waiting = waiting_for_peers(runs, now=epoch("2026-11-23T10:03:00Z") or 0.0, grace=60)
+    assert waiting is not None
+    assert str(waiting.message).startswith(
+        "node-0 restarted and waits for its peers, which have all exited (node-1 Succeeded)"
+    )
 
 
 # -- torchtune (BuiltinTrainer) runtimes -----------------------------------------------

@@ -12,7 +12,11 @@
  * Usage (against a running lab, e.g. `cd ui-tests && PTJOB_UI_PORT=8890 jlpm start`):
  *
  *   node benchmarks/log_viewer/run.js [--url http://localhost:8890] [--token T]
- *        [--lines 1000000] [--job NAME] [--keep]
+ *        [--lines 1000000] [--job NAME] [--keep] [--wrap] [--only-matching Q]
+ *
+ * `--wrap` opens the viewer with long lines wrapped; `--only-matching Q`
+ * searches for Q once the log is in and shows only the matching lines before
+ * the scroll is measured.
  *
  * Uses the Chromium at $CHROMIUM_PATH or /usr/bin/chromium, and Playwright
  * from ui-tests/node_modules (never `playwright install`).
@@ -70,7 +74,9 @@ async function measure({
   lines: LINES,
   redraws = 0,
   job,
-  keep = false
+  keep = false,
+  wrap = false,
+  onlyMatching = ''
 }) {
   const lab = { base: base.replace(/\/$/, ''), token };
   const BASE = lab.base;
@@ -111,7 +117,7 @@ async function measure({
 
   // 3. Time to first paint and to the whole log.
   const timings = await page.evaluate(
-    async ({ job }) => {
+    async ({ job, wrap, onlyMatching }) => {
       const longTasks = [];
       const observer = new PerformanceObserver(list => {
         for (const entry of list.getEntries()) {
@@ -134,7 +140,9 @@ async function measure({
         requestAnimationFrame(check);
       });
       void window.jupyterapp.commands.execute('pytorchjob:open-logs', {
-        name: job
+        name: job,
+        wrap,
+        onlyMatching: !!onlyMatching
       });
       const firstPaint = await painted;
       const loaded = await new Promise(resolve => {
@@ -154,9 +162,17 @@ async function measure({
       observer.disconnect();
       return { firstPaint, loaded, longTasks };
     },
-    { job: JOB }
+    { job: JOB, wrap, onlyMatching }
   );
   const viewer = page.locator(`#pytorchjob-logs-${JOB}`);
+  if (onlyMatching) {
+    const search = viewer.getByRole('searchbox');
+    await search.fill(onlyMatching);
+    await search.press('Enter');
+    await viewer
+      .locator('.jp-PyTorchJobLogs-status', { hasText: 'lines shown' })
+      .waitFor();
+  }
   const status = await viewer
     .locator('.jp-PyTorchJobLogs-status')
     .textContent();
@@ -223,6 +239,8 @@ async function measure({
       ? Math.round(Math.max(...timings.longTasks))
       : 0,
     status,
+    wrap,
+    onlyMatching,
     rowsInDomAfterLoad: domRows,
     scrollFrameMs: stats(scroll.frames),
     longTasksDuringScroll: scroll.longTasks.length,
@@ -247,7 +265,9 @@ if (require.main === module) {
     lines: Number(option('lines', '1000000')),
     redraws: Number(option('redraws', '0')),
     job: option('job', ''),
-    keep: process.argv.includes('--keep')
+    keep: process.argv.includes('--keep'),
+    wrap: process.argv.includes('--wrap'),
+    onlyMatching: option('only-matching', '')
   })
     .then(report => console.log(JSON.stringify(report, null, 2)))
     .catch(error => {

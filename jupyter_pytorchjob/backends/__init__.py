@@ -10,6 +10,8 @@
 * ``run_files``  - Lightning's / Hugging Face's files in a log directory as a run's
   hyperparameters and checkpoints (both).
 * ``timestamps`` - the RFC 3339 stamps that start log lines (kubelet, archive).
+* ``loopshare``  - ``LoopShare``: log streams share each turn of the event loop (both,
+  and the websocket that sends them).
 
 The server, the ``ptjob`` CLI and the ``%ptjob`` magic get a backend from
 ``create_backend`` and never know which one it is.
@@ -47,18 +49,24 @@ __all__ = [
     "LogChunk",
     "ReplicaInfo",
     "Volume",
+    "backend_class",
     "create_backend",
 ]
 
 
-def create_backend(name: str = "local", **options: Any) -> Backend:
-    """The backend called ``name``, configured with ``options``."""
+def backend_class(name: str) -> type[Backend]:
+    """The class of the backend called ``name`` (only its module is imported)."""
     if name == "local":
         from .local import LocalBackend
 
-        return LocalBackend(**options)
+        return LocalBackend
     if name == "kubernetes":
         from .kubernetes import KubernetesBackend
 
-        return KubernetesBackend(**options)
+        return KubernetesBackend
     raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}", status=400)
+
+
+def create_backend(name: str = "local", **options: Any) -> Backend:
+    """The backend called ``name``, configured with ``options``."""
+    return backend_class(name)(**options)

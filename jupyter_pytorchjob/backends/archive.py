@@ -14,7 +14,6 @@ blocking, bounded). A run file that is anything else is left out.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import BinaryIO
 from .. import untrusted_files
 from ..job.progress import chief_replica
 from ..kinds.log_archive import ARCHIVE_DIR, parse_run_file
-from .base import LogChunk
+from .base import LogChunk, in_thread
 from .logmerge import TimeMerge
 from .timestamps import parse_timestamp_ns
 
@@ -200,10 +199,10 @@ async def read_archive(
             if replica not in (since or {}):  # read from its pod, nothing is missing
                 yield location.notice(replica, previous)
         return
-    files = await asyncio.to_thread(runs, location.directory)
+    files = await in_thread(runs, location.directory)
     paths: dict[str, Path] = {}
     for replica in replicas:
-        path = await asyncio.to_thread(
+        path = await in_thread(
             pick_run,
             files.get(replica, []),
             previous=previous,
@@ -227,7 +226,7 @@ async def read_archive(
             return
         reads = [(paths[r], offsets[r]) for r in empty]
         for r, (block, offsets[r], more) in zip(
-            empty, await asyncio.to_thread(read_runs, reads), strict=True
+            empty, await in_thread(read_runs, reads), strict=True
         ):
             last = skipping[r]
             if last is not None and block:
@@ -236,5 +235,6 @@ async def read_archive(
             merged.add(r, block)
             if not more:
                 merged.closed(r)
-        for r, text, stamp, _ in merged.take():
-            yield LogChunk(r, text.decode("utf-8", "replace"), stamp_ns(stamp) or 0, previous)
+        while (taken := merged.take()) is not None:
+            ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
+            yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)

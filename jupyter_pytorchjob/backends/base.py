@@ -9,26 +9,28 @@ views never know where a job runs.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..job.clone import clone_body, clone_name
 from ..job.errors import JobSpecInvalid
+from ..job.loglines import OWNER_BASE, owner_runs, tagged
 from ..job.messages import Message, msg
 from ..job.progress import JobProgress, MetricHistory, chief_replica
-from ..job.run import RunLog, RunRecord, run_wire
-from ..job.spec import JobSpec
 from ..job.status import Condition, JobInfo, JobState, ReplicaInfo
 from ..job.wire import dataclass_wire
-from ..kinds import DEFAULT_KIND, JobKind, kind_of
-from ..kinds.trainjob.runtimes import Runtime
-from .run_files import library_files
+
+# What only some verbs use (a run record, a clone, the kinds' manifest code) is imported
+# by them: ``ptjob list`` loads the contract and the status models alone.
+if TYPE_CHECKING:
+    from ..job.run import RunRecord
+    from ..job.spec import JobSpec
+    from ..kinds import JobKind
+    from ..kinds.trainjob.runtimes import Runtime
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -45,7 +47,21 @@ __all__ = [
     "ReplicaInfo",
     "Volume",
     "dropped_warning",
+    "in_thread",
 ]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+async def in_thread(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """``asyncio.to_thread``. A coroutine runs on a loop, so asyncio is loaded by then:
+    importing it here, not at the top, lets a backend module load without it, and
+    ``ptjob list`` read the local backend's files without an event loop (asyncio with
+    ssl is most of a bare command's start-up)."""
+    import asyncio
+
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 class BackendError(Exception):
@@ -118,11 +134,15 @@ class Volume:
 
 @dataclass
 class LogChunk:
-    """Some complete lines of one replica's log.
+    """Some complete lines of one replica's log, or of several replicas' merged in time
+    order.
 
     ``offset`` is where the chunk ends in that replica's log (for the current
     container unless ``previous``); giving it back as ``since`` resumes after the
-    chunk without repeating a line.
+    chunk without repeating a line. A merged chunk (``owners`` not empty) names each
+    line's replica with a character, ``chr(OWNER_BASE + i)`` for ``replicas[i]``, and
+    ends in ``replicas[i]``'s log at ``offsets[i]``; its ``replica`` and ``offset`` are
+    its last line's.
     """
 
     replica: str
@@ -132,16 +152,51 @@ class LogChunk:
     # True: ``text`` is a message about this replica's log (e.g. it can no longer be
     # read), not log output; shown apart and never stored with the lines.
     notice: bool = False
+    replicas: tuple[str, ...] = ()
+    owners: str = ""
+    offsets: tuple[int, ...] = ()
+
+    @classmethod
+    def merged(
+        cls,
+        replicas: tuple[str, ...],
+        text: str,
+        owners: str,
+        offsets: tuple[int, ...],
+        previous: bool = False,
+    ) -> LogChunk:
+        """The lines of ``replicas`` (``owners``: each line's; empty: all the first's)."""
+        if not owners:
+            return cls(replicas[0], text, offsets[0], previous)
+        last = ord(owners[-1]) - OWNER_BASE
+        return cls(replicas[last], text, offsets[last], previous, False, replicas, owners, offsets)
+
+    def resume_offsets(self) -> dict[str, int]:
+        """Where the chunk ends in the log of each replica it holds lines of."""
+        if self.owners:
+            return dict(zip(self.replicas, self.offsets, strict=True))
+        return {self.replica: self.offset}
+
+    def runs(self) -> list[tuple[str, str]]:
+        """Its lines in runs of one replica's, in order: (replica, lines)."""
+        if not self.owners:
+            return [(self.replica, self.text)]
+        return [(self.replicas[i], run) for i, run in owner_runs(self.text, self.owners)]
 
     def to_wire(self) -> dict[str, Any]:
         # By hand, not dataclass_wire: one per chunk of a busy stream (100x cheaper).
-        return {
+        wire = {
             "replica": self.replica,
             "text": self.text,
             "offset": self.offset,
             "previous": self.previous,
             "notice": self.notice,
         }
+        if self.owners:
+            wire["replicas"] = list(self.replicas)
+            wire["owners"] = self.owners
+            wire["offsets"] = self.resume_offsets()
+        return wire
 
     def display(self, *, prefix: bool) -> str:
         """The text as the CLI and the magic print it: each line tagged ``master-0 | ``
@@ -150,8 +205,9 @@ class LogChunk:
             return f"ptjob: {self.replica}: {self.text}\n"
         if not prefix:
             return self.text
-        tag = f"{self.replica} | "
-        return "".join(tag + line for line in self.text.splitlines(keepends=True))
+        if self.owners:
+            return tagged(self.text, [f"{r} | " for r in self.replicas], self.owners)
+        return tagged(self.text, [f"{self.replica} | "])
 
 
 def finished_error(name: str, state: JobState, action: str) -> BackendError:
@@ -177,6 +233,10 @@ class Backend(ABC):
     implementation per place jobs run."""
 
     name: str = ""
+    #: Whether ``list_jobs_blocking`` and ``get_job_blocking`` answer without an event
+    #: loop and hold nothing ``close`` releases (the local backend reads files):
+    #: ``ptjob list``/``status`` then need no asyncio.
+    reads_without_loop = False
 
     @abstractmethod
     async def submit(self, spec: JobSpec) -> JobInfo:
@@ -190,6 +250,14 @@ class Backend(ABC):
     @abstractmethod
     async def get_job(self, name: str) -> JobInfo:
         """One job with its replicas; ``JobNotFound`` if absent."""
+
+    def list_jobs_blocking(self) -> list[JobInfo]:
+        """``list_jobs`` without an event loop, where ``reads_without_loop``."""
+        raise NotImplementedError(f"the {self.name} backend lists jobs on an event loop")
+
+    def get_job_blocking(self, name: str) -> JobInfo:
+        """``get_job`` without an event loop, where ``reads_without_loop``."""
+        raise NotImplementedError(f"the {self.name} backend reads jobs on an event loop")
 
     @abstractmethod
     async def delete_job(self, name: str) -> None:
@@ -243,6 +311,8 @@ class Backend(ABC):
     async def run(self, name: str) -> dict[str, Any]:
         """The run record (``GET jobs/{name}/run``, ``job.run()``, ``ptjob run``): what
         ``run_record`` found, each metric's final value and history; ``JobNotFound``."""
+        from ..job.run import run_wire
+
         record = await self.run_record(name)
         progress, history = await self.progress(name)
         return run_wire(
@@ -256,6 +326,8 @@ class Backend(ABC):
         chief replica's log (every backend reads its logs, also once its pods are gone:
         the archive), then what Lightning/Hugging Face wrote in its log directory where
         this server reads it; ``JobNotFound``."""
+        from ..job.run import RunLog
+
         info = await self.get_job(name)
         chief = chief_replica(r.name for r in info.replicas)
         found = RunLog()
@@ -269,7 +341,9 @@ class Backend(ABC):
                 logdir = await self.job_logdir(name)
             except BackendError:
                 return record  # not readable from here: what the job reported
-            record.add_files(await asyncio.to_thread(library_files, Path(logdir), info.logdir))
+            from .run_files import library_files  # PyYAML: for a run record only
+
+            record.add_files(await in_thread(library_files, Path(logdir), info.logdir))
         return record
 
     async def clone_spec(
@@ -285,6 +359,9 @@ class Backend(ABC):
         kind's name limit), resuming from the checkpoint ``resume_from`` if given
         (``PTJOB_RESUME_FROM``); ``JobNotFound``, ``JobSpecInvalid`` naming
         ``fromCheckpoint``, ``BackendError`` (409) when the job cannot be read back."""
+        from ..job.clone import clone_body, clone_name
+        from ..kinds import kind_of
+
         info = await self.get_job(name)
         if info.manifest is None:
             raise BackendError(msg("clone_no_manifest", name=name), status=409)
@@ -303,6 +380,8 @@ class Backend(ABC):
         self, name: str, *, new_name: str | None = None, resume_from: str | None = None
     ) -> JobInfo:
         """Submit ``clone_spec``'s copy of job ``name``."""
+        from ..job.spec import JobSpec
+
         body = await self.clone_spec(name, new_name=new_name, resume_from=resume_from)
         return await self.submit(JobSpec.from_wire(body))
 
@@ -316,6 +395,8 @@ class Backend(ABC):
     ) -> JobInfo:
         """Poll until the job is Succeeded or Failed; ``TimeoutError`` past ``timeout``.
         ``watch`` sees the job at every look (``ptjob wait``'s progress line)."""
+        import asyncio  # loaded by the loop running this already (see ``in_thread``)
+
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             job = await self.get_job(name)
@@ -344,6 +425,8 @@ class Backend(ABC):
     async def job_kinds(self) -> list[JobKind]:
         """The job kinds this backend can run, preferred first (by default only the
         default kind)."""
+        from ..kinds import DEFAULT_KIND
+
         return [DEFAULT_KIND]
 
     async def runtimes(self) -> list[Runtime]:

@@ -1,44 +1,83 @@
 """Several replicas' timestamped lines merged into one time order (pure, no I/O).
 
 Both backends read each replica's log in blocks of whole ``<stamp> <text>`` lines and
-``add`` them here; ``take`` gives back runs of one replica's lines, oldest first, as far
-as it is sure of the order: up to the *horizon*, the newest stamp every replica whose
-backlog is still being read (``opened``) has reached. A replica whose reader has caught
-up (``closed``: nothing more to read now) holds nothing back, so once every backlog is
-read, lines go out as they arrive. Ties keep each replica's own order, then the order of
-the replicas.
+``add`` them here; ``take`` gives back every line it is sure of the order of, all
+replicas' together in time order: up to the *horizon*, the newest stamp every replica
+whose backlog is still being read (``opened``) has reached. A replica whose reader has
+caught up (``closed``: nothing more to read now) holds nothing back, so once every
+backlog is read, lines go out as they arrive. Ties keep each replica's own order, then
+the order of the replicas.
 
-A replica's pending lines stay the bytes they were read as: where a run of one replica's
-lines ends is found by bisecting those bytes on the stamps at a few line starts (the
-next replica's head stamp against the run's), so stamps are read per run, not per line;
-the per-line work is C-speed ``split``/``partition`` of what goes out. The bisection
-takes each replica's stamps as never going back; one whose clock stepped back keeps its
-own order, its lines around the step placed among the others' by the stamps probed, and
-the stamps ``take`` gives for it never go back.
+No per-line Python code runs: ``add`` splits a block and slices each line's stamp
+(a sort key) in C-speed ``split``/``map``; ``take`` cuts each replica's keys at the
+horizon with ``bisect`` and merges what goes out with one stable ``sorted`` of the
+line indices (Timsort merges the replicas' sorted runs), whose order then gives the
+texts and each line's replica. Replicas whose lines alternate line by line (ranks
+printing in step) cost what replicas writing in bursts do: one merged piece per
+``take``, not one per run of one replica's lines. A replica whose clock stepped back
+keeps its own order: each of its lines sorts as the newest stamp it has had so far,
+and the stamps ``take`` gives for it never go back.
+
+``lines_after`` drops the lines of a log read again (a reconnect, a resume) that were
+already given out, comparing the kubelet's stamps as bytes.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Sequence
-from operator import itemgetter, methodcaller
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, repeat
+from operator import add, itemgetter, methodcaller
 
-_PARTITION = methodcaller("partition", b" ")
+from ..job.loglines import OWNER_BASE
+
+# What one ``take`` gives at most, about: a chunk stays bounded however many replicas
+# are merged (as a websocket message's text is: ``handlers.BATCH_BYTES``).
+TAKE_BYTES = 256 * 1024
+
+_PARTITION = methodcaller("partition", " ")
+_STAMP = itemgetter(0)
 _TEXT = itemgetter(2)
+_MARK = itemgetter(-1)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """Lines merged in time order: ``text`` their texts (stamps removed), each ending
+    with a newline; ``owners`` one character per line, ``chr(OWNER_BASE + i)`` for a
+    line of ``replicas[i]`` (empty when all are ``replicas[0]``'s); per replica, the
+    bytes its lines took in the log as read (``sizes``) and its last stamp
+    (``stamps``)."""
+
+    text: str
+    owners: str
+    replicas: tuple[str, ...]
+    sizes: tuple[int, ...]
+    stamps: tuple[bytes, ...]
 
 
 class TimeMerge:
     """The pending lines of every replica and what can be given out in order."""
 
-    def __init__(self, replicas: Sequence[str] = ()) -> None:
+    def __init__(self, replicas: Sequence[str] = (), *, take_bytes: int = TAKE_BYTES) -> None:
         self.order = {r: i for i, r in enumerate(replicas)}
-        self.counts: dict[str, int] = {}  # replicas that had lines, how many are pending
-        self.buffers: dict[str, bytes] = {}  # each one's pending lines from ``starts``
-        self.starts: dict[str, int] = {}
-        self.last: dict[str, bytes] = {}  # the newest stamp added, per replica
-        self.given: dict[str, bytes] = {}  # the newest stamp given out, per replica
+        self.take_bytes = take_bytes
+        # Per replica, its pending lines as read (without their newline; undecodable
+        # bytes kept as surrogates, so that sizes stay exact) and their sort keys: the
+        # stamp, a space (below every stamp character: a shorter stamp sorts first) and
+        # the replica's mark (ties in replica order), never going back.
+        # The lines from ``start`` on are pending (those before it were given out: the
+        # lists shrink when lines are added, not at every take).
+        self.lines: dict[str, list[str]] = {}
+        self.keys: dict[str, list[str]] = {}
+        self.start: dict[str, int] = {}
+        self.size: dict[str, int] = {}  # the bytes its pending lines took
+        # The stamp width of every pending line of the replica (0: not all alike).
+        self.width: dict[str, int] = {}
+        self.ascii: dict[str, bool] = {}  # whether they are all ASCII (a byte a character)
+        self.newest: dict[str, str] = {}  # the newest key added, per replica
         self.reading: set[str] = set()
-        self.runs: dict[str, int] = {}  # the bytes of each one's last run: where to look
 
     def opened(self, replica: str) -> None:
         """The replica's backlog is being read: nothing later than it goes out first."""
@@ -50,108 +89,194 @@ class TimeMerge:
 
     def pending(self, replica: str) -> int:
         """How many of the replica's lines are waiting to go out."""
-        return self.counts.get(replica, 0)
+        return len(self.lines.get(replica, ())) - self.start.get(replica, 0)
+
+    def pending_bytes(self, replica: str) -> int:
+        """How many bytes of the replica's log its pending lines took."""
+        return self.size.get(replica, 0)
 
     def add(self, replica: str, block: bytes) -> None:
         """Whole lines of one replica (``<stamp> <text>\\n`` each), in its order."""
         if not block:
             return
-        if not block.endswith(b"\n"):
-            block += b"\n"
-        if self.counts.get(replica):
-            block = self.buffers[replica][self.starts[replica] :] + block
-        self.order.setdefault(replica, len(self.order))
-        self.counts[replica] = block.count(b"\n")
-        self.buffers[replica], self.starts[replica] = block, 0
-        stamp = _stamp_at(block, block.rfind(b"\n", 0, len(block) - 1) + 1)
-        before = self.last.get(replica)
-        self.last[replica] = stamp if before is None or stamp > before else before
+        size = len(block)
+        if block.endswith(b"\n"):
+            block = block[:-1]
+        else:
+            size += 1  # as if it had its newline (the line's end is read next)
+        text = block.decode("utf-8", "surrogateescape")
+        lines = text.split("\n")
+        mark = chr(OWNER_BASE + self.order.setdefault(replica, len(self.order)))
+        keys, width = _keys(lines, mark)
+        if self.pending(replica):
+            if width != self.width[replica]:
+                width = 0
+            start = self.start[replica]
+            self.lines[replica] = self.lines[replica][start:] + lines
+            self.keys[replica] = self.keys[replica][start:]
+            self.size[replica] += size
+            self.ascii[replica] = self.ascii[replica] and text.isascii()
+        else:
+            self.lines[replica], self.keys[replica] = lines, []
+            self.size[replica] = size
+            self.ascii[replica] = text.isascii()
+        self.start[replica] = 0
+        newest = self.newest.get(replica, "")
+        if keys[0] < newest or keys != sorted(keys):
+            # A clock that stepped back: each line sorts as the newest stamp so far.
+            keys = list(accumulate(keys, max, initial=newest))[1:]
+        self.keys[replica] += keys
+        self.width[replica] = width
+        self.newest[replica] = keys[-1]
 
-    def take(self) -> list[tuple[str, bytes, bytes, int]]:
-        """The lines that can go out now, as runs ``(replica, text, last stamp, size)``:
-        ``text`` their texts each ending with a newline, ``size`` the bytes they took in
-        the log as read. Nothing while a replica being read has no line pending (its
-        next line may be the oldest)."""
-        horizon: bytes | None = None
+    def take(self) -> Taken | None:
+        """The lines that can go out now, in time order, about ``take_bytes`` at most
+        (take again for the rest); None while a replica being read has no line pending
+        (its next line may be the oldest)."""
+        starts, all_of = self.start, self.keys
+        pending = {r: len(keys) - starts[r] for r, keys in all_of.items()}
+        horizon: str | None = None
         for replica in self.reading:
-            if not self.counts.get(replica):
-                return []
-            if horizon is None or self.last[replica] < horizon:
-                horizon = self.last[replica]
-        heads = []
-        for replica, count in self.counts.items():
-            if count:
-                head = _stamp_at(self.buffers[replica], self.starts[replica])
-                if horizon is None or head <= horizon:
-                    heads.append((head, self.order[replica], replica))
-        heapq.heapify(heads)
-        out = []
-        buffers, starts, counts, runs, given = (
-            self.buffers,
-            self.starts,
-            self.counts,
-            self.runs,
-            self.given,
-        )
-        while heads:
-            head, order, replica = heapq.heappop(heads)
-            # Its lines up to the next replica's head (ties: the replica first in order),
-            # and none later than the horizon.
-            limit, inclusive = horizon, True
-            if heads and (limit is None or heads[0][0] <= limit):
-                limit, inclusive = heads[0][0], heads[0][1] > order
-            data, start = buffers[replica], starts[replica]
-            end = data.find(b"\n", start) + 1
-            following = _stamp_at(data, end, len(head)) if end < len(data) else None
-            if following is not None and (
-                limit is None or (following <= limit if inclusive else following < limit)
-            ):
-                # More than one line (where replicas alternate line by line, one is all).
-                if limit is not None:
-                    end = _cut(data, end, limit, inclusive, start + runs.get(replica, 0))
-                else:
-                    end = len(data)
-                runs[replica] = end - start
-                lines = data[start : end - 1].split(b"\n")
-                last = _stamp_at(data, end - len(lines[-1]) - 1, len(head))
-                following = _stamp_at(data, end, len(head)) if end < len(data) else None
-                text = _texts(lines, len(last))
-                taken = len(lines)
-            else:  # one line: ``head`` is its stamp, read up to its first space
-                cut = start + len(head) + 1
-                text, last, taken = data[cut:end] if cut < end else b"\n", head, 1
-            before = given.get(replica)
-            if before is not None and last < before:
-                last = before
-            given[replica] = last
-            out.append((replica, text, last, end - start))
-            count = counts[replica] = counts[replica] - taken
-            if count:
-                starts[replica] = end
-                if following is not None and (horizon is None or following <= horizon):
-                    heapq.heappush(heads, (following, order, replica))
+            if not pending.get(replica):
+                return None
+            if horizon is None or all_of[replica][-1] < horizon:
+                horizon = all_of[replica][-1]
+        pending = {r: count for r, count in pending.items() if count}
+        # About ``take_bytes`` at most: each replica's share, counted in its lines of
+        # average size, lowers the horizon to its last line that fits (one at least).
+        share = self.take_bytes // max(1, len(pending))
+        for replica, count in pending.items():
+            size = self.size[replica]
+            if size > share:
+                fits = max(1, count * share // size)
+                last = all_of[replica][starts[replica] + fits - 1]
+                if fits < count and (horizon is None or last < horizon):
+                    horizon = last
+        replicas: list[str] = []
+        sizes: list[int] = []
+        stamps: list[bytes] = []
+        runs: dict[str, Iterator[str]] = {}  # each one's texts, by its mark
+        all_keys: list[str] = []
+        widths = set()
+        ascii = True
+        for replica in sorted(pending, key=self.order.__getitem__):
+            lines, keys, start = self.lines[replica], self.keys[replica], self.start[replica]
+            end = len(keys)
+            if horizon is not None and keys[-1] > horizon:
+                end = bisect_right(keys, horizon, start)
+                if end == start:
+                    continue
+            if end == len(keys):
+                size = self.size[replica]
+                self.lines[replica], self.keys[replica], self.start[replica] = [], [], 0
+                taken, taken_keys = (lines[start:], keys[start:]) if start else (lines, keys)
             else:
-                buffers[replica], starts[replica] = b"", 0
-        return out
+                taken, taken_keys = lines[start:end], keys[start:end]
+                self.start[replica] = end
+                # Counted on the smaller side: often what stays (reading a backlog).
+                if len(keys) - end < end - start:
+                    size = self.size[replica] - _size(lines[end:], self.ascii[replica])
+                else:
+                    size = _size(taken, self.ascii[replica])
+            self.size[replica] -= size
+            replicas.append(replica)
+            sizes.append(size)
+            stamps.append(taken_keys[-1][:-2].encode("utf-8", "surrogateescape"))
+            ascii = ascii and self.ascii[replica]
+            width = self.width[replica]
+            widths.add(width)
+            runs[_MARK(taken_keys[0])] = _texts(taken, width)
+            all_keys += taken_keys
+        if not replicas:
+            return None
+        if len(replicas) == 1:
+            owners = ""
+            texts = list(*runs.values())
+        else:
+            # The keys in time order give each line's mark; each mark the next text of
+            # its replica's, which keep their own order.
+            all_keys.sort()
+            width = widths.pop() if len(widths) == 1 else 0
+            if width:
+                marks = "".join(all_keys)[width + 1 :: width + 2]
+            else:
+                marks = "".join(map(_MARK, all_keys))
+            texts = list(map(next, map(runs.__getitem__, marks)))
+            local = {ord(mark): OWNER_BASE + i for i, mark in enumerate(runs)}
+            owners = marks.translate(local)
+        texts.append("")
+        text = "\n".join(texts)
+        if not ascii:  # what could not be decoded: replaced now, counted as read before
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return Taken(text, owners, tuple(replicas), tuple(sizes), tuple(stamps))
 
 
-def _texts(lines: list[bytes], width: int) -> bytes:
-    """The lines without their stamps, each ending with a newline. Where every stamp is
-    ``width`` wide (as the pump's and the kubelet's are), cut at that width: each line's
-    first ``width + 1`` bytes, joined, hold exactly one space per line, every one at
-    ``width``."""
-    heads = b"".join(map(itemgetter(slice(width + 1)), lines))
-    count = len(lines)
-    if (
-        len(heads) == count * (width + 1)
-        and heads.count(b" ") == count
-        and heads[width :: width + 1] == b" " * count
-    ):
-        texts = list(map(itemgetter(slice(width + 1, None)), lines))
+def _keys(lines: list[str], mark: str) -> tuple[list[str], int]:
+    """Each line's sort key (its stamp, a space and ``mark``; for a line without a
+    space, the whole line) and the stamps' width where all are alike (as the pump's and
+    the kubelet's are), else 0."""
+    width = lines[0].find(" ")
+    if width > 0:
+        keys = list(map(add, map(itemgetter(slice(width + 1)), lines), repeat(mark)))
+        heads = "".join(keys)
+        count = len(lines)
+        if (
+            len(heads) == count * (width + 2)
+            and heads.count(" ") == count
+            and heads[width :: width + 2] == " " * count
+        ):
+            return keys, width
+    stamps = map(_STAMP, map(_PARTITION, lines))
+    return list(map(add, stamps, repeat(" " + mark))), 0
+
+
+def _size(lines: list[str], ascii: bool) -> int:
+    """The bytes ``lines`` took in the log, newlines included."""
+    joined = "\n".join(lines)  # a copy of the characters: cheaper than a len() a line
+    return (len(joined) if ascii else len(joined.encode("utf-8", "surrogateescape"))) + (
+        1 if lines else 0
+    )
+
+
+def _texts(lines: list[str], width: int) -> Iterator[str]:
+    """The lines without their stamps: cut at ``width`` where all stamps are that wide."""
+    if width:
+        return map(itemgetter(slice(width + 1, None)), lines)
+    return map(_TEXT, map(_PARTITION, lines))
+
+
+def lines_after(data: bytes, stamp: bytes, seen: int | None) -> bytes | None:
+    """``data`` (whole ``<stamp> <text>`` lines of one log, in its order) without the
+    lines already given out: those before the first stamped ``stamp``, and of those
+    stamped ``stamp`` the first ``seen`` (all of them when None). Found with a ``find``
+    (a bisection on the stamps where no line carries ``stamp``) and one per line at
+    ``stamp``, not a parse per line; None where the first or the last line's stamp is
+    not ``stamp``'s width (the stamps do not compare as bytes)."""
+    width = len(stamp)
+    final = data.rfind(b"\n", 0, len(data) - 1) + 1
+    heads = data[: width + 1], data[final : final + width + 1]
+    if any(len(h) != width + 1 or h[width:] != b" " or h.find(b" ") != width for h in heads):
+        return None
+    if heads[0][:width] > stamp:
+        return data
+    if heads[1][:width] < stamp:
+        return b""
+    at = stamp + b" "
+    if data.startswith(at):
+        start = 0
     else:
-        texts = list(map(_TEXT, map(_PARTITION, lines)))
-    texts.append(b"")
-    return b"\n".join(texts)
+        found = data.find(b"\n" + at)
+        start = found + 1 if found >= 0 else _cut(data, 0, stamp, False, 0)
+    if seen is None:
+        return (
+            data[_cut(data, start, stamp, True, start) :]
+            if data.startswith(at, start)
+            else data[start:]
+        )
+    while seen and data.startswith(at, start):
+        start = data.find(b"\n", start) + 1 or len(data)
+        seen -= 1
+    return data[start:]
 
 
 def _stamp_at(data: bytes, start: int, width: int = 0) -> bytes:

@@ -74,6 +74,7 @@ def as_reading(progress: JobProgress | None) -> ProgressReading | None:
         total_epochs=progress.total_epochs,
         metrics=dict(progress.metrics),
         dropped_metrics=progress.dropped_metrics,
+        metric_texts=dict(progress.metric_texts),
     )
 
 

@@ -11,8 +11,9 @@ import os
 import re
 
 # CSI (ECMA-48: parameters, intermediates, final byte), OSC (to BEL or ST, else to the
-# next ESC or the end), any other two-byte escape, else a lone ESC.
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]|)")
+# next ESC or the line's end: a merged chunk's lines stay one per line), any other
+# two-byte escape, else a lone ESC.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_]|)")
 
 
 def strip_ansi(text: str) -> str:

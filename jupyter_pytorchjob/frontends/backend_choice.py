@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ..backends import Backend, create_backend
+from ..backends import Backend, backend_class, create_backend
 
 BACKEND_ENV = "PTJOB_BACKEND"
 PROGRESS_WAIT = 3.0  # seconds a ptjob/%ptjob command waits for the first progress reads
@@ -14,6 +14,12 @@ PROGRESS_WAIT = 3.0  # seconds a ptjob/%ptjob command waits for the first progre
 def backend_name(flag: str | None) -> str:
     """The backend named by the flag, else by ``$PTJOB_BACKEND``, else ``local``."""
     return flag or os.environ.get(BACKEND_ENV) or "local"
+
+
+def reads_without_loop(flag: str | None) -> bool:
+    """Whether the backend the flag means lists and reads jobs without an event loop
+    (``Backend.reads_without_loop``)."""
+    return backend_class(backend_name(flag)).reads_without_loop
 
 
 def open_backend(flag: str | None, namespace: str | None = None) -> Backend:

@@ -3,20 +3,20 @@ HTML (a notebook's ``%ptjob``) - and log chunks as the terminal shows them."""
 
 from __future__ import annotations
 
-import html
 import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends import JobInfo, LogChunk
 from ..job.failure import JobFailure, JobWaiting
-from ..job.loglines import TerminalText
 from ..job.progress import JobProgress
-from ..kinds.trainjob.runtimes import Runtime
 from .ansi import strip_ansi
+
+if TYPE_CHECKING:  # the kinds' manifest code: `ptjob list` needs none of it
+    from ..kinds.trainjob.runtimes import Runtime
 
 CLEAR = "\x1b[K"  # a terminal's erase to the end of the line, after a redraw's \r
 _STATE_COLOR = {
@@ -25,6 +25,14 @@ _STATE_COLOR = {
     "Restarting": "var(--jp-warn-color1, #f57c00)",
     "Running": "var(--jp-brand-color1, #1976d2)",
 }
+
+
+def escape(text: str) -> str:
+    """``html.escape``, the module loaded on first use: a terminal's tables (``ptjob
+    list``) need none of its entity tables."""
+    import html
+
+    return html.escape(text)
 
 
 def human_duration(seconds: float | None) -> str:
@@ -42,7 +50,7 @@ def human_duration(seconds: float | None) -> str:
 def state_html(state: str) -> str:
     """A job state in its colour (JupyterLab's theme variables)."""
     color = _STATE_COLOR.get(state, "inherit")
-    return f'<span style="color: {color}; font-weight: bold">{html.escape(state)}</span>'
+    return f'<span style="color: {color}; font-weight: bold">{escape(state)}</span>'
 
 
 @dataclass(frozen=True)
@@ -64,11 +72,11 @@ class Table:
 
     def html(self) -> str:
         """An HTML table, every cell escaped."""
-        head = "".join(f"<th>{html.escape(cell)}</th>" for cell in self.header)
+        head = "".join(f"<th>{escape(cell)}</th>" for cell in self.header)
         body = "".join(
             "<tr>"
             + "".join(
-                f"<td>{state_html(cell) if i == self.state_column else html.escape(cell)}</td>"
+                f"<td>{state_html(cell) if i == self.state_column else escape(cell)}</td>"
                 for i, cell in enumerate(row)
             )
             + "</tr>"
@@ -80,6 +88,11 @@ class Table:
 def number(value: float) -> str:
     """A metric as people read it: ``0.2301``, ``1.2e-05``, ``450``."""
     return f"{value:.4g}"
+
+
+def metric(progress: JobProgress, name: str) -> str:
+    """A metric's latest value as the script printed it (``0.0000``), else ``number``."""
+    return progress.metric_texts.get(name) or number(progress.metrics[name])
 
 
 def progress_cell(progress: JobProgress | None) -> str:
@@ -96,7 +109,7 @@ def progress_cell(progress: JobProgress | None) -> str:
         parts = []
     key = progress.key_metric
     if key is not None:
-        parts.append(f"{key} {number(progress.metrics[key])}")
+        parts.append(f"{key} {metric(progress, key)}")
     return " ".join(parts) or "-"
 
 
@@ -131,7 +144,7 @@ def progress_lines(progress: JobProgress) -> list[str]:
     if progress.metrics:
         width = max(len(name) for name in progress.metrics)
         lines.append("Metrics:")
-        lines += [f"  {name:<{width}}  {number(v)}" for name, v in progress.metrics.items()]
+        lines += [f"  {name:<{width}}  {metric(progress, name)}" for name in progress.metrics]
     return lines
 
 
@@ -293,12 +306,12 @@ def format_run(name: str, run: Mapping[str, Any]) -> str:
 
 def run_html(name: str, run: Mapping[str, Any]) -> str:
     parts = [
-        f"<h4>{html.escape(title)}</h4>{table.html()}"
+        f"<h4>{escape(title)}</h4>{table.html()}"
         for title, table in run_tables(run)
         if table is not None
     ]
     if not parts:
-        return f"<p>{html.escape(_nothing_reported(name))}</p>"
+        return f"<p>{escape(_nothing_reported(name))}</p>"
     return "".join(parts)
 
 
@@ -345,19 +358,19 @@ def failure_html(failure: JobFailure) -> str:
     """The failure as a notebook shows it: headline, hint, the last lines."""
     parts = [
         '<p><b style="color: var(--jp-error-color1, #d32f2f)">Failure:</b> '
-        f"{html.escape(failure.headline)}</p>"
+        f"{escape(failure.headline)}</p>"
     ]
     if failure.hint:
-        parts.append(f"<p><b>Hint:</b> {html.escape(str(failure.hint))}</p>")
+        parts.append(f"<p><b>Hint:</b> {escape(str(failure.hint))}</p>")
     if failure.tail:
-        parts.append(f"<pre>{html.escape(chr(10).join(failure.tail))}</pre>")
+        parts.append(f"<pre>{escape(chr(10).join(failure.tail))}</pre>")
     return "".join(parts)
 
 
 def waiting_html(waiting: JobWaiting) -> str:
-    hint = f" <b>Hint:</b> {html.escape(str(waiting.hint))}" if waiting.hint else ""
+    hint = f" <b>Hint:</b> {escape(str(waiting.hint))}" if waiting.hint else ""
     text = f"{waiting.reason}: {waiting.message}"
-    return f"<p><b>Waiting:</b> {html.escape(text)}{hint}</p>"
+    return f"<p><b>Waiting:</b> {escape(text)}{hint}</p>"
 
 
 def format_status(job: JobInfo) -> str:
@@ -386,10 +399,10 @@ def format_status(job: JobInfo) -> str:
 
 def status_html(job: JobInfo) -> str:
     parts = [
-        f"<p><b>{html.escape(job.name)}</b> {state_html(job.state.value)} &middot; "
-        f"{job.nodes} node(s) ({html.escape(job.topology)}) &middot; "
+        f"<p><b>{escape(job.name)}</b> {state_html(job.state.value)} &middot; "
+        f"{job.nodes} node(s) ({escape(job.topology)}) &middot; "
         f"duration {human_duration(job.duration)}"
-        + (f" &middot; logdir <code>{html.escape(job.logdir)}</code>" if job.logdir else "")
+        + (f" &middot; logdir <code>{escape(job.logdir)}</code>" if job.logdir else "")
         + "</p>"
     ]
     if job.failure is not None:
@@ -397,12 +410,12 @@ def status_html(job: JobInfo) -> str:
     if job.waiting is not None:
         parts.append(waiting_html(job.waiting))
     elif job.message:
-        parts.append(f"<p><i>{html.escape(str(job.message))}</i></p>")
+        parts.append(f"<p><i>{escape(str(job.message))}</i></p>")
     if job.progress is not None:
         first, *metrics = progress_lines(job.progress)
-        parts.append(f"<p>{html.escape(first)}</p>")
+        parts.append(f"<p>{escape(first)}</p>")
         if metrics:
-            rows = [[name, number(v)] for name, v in job.progress.metrics.items()]
+            rows = [[name, metric(job.progress, name)] for name in job.progress.metrics]
             parts.append(Table(["METRIC", "VALUE"], rows).html())
     parts.append(replicas_table(job).html())
     if job.conditions:
@@ -426,6 +439,8 @@ class LogWriter:
         overwrite: bool | None = None,
         colour: bool = True,
     ) -> None:
+        from ..job.loglines import TerminalText  # for logs only
+
         tty = sys.stdout.isatty()
         self.prefix = prefix
         self.colour = colour
@@ -435,8 +450,11 @@ class LogWriter:
 
     def text(self, chunk: LogChunk) -> str:
         """What ``write`` prints on stdout for ``chunk`` (not a notice)."""
-        tag = f"{chunk.replica} | " if self.prefix else ""
         text = chunk.text if self.colour else strip_ansi(chunk.text)
+        if chunk.owners:
+            tags = [f"{r} | " if self.prefix else "" for r in chunk.replicas]
+            return self.terminal.merged(text, chunk.owners, chunk.replicas, tags)
+        tag = f"{chunk.replica} | " if self.prefix else ""
         return self.terminal.text(chunk.replica, text, tag)
 
     def write(self, chunk: LogChunk) -> None:

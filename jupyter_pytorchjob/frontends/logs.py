@@ -44,7 +44,7 @@ async def job_logs(
         name, replica=replica, follow=follow, tail=tail, previous=previous
     ):
         if not chunk.notice and chunk.text:
-            printed.add(chunk.replica)
+            printed.update(chunk.resume_offsets())
         yield chunk
     if previous:
         return

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from ..backends import JobInfo
-from .formatting import human_duration, number, state_html, step_and_epoch
+from .formatting import human_duration, metric, state_html, step_and_epoch
 
 #: Cells of the text bar; each holds eighths, as tqdm's does.
 BAR_CELLS = 20
@@ -52,7 +52,7 @@ class WaitLine:
         details = step_and_epoch(progress)
         key = progress.key_metric
         if key is not None:
-            details.append(f"{key} {number(progress.metrics[key])}")
+            details.append(f"{key} {metric(progress, key)}")
         if progress.eta_seconds is not None and not self.job.state.finished:
             details.append(f"ETA {human_duration(progress.eta_seconds)}")
         return details

@@ -29,10 +29,12 @@ environment, status) lives in ``jupyter_pytorchjob.kinds``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import FieldError, JobSpecInvalid
-from .spec import JobSpec, PvcMount, Toleration
+
+if TYPE_CHECKING:
+    from .spec import JobSpec, PvcMount, Toleration
 
 __all__ = [
     "FieldError",
@@ -46,7 +48,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The YAML functions load PyYAML on first use: ``ptjob list`` never needs it.
+    # Loaded on first use: ``ptjob list`` reads jobs, it validates none (``spec``) and
+    # writes no YAML (PyYAML).
+    if name in ("JobSpec", "PvcMount", "Toleration"):
+        from . import spec
+
+        return getattr(spec, name)
     if name in ("manifest_from_yaml", "manifest_to_yaml"):
         from . import manifest_yaml
 

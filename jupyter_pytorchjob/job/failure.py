@@ -10,7 +10,8 @@ connection refused to the master (a peer failed first), ImagePullBackOff / ErrIm
 CreateContainerConfigError (a missing secret or config map), FailedMount and an
 unbound PVC, JobSet's name-too-long event, an admission webhook's refusal, Evicted,
 the deadline and the backoff limit; waiting: Unschedulable (the scheduler's message),
-image pulling, ContainerCreating, Kueue not admitted, suspended, no operator yet.
+image pulling, ContainerCreating, Kueue not admitted, suspended, no operator yet, and
+a node restarted in place waiting for peers that have all exited (``waiting_for_peers``).
 """
 
 from __future__ import annotations
@@ -122,6 +123,20 @@ class JobWaiting:
             **coded_wire("message", self.message),
             **coded_wire("hint", self.hint),
         }
+
+    @classmethod
+    def from_wire(cls, data: Any) -> JobWaiting | None:
+        """A stored one (the local job record) read back; None if it is not one."""
+        if not isinstance(data, Mapping):
+            return None
+        reason, message = data.get("reason"), data.get("message")
+        if not (isinstance(reason, str) and isinstance(message, str)):
+            return None
+        return cls(
+            reason=reason[:MAX_LINE],
+            message=coded_from_wire(data, "message") or message[:MAX_MESSAGE],
+            hint=coded_from_wire(data, "hint"),
+        )
 
 
 # -- reading a failing run's output -------------------------------------------------------
@@ -288,7 +303,54 @@ def waiting_hint(reason: str, message: str, *, image: str | None = None) -> Mess
         return msg("hint_name_too_long", name=flag("name"))
     if "admission webhook" in message and "denied the request" in message:
         return msg("hint_webhook")
+    if reason == WAITING_FOR_PEERS:
+        return msg("hint_waiting_for_peers")
     return None
+
+
+# -- a node that waits for peers that have all exited ------------------------------------
+
+WAITING_FOR_PEERS = "WaitingForPeers"
+# Seconds restarted nodes are alone, their peers all ended, before the job says it cannot
+# complete: a peer's end and a restart seconds apart are a job finishing or recovering.
+ALONE_GRACE = 60.0
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """A replica's current and last run, as its pod shows them (``waiting_for_peers``)."""
+
+    name: str
+    phase: str  # its pod's phase
+    running_since: float | None  # when the running container started; None: none runs
+    ended: float | None  # when its last run ended
+    restarted: bool  # the running container is a restart in place (restartCount > 0)
+    restarting: bool = False  # in CrashLoopBackOff: it is started again
+
+
+def waiting_for_peers(runs: Sequence[NodeRun], now: float, grace: float) -> JobWaiting | None:
+    """Nodes restarted in place whose peers have all ended for good (OnFailure restarts
+    only the failed node: a master that failed at the end, or at its bind, while its worker
+    finished) wait for a rendezvous nobody comes to, and the job stays Running for ever,
+    as the operator keeps it. Said once they have been alone for ``grace`` seconds, from
+    the later of their start and the last peer's end (a restart before the peers ended
+    waits as long as one after). Only restarted nodes: a first run outliving its peers
+    (a master saving its checkpoint) is a job finishing."""
+    running = [r for r in runs if r.running_since is not None]
+    peers = [r for r in runs if r.running_since is None]
+    if not running or not peers or not all(r.restarted for r in running):
+        return None
+    if any(r.phase not in ("Succeeded", "Failed") or r.restarting for r in peers):
+        return None  # a peer is still to start, or to start again
+    alone_since = max([r.running_since or 0.0 for r in running] + [r.ended or 0.0 for r in peers])
+    if now - alone_since < grace:
+        return None
+    text = msg(
+        "waiting_for_peers_one" if len(running) == 1 else "waiting_for_peers",
+        nodes=", ".join(r.name for r in running),
+        peers=", ".join(f"{r.name} {r.phase}" for r in peers),
+    )
+    return JobWaiting(WAITING_FOR_PEERS, text, waiting_hint(WAITING_FOR_PEERS, str(text)))
 
 
 # Replica reasons that say what a Pending replica waits for (the kubelet's and the

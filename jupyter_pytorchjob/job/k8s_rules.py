@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # decimal is imported where quantities are parsed: reading jobs parses none
+    from decimal import Decimal
 
 from .messages import Message, msg
 
@@ -32,23 +35,23 @@ SUBDOMAIN_MAX = 253
 INT32_MAX = 2**31 - 1
 # "No quantity may represent a number greater than 2^63-1 in magnitude" (quantity.go).
 QUANTITY_MAX = 2**63 - 1
-QUANTITY_MIN = Decimal("1e-9")  # 1n; Kubernetes rounds anything smaller up to it
+QUANTITY_MIN = "1e-9"  # 1n; Kubernetes rounds anything smaller up to it
 # Linux: one path component (NAME_MAX) and a whole path (PATH_MAX, its NUL included).
 NAME_MAX = 255
 PATH_MAX = 4096
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
+_DECIMAL = {  # each a Decimal's text
+    "n": "1e-9",
+    "u": "1e-6",
+    "m": "1e-3",
+    "": "1",
+    "k": "1e3",
+    "M": "1e6",
+    "G": "1e9",
+    "T": "1e12",
+    "P": "1e15",
+    "E": "1e18",
 }
 _SUFFIX = re.compile(r"^([+-]?[0-9.]+)((?:[KMGTPE]i)|[numkMGTPE]|(?:[eE][+-]?[0-9.]+))?$")
 
@@ -109,6 +112,8 @@ def check_env_name(value: str) -> Message | None:
 
 def parse_quantity(value: str) -> Decimal:
     """The numeric value of a Kubernetes quantity; ``ValueError`` if it is not one."""
+    from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
+
     text = value.strip()
     if not QUANTITY.match(text):
         raise ValueError(value)
@@ -124,7 +129,7 @@ def parse_quantity(value: str) -> Decimal:
             if suffix in _BINARY:
                 return base * _BINARY[suffix]
             if suffix in _DECIMAL:
-                return base * _DECIMAL[suffix]
+                return base * Decimal(_DECIMAL[suffix])
             return base * (Decimal(10) ** Decimal(suffix[1:]))
         except ArithmeticError as err:  # beyond even the unbounded context
             raise ValueError(value) from err
@@ -132,6 +137,8 @@ def parse_quantity(value: str) -> Decimal:
 
 def check_quantity(value: str, *, what: str, memory: bool) -> Message | None:
     """A positive quantity such as ``8Gi`` (memory) or ``500m`` (CPU)."""
+    from decimal import Decimal
+
     shown = repr(value if len(value) <= 40 else value[:37] + "...")
     if value != value.strip() or not QUANTITY.match(value):
         return msg("quantity_memory" if memory else "quantity_cpu", got=shown)
@@ -143,7 +150,7 @@ def check_quantity(value: str, *, what: str, memory: bool) -> Message | None:
         return msg("quantity_positive", what=what, got=shown)
     if amount > QUANTITY_MAX:
         return msg("quantity_max", what=what, got=shown)
-    if amount < QUANTITY_MIN:
+    if amount < Decimal(QUANTITY_MIN):
         return msg("quantity_min", what=what, got=shown)
     if memory and value.endswith("m"):
         return msg(

@@ -17,7 +17,14 @@ included): an unfinished piece is never longer than ``LINE_MAX``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from itertools import groupby, repeat
+from operator import add
+
 LINE_MAX = 16 * 1024
+# A piece of several replicas' lines (a merged log's chunk) names each line's replica
+# with one character, ``chr(OWNER_BASE + i)`` for the i-th of its replicas: "0", "1"...
+OWNER_BASE = 48
 
 
 def cut(line: bytes, limit: int = LINE_MAX) -> list[bytes]:
@@ -31,6 +38,16 @@ def cut(line: bytes, limit: int = LINE_MAX) -> list[bytes]:
         line = line[at:]
     pieces.append(line)
     return pieces
+
+
+def may_hold_a_line_over(data: bytes, limit: int) -> bool:
+    """False when no line of ``data`` (which ends with a newline) is longer than
+    ``limit``, found with a ``find`` per ``limit // 2`` bytes, not an object per line:
+    every aligned window of that size holding a newline leaves no longer run without."""
+    step = max(1, limit // 2)
+    return any(
+        data.find(b"\n", pos, pos + step) < 0 for pos in range(0, len(data) - step + 1, step)
+    )
 
 
 class DisplayLines:
@@ -122,7 +139,8 @@ class StampedLines:
         end = data.rfind(b"\n") + 1
         whole, rest = data[:end], data[end:]
         if b"\r" in whole or (
-            len(whole) > self.limit and max(map(len, whole.split(b"\n"))) > self.limit + 64
+            may_hold_a_line_over(whole, self.limit)
+            and max(map(len, whole.split(b"\n"))) > self.limit + 64
         ):
             for line in whole[:-1].split(b"\n"):
                 stamp, _, text = line.partition(b" ")
@@ -152,6 +170,41 @@ class StampedLines:
 
     def _pieces(self, stamp: bytes, text: bytes, out: list[bytes]) -> None:
         out.extend(stamp + piece + b"\n" for piece in self.display.feed(text))
+
+
+def owner_runs(text: str, owners: str) -> list[tuple[int, str]]:
+    """``text``'s lines (``owners``: each one's replica) in runs of one replica's lines:
+    (its index, the lines, each ending with a newline)."""
+    lines = text[:-1].split("\n")
+    out = []
+    at = 0
+    for mark, run in groupby(owners):
+        count = sum(1 for _ in run)
+        out.append((ord(mark) - OWNER_BASE, "\n".join(lines[at : at + count]) + "\n"))
+        at += count
+    return out
+
+
+def tagged(text: str, tags: Sequence[str], owners: str = "") -> str:
+    """``text``'s lines, each after its replica's tag (``owners``: each line's, indexing
+    ``tags``; none: all are the first's), and again after a redraw's ``\\r``, so that
+    a terminal shows the tag on the line redrawn."""
+    lines = text.split("\n")
+    end = ""
+    if not lines[-1]:  # the text's final newline
+        lines.pop()
+        end = "\n"
+    if owners:
+        tag_of = {chr(OWNER_BASE + i): tag for i, tag in enumerate(tags)}
+        line_tags: Iterable[str] = map(tag_of.__getitem__, owners)
+    else:
+        line_tags = repeat(tags[0], len(lines))
+    if "\r" in text:
+        lines = [
+            tag + line.replace("\r", "\r" + tag) for tag, line in zip(line_tags, lines, strict=True)
+        ]
+        return "\n".join(lines) + end
+    return "\n".join(map(add, line_tags, lines)) + end
 
 
 class TerminalText:
@@ -194,6 +247,21 @@ class TerminalText:
                 continue
             out.append(self.end())
             self._hold(replica, tag + (line if self.raw else line.removeprefix("\r")), out)
+        return "".join(out)
+
+    def merged(self, lines: str, owners: str, replicas: Sequence[str], tags: Sequence[str]) -> str:
+        """``text`` of whole display lines of several replicas: ``owners`` names each
+        line's (``OWNER_BASE``), indexing ``replicas`` and their ``tags``."""
+        if "\r" in lines:  # redraws replace their own replica's line: run by run
+            return "".join(
+                self.text(replicas[i], run, tags[i]) for i, run in owner_runs(lines, owners)
+            )
+        out = [self.end()]
+        body, _, last = lines[:-1].rpartition("\n")
+        if body:
+            out.append(tagged(body + "\n", tags, owners[:-1]) if any(tags) else body + "\n")
+        final = ord(owners[-1]) - OWNER_BASE
+        self._hold(replicas[final], tags[final] + last, out)
         return "".join(out)
 
     def end(self) -> str:

@@ -315,6 +315,13 @@ MESSAGES: Mapping[str, str] = {
     "waiting_no_workload": "queued in LocalQueue {queue}, but Kueue has made no Workload for it "
     "yet",
     "waiting_admission": "waiting for Kueue to admit it from LocalQueue {queue}",
+    "waiting_for_peers_one": "{nodes} restarted and waits for its peers, which have all "
+    "exited ({peers}): the job cannot complete; delete it",
+    "waiting_for_peers": "{nodes} restarted and wait for their peers, which have all exited "
+    "({peers}): the job cannot complete; delete it",
+    "hint_waiting_for_peers": "Its peers are not restarted (they ended), so nothing will join "
+    "it: delete the job and submit it again; a script should leave through a barrier and "
+    "destroy_process_group (see examples/train_ddp.py).",
     # -- what the user should know about a job as it stands (warnings) -------------------
     "warn_restart_always": "restart policy Always restarts a node even after it exits 0: the "
     "Master never succeeds, and the job ends Failed once the restarts reach the backoff "

@@ -21,6 +21,8 @@ KEY_METRICS = ("loss", "eval_loss", "accuracy")
 MAX_METRICS = 50
 MAX_POINTS = 500
 MAX_METRIC_NAME = 64
+# A metric's value as printed (``0.0000``) is kept up to this many characters.
+MAX_METRIC_TEXT = 32
 # Distinct metric names not kept that a job's progress counts (beyond: "at least").
 MAX_DROPPED = 1000
 
@@ -81,6 +83,9 @@ class ProgressFields:
     # Distinct metric names left out (more than MAX_METRICS, or no valid name), counted
     # up to MAX_DROPPED: the progress says what it does not show.
     dropped_metrics: int = 0
+    # A metric's value as the script printed it (``loss=0.0000`` -> "0.0000"), for the
+    # metrics read from log lines: shown as is, its precision kept (not ``loss 0``).
+    metric_texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,6 +121,11 @@ class ProgressReading(ProgressFields):
             elif number is not None:
                 metrics[key] = number
         self.metrics = metrics
+        self.metric_texts = {
+            name: text
+            for name, text in self.metric_texts.items()
+            if name in metrics and isinstance(text, str) and len(text) <= MAX_METRIC_TEXT
+        }
         dropped = count(self.dropped_metrics) or 0
         self.dropped_metrics = min(MAX_DROPPED, max(dropped, len(set(self.dropped_names))))
         if self.percent is None:
@@ -166,7 +176,27 @@ class JobProgress(ProgressFields):
             total_epochs=wire["totalEpochs"],
             metrics=dict(wire["metrics"]),
             dropped_metrics=int(wire.get("droppedMetrics", 0)),
+            metric_texts=dict(wire.get("metricTexts", {})),
         )
+
+
+def set_metrics(
+    progress: ProgressFields, metrics: Mapping[str, float], texts: Mapping[str, str]
+) -> list[str]:
+    """``metrics`` into ``progress`` (at most ``MAX_METRICS`` names), each value with its
+    printed text or none (an older text never stays beside a newer value); the names left
+    out for want of room."""
+    left_out = []
+    for name, value in metrics.items():
+        if name in progress.metrics or len(progress.metrics) < MAX_METRICS:
+            progress.metrics[name] = value
+            if name in texts:
+                progress.metric_texts[name] = texts[name]
+            else:
+                progress.metric_texts.pop(name, None)
+        else:
+            left_out.append(name)
+    return left_out
 
 
 _FIELDS = ("percent", "eta_seconds", "step", "total_steps", "epoch", "total_epochs")
@@ -191,10 +221,8 @@ def merge(readings: Iterable[ProgressReading | None]) -> JobProgress | None:
         )
     if progress.percent is not None and progress.percent > 100:
         progress.percent = 100.0
-    for reading in reversed(present):  # best last: its values win
-        for name, value in reading.metrics.items():
-            if name in progress.metrics or len(progress.metrics) < MAX_METRICS:
-                progress.metrics[name] = value
+    for reading in reversed(present):  # best last: its values win, with their texts
+        set_metrics(progress, reading.metrics, reading.metric_texts)
     # Each source counts its own distinct names: the most any left out, at least.
     progress.dropped_metrics = max(r.dropped_metrics for r in present)
     return progress

@@ -18,8 +18,9 @@ job's own progress.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from .progress import MAX_METRICS, DroppedNames, ProgressReading, ProgressSource, count
+from .progress import DroppedNames, ProgressReading, ProgressSource, count, set_metrics
 
 MAX_LINE = 16 * 1024
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -61,14 +62,21 @@ def clock_seconds(text: str) -> float | None:
     return seconds
 
 
-def pairs(text: str) -> dict[str, float]:
-    """``loss=0.23, acc: 0.9`` -> metrics (the bar's own rate and counters left out)."""
-    metrics: dict[str, float] = {}
-    for match in PAIR.finditer(text):
-        name = match["name"]
-        if name not in NOT_METRICS:
-            metrics[name] = float(match["value"])
-    return metrics
+def pairs(text: str) -> dict[str, str]:
+    """``loss=0.23, acc: 0.9`` -> each metric's value as printed (the bar's own rate and
+    counters left out)."""
+    return {m["name"]: m["value"] for m in PAIR.finditer(text) if m["name"] not in NOT_METRICS}
+
+
+def printed(metrics: dict[str, str], when: float, **fields: Any) -> ProgressReading:
+    """A log line's reading: its printed metrics as numbers, and as printed."""
+    return ProgressReading(
+        ProgressSource.LOGS,
+        when,
+        metrics={name: float(text) for name, text in metrics.items()},
+        metric_texts=metrics,
+        **fields,
+    )
 
 
 def parse_line(text: str, when: float) -> ProgressReading | None:
@@ -76,17 +84,20 @@ def parse_line(text: str, when: float) -> ProgressReading | None:
     if len(text) > MAX_LINE:
         return None
     if HF_LINE.match(text):
-        metrics = {m["name"]: float(m["value"]) for m in HF_PAIR.finditer(text)}
-        hf_epoch, step = metrics.pop("epoch", None), count(metrics.pop("step", None))
-        hf = ProgressReading(ProgressSource.LOGS, when, epoch=hf_epoch, step=step, metrics=metrics)
+        texts = {m["name"]: m["value"] for m in HF_PAIR.finditer(text)}
+        hf_epoch, step = texts.pop("epoch", None), texts.pop("step", None)
+        hf = printed(
+            texts,
+            when,
+            epoch=None if hf_epoch is None else float(hf_epoch),
+            step=None if step is None else count(float(step)),
+        )
         return None if hf.empty else hf
     reading = _bar(text, when)
     epoch = EPOCH.search(text)
     if epoch is not None:
         # Also an "Epoch 2/10 ... loss=0.5" line with no bar: its pairs are metrics.
-        reading = reading or ProgressReading(
-            ProgressSource.LOGS, when, metrics=pairs(text[epoch.end() :])
-        )
+        reading = reading or printed(pairs(text[epoch.end() :]), when)
         reading.epoch = float(epoch["n"])
         reading.total_epochs = float(epoch["total"])
     elif reading is not None and (lightning := LIGHTNING_EPOCH.match(text)):
@@ -101,28 +112,24 @@ def parse_line(text: str, when: float) -> ProgressReading | None:
 def _bar(text: str, when: float) -> ProgressReading | None:
     """A tqdm or rich progress bar on the line, if any."""
     if "|" in text and (bar := TQDM.search(text)) is not None:
-        return ProgressReading(
-            ProgressSource.LOGS,
+        return printed(
+            pairs(bar["rest"]),
             when,
             percent=float(bar["percent"]),
             eta_seconds=clock_seconds(bar["left"]),
             step=_int(bar["n"]),
             total_steps=_int(bar["total"]),
-            metrics=pairs(bar["rest"]),
         )
     if "•" in text and (bar := RICH.search(text)) is not None:
-        return ProgressReading(
-            ProgressSource.LOGS,
+        return printed(
+            pairs(bar["rest"]),
             when,
             eta_seconds=clock_seconds(bar["left"]),
             step=int(bar["n"]),
             total_steps=int(bar["total"]),
-            metrics=pairs(bar["rest"]),
         )
     if "it [" in text and (bar := TQDM_OPEN.search(text)) is not None:
-        return ProgressReading(
-            ProgressSource.LOGS, when, step=int(bar["n"]), metrics=pairs(bar["rest"])
-        )
+        return printed(pairs(bar["rest"]), when, step=int(bar["n"]))
     return None
 
 
@@ -161,13 +168,10 @@ class LogProgress:
             for name in ("epoch", "total_epochs"):
                 if getattr(reading, name) is None:
                     setattr(reading, name, getattr(previous, name))
-            metrics = dict(previous.metrics)
-            for name, value in reading.metrics.items():
-                if name in metrics or len(metrics) < MAX_METRICS:
-                    metrics[name] = value
-                else:
-                    reading.dropped_names.append(name)
-            reading.metrics = metrics
+            fresh, fresh_texts = reading.metrics, reading.metric_texts
+            reading.metrics = dict(previous.metrics)
+            reading.metric_texts = dict(previous.metric_texts)
+            reading.dropped_names.extend(set_metrics(reading, fresh, fresh_texts))
         self.dropped.add(reading.dropped_names)
         reading.dropped_metrics = len(self.dropped)
         if own:

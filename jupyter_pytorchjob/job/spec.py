@@ -12,7 +12,6 @@ image and process count stay None when not given: its training runtime decides t
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,6 +268,8 @@ def _longest_suffix(nodes: int, *, master: bool) -> str:
 
 def suggest_name(hint: str | None = None) -> str:
     """A fresh, valid job name derived from a script or command name."""
+    import secrets  # here: it loads OpenSSL's hashes, which reading jobs never needs
+
     base = (hint or "").rsplit("/", 1)[-1]
     base = re.sub(r"\.(py|sh|ipynb)$", "", base).lower()
     base = re.sub(r"[^a-z0-9-]+", "-", base).strip("-")

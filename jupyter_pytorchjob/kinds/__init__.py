@@ -6,14 +6,16 @@ Registered here, in the order a backend prefers them when a cluster serves sever
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..job.errors import FieldError, JobSpecInvalid
 from ..job.messages import msg
-from ..job.spec import JobSpec
 from .base import JobKind
 from .pytorchjob import PYTORCHJOB
 from .trainjob import TRAINJOB
+
+if TYPE_CHECKING:
+    from ..job.spec import JobSpec
 
 KINDS: tuple[JobKind, ...] = (PYTORCHJOB, TRAINJOB)
 DEFAULT_KIND: JobKind = PYTORCHJOB

@@ -6,6 +6,10 @@ adds to the CRD schema, finds a job's pods and names its replicas, and reads the
 state from the object. The backends are written against this contract only, so a second
 kind (Kubeflow Trainer v2's TrainJob) is one more implementation, not edits across the
 backends. Pure: no I/O.
+
+Reading a job's state needs only a kind's names and status code: each kind imports its
+manifest code (and the job model's validation) in the methods that build, parse and
+check manifests, so reading jobs (``ptjob list``) loads none of it.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..job.errors import FieldError
-from ..job.spec import JobSpec
+from ..job.failure import NodeRun
 from ..job.status import JobInfo
-from .pods import FailedRun, first_failed_run
+from .pods import FailedRun, first_failed_run, node_run
+
+if TYPE_CHECKING:
+    from ..job.spec import JobSpec
 
 
 @dataclass(frozen=True)
@@ -46,8 +53,6 @@ class JobKind(ABC):
     controller: str
     # What installs the kind's CRD in a cluster, for messages saying it is missing.
     installed_by: str
-    # The ``JobSpec`` fields (wire names) this kind can express; the form hides the others.
-    unsupported_fields: frozenset[str] = frozenset()
 
     @property
     def api_version(self) -> str:
@@ -58,10 +63,18 @@ class JobKind(ABC):
         """The CRD's name, as ``kubectl get crd`` lists it."""
         return f"{self.plural}.{self.group}"
 
+    def unsupported_fields(self) -> frozenset[str]:
+        """The wire names of the ``JobSpec`` fields this kind cannot express (the form
+        hides them)."""
+        return frozenset()
+
     def supported_fields(self) -> list[str]:
         """The wire names of the ``JobSpec`` fields this kind can express."""
+        from ..job.spec import JobSpec
+
         every = JobSpec(name="", image="").to_wire()  # the wire names, in the body's order
-        return [name for name in every if name not in self.unsupported_fields]
+        unsupported = self.unsupported_fields()
+        return [name for name in every if name not in unsupported]
 
     def to_wire(self) -> dict[str, Any]:
         """What ``GET config`` says of the kind: the form hides the fields it lacks."""
@@ -154,6 +167,13 @@ class JobKind(ABC):
         return first_failed_run(
             job, pods, container_of=self.container_of_pod, replica_of=self.replica_of_pod
         )
+
+    def node_runs(self, pods: Sequence[Mapping[str, Any]]) -> list[NodeRun]:
+        """The training nodes' runs (``job.failure.waiting_for_peers`` judges them)."""
+        return [
+            node_run(pod, name=self.replica_of_pod(pod), container=self.container_of_pod(pod))
+            for pod in pods
+        ]
 
     @abstractmethod
     def missing_message(self) -> str:

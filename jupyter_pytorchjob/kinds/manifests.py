@@ -7,7 +7,6 @@ the lossless round trip (``patch``: what a rebuilt manifest lacks of the origina
 from __future__ import annotations
 
 import copy
-import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -324,6 +323,8 @@ def pvc_volume_name(claim: str) -> str:
     name = f"pvc-{claim}"
     if len(name) <= rules.LABEL_MAX and rules.DNS1123_LABEL.match(name):
         return name
+    import hashlib  # here: it loads OpenSSL, which reading jobs never needs
+
     digest = hashlib.sha256(claim.encode()).hexdigest()[:8]
     stem = re.sub(r"[^a-z0-9-]", "-", claim)[:50].strip("-")
     return f"pvc-{stem}-{digest}"

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from ..job.failure import JobFailure, signal_name
+from ..job.failure import JobFailure, NodeRun, signal_name
 from ..job.messages import msg
 from ..job.status import Condition, ReplicaInfo
 
 
 def epoch(value: Any) -> float | None:
     """RFC 3339 (as the API writes it, or a datetime) -> seconds since the epoch."""
+    from datetime import datetime  # here: reading local jobs parses no pod times
+
     if value is None:
         return None
     if isinstance(value, datetime):
@@ -73,6 +74,26 @@ def pod_replica(pod: Mapping[str, Any], *, name: str, container: str) -> Replica
         elif last:
             info.exit_code = last.get("exitCode")
     return info
+
+
+def node_run(pod: Mapping[str, Any], *, name: str, container: str) -> NodeRun:
+    """The replica's current and last run from its ``container``'s status: when the
+    running one started, when the last one finished, whether it is a restart in place,
+    whether one is to come (waiting after a run: CrashLoopBackOff)."""
+    status = pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    main: Mapping[str, Any] = next((s for s in statuses if s.get("name") == container), {})
+    state = main.get("state") or {}
+    last = (main.get("lastState") or {}).get("terminated") or {}
+    running = state.get("running")
+    return NodeRun(
+        name=name,
+        phase=status.get("phase") or "Unknown",
+        running_since=epoch(running.get("startedAt")) if running else None,
+        ended=epoch((state.get("terminated") or {}).get("finishedAt") or last.get("finishedAt")),
+        restarted=int(main.get("restartCount") or 0) > 0,
+        restarting=bool(state.get("waiting")) and bool(last),
+    )
 
 
 def unschedulable(pod: Mapping[str, Any], info: ReplicaInfo) -> None:

@@ -108,7 +108,7 @@ class TensorBoardInstance:
     #: Jobs it was opened for (by name), for the list of running TensorBoards.
     jobs: set[str] = field(default_factory=set)
     reader: asyncio.Task[None] | None = None
-    #: One TensorBoard over several jobs: run name -> directory.
+    #: Opened for jobs: run name (the job's) -> directory; None for a directory.
     runs: dict[str, Path] | None = None
     #: Its ``--logdir``: a directory of links, one per run (``run_links``), removed
     #: with the instance.
@@ -334,12 +334,14 @@ class TensorBoardManager:
         """A ready TensorBoard for ``logdir``: the running one, or a new one.
 
         ``job`` names the job whose log directory this is; the instance lists it
-        (and the directory need not exist yet: the job will write it).
+        (and the directory need not exist yet: the job will write it). A TensorBoard
+        started for a job names its run after it (``run_links``, as ``start_runs``
+        does: ``job``, never ``.``); it is the directory's TensorBoard all the same.
         """
         if self._closed:
             raise TensorBoardError("logdir", msg("tb_shutting_down"), 503)
         path = self.resolve(logdir, must_exist=job is None)
-        instance = await self._start(instance_id(path), path, None)
+        instance = await self._start(instance_id(path), path, {job: path} if job else None)
         if job:
             instance.jobs.add(job)
         return instance
@@ -373,9 +375,10 @@ class TensorBoardManager:
                 problem = msg("tb_shared_logdir", first=shared[0], second=name, path=str(path))
                 raise TensorBoardError("jobs", problem)
             paths[name] = path
-        spec = logdir_spec(paths)
         common = Path(os.path.commonpath([str(p) for p in paths.values()]))
-        instance = await self._start(instance_id(Path(spec)), common, paths)
+        # One job's runs are its directory's TensorBoard (``start`` with ``job``).
+        tb_id = instance_id(common if len(paths) == 1 else Path(logdir_spec(paths)))
+        instance = await self._start(tb_id, common, paths)
         instance.jobs.update(paths)
         return instance
 

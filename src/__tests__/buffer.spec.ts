@@ -25,6 +25,89 @@ describe('LogBuffer', () => {
     expect(buffer.replicas).toEqual(['master-0', 'worker-0']);
   });
 
+  it('takes a merged chunk as the same lines in runs of one replica', () => {
+    // A small linear congruential generator: the same cases every run.
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const names = ['master-0', 'worker-0', 'worker-1'];
+    const pieces = ['a', 'b c', '\rbar', 'Error: x', '\x1b[1mbold', ''];
+    for (let round = 0; round < 100; round++) {
+      const merged = new LogBuffer();
+      const byRun = new LogBuffer();
+      for (let c = 0; c < 4; c++) {
+        const count = 1 + next(8);
+        const lines: string[] = [];
+        let owners = '';
+        for (let k = 0; k < count; k++) {
+          lines.push(pieces[next(pieces.length)]);
+          owners += String.fromCharCode(48 + next(names.length));
+        }
+        const offsets: Record<string, number> = {};
+        for (const o of owners) {
+          offsets[names[o.charCodeAt(0) - 48]] = 10 * round + c;
+        }
+        const last = names[owners.charCodeAt(owners.length - 1) - 48];
+        merged.append({
+          replica: last,
+          text: lines.join('\n') + '\n',
+          offset: offsets[last],
+          replicas: names,
+          owners,
+          offsets
+        });
+        for (let k = 0; k < count;) {
+          let end = k + 1;
+          while (end < count && owners[end] === owners[k]) {
+            end++;
+          }
+          const name = names[owners.charCodeAt(k) - 48];
+          const text = lines.slice(k, end).join('\n') + '\n';
+          byRun.append(chunk(name, text, offsets[name]));
+          k = end;
+        }
+      }
+      const all = (buffer: LogBuffer) =>
+        Array.from({ length: buffer.length }, (_, i) => [
+          buffer.text(i),
+          buffer.replicaOf(i),
+          buffer.flags(i)
+        ]);
+      expect(all(merged)).toEqual(all(byRun));
+      expect(merged.offsets).toEqual(byRun.offsets);
+      for (const name of names) {
+        expect(merged.toText(merged.view(name), false)).toEqual(
+          byRun.toText(byRun.view(name), false)
+        );
+      }
+      expect(merged.toText(merged.view(null), true, true)).toEqual(
+        byRun.toText(byRun.view(null), true, true)
+      );
+    }
+  });
+
+  it('resumes a merged chunk after each of its replicas’ offsets', () => {
+    const buffer = new LogBuffer();
+    buffer.append(chunk('worker-0', 'w\n', 2));
+    buffer.append({
+      replica: 'master-0',
+      text: 'a\nb\nc\n',
+      offset: 9,
+      replicas: ['master-0', 'worker-1'],
+      owners: '010',
+      offsets: { 'master-0': 9, 'worker-1': 5 }
+    });
+    expect(buffer.offsets).toEqual({
+      'master-0': 9,
+      'worker-0': 2,
+      'worker-1': 5
+    });
+    expect(buffer.view('worker-1').length).toBe(1);
+    expect(buffer.text(buffer.view('worker-1').lineAt(0))).toBe('b');
+  });
+
   it('has a view per replica', () => {
     const buffer = new LogBuffer();
     buffer.append(chunk('master-0', 'a\n', 2));

@@ -183,6 +183,84 @@ describe('LogLines', () => {
     expect(changed).toHaveBeenCalled();
   });
 
+  it('shows only the matching lines, with their count, stepping through them', () => {
+    fill(buffer, 1_000_000);
+    attach(lines);
+    lines.setQuery('line 99999');
+    // line 99999, 999990 … 999999
+    expect(lines.matches.length).toBe(11);
+    lines.onlyMatching = true;
+    lines.render();
+    expect(lines.lineCount).toBe(1_000_000);
+    expect(lines.shownCount).toBe(11);
+    // Still virtualised: 11 rows, the matching lines alone.
+    expect(lines.renderedRows).toBe(11);
+    expect(rowTexts(lines)).toEqual([
+      'master-0 | line 99999',
+      ...Array.from({ length: 10 }, (_, i) => `master-0 | line 99999${i}`)
+    ]);
+    // The current match is marked where it is shown; steps move it there.
+    const current = () =>
+      lines.node.querySelector('.jp-PyTorchJobLogs-row.jp-mod-current')
+        ?.textContent;
+    expect(current()).toBe('master-0 | line 99999');
+    lines.step(-1);
+    lines.render();
+    expect(lines.currentMatch).toBe(10);
+    expect(current()).toBe('master-0 | line 999999');
+    // A new matching line joins them; another line does not.
+    buffer.append({
+      replica: 'master-0',
+      text: 'line 99999 again\nother\n',
+      offset: 2_000_000
+    });
+    lines.refresh();
+    lines.render();
+    expect(lines.shownCount).toBe(12);
+    // Without a query, or turned off: every line.
+    lines.setQuery('');
+    expect(lines.shownCount).toBe(1_000_002);
+    lines.setQuery('line 99999');
+    lines.onlyMatching = false;
+    expect(lines.shownCount).toBe(1_000_002);
+  });
+
+  it('wraps long lines, still rendering only the rows in view', () => {
+    fill(buffer, 1_000_000);
+    buffer.append({
+      replica: 'master-0',
+      text: 'x'.repeat(5000) + '\nthe end\n',
+      offset: 2_000_000
+    });
+    attach(lines);
+    lines.render();
+    expect(lines.node.classList.contains('jp-mod-wrap')).toBe(false);
+    lines.wrap = true;
+    lines.render();
+    expect(lines.node.classList.contains('jp-mod-wrap')).toBe(true);
+    // Following: the end is drawn at the bottom of the view, and the rows
+    // in the DOM are those near the view (twice the view at most).
+    const texts = rowTexts(lines);
+    expect(texts[texts.length - 1]).toBe('master-0 | the end');
+    expect(lines.renderedRows).toBeLessThanOrEqual(2 * 11 + 1);
+    // The box of rows is the view's height, where the view scrolls.
+    const rows = lines.node.querySelector<HTMLElement>(
+      '.jp-PyTorchJobLogs-rows'
+    )!;
+    expect(rows.style.height).toBe('180px');
+    // The start: the first line at the top.
+    lines.follow = false;
+    lines.node.scrollTop = 0;
+    lines.render();
+    expect(rowTexts(lines)[0]).toBe('master-0 | line 0');
+    expect(rows.children[0].getAttribute('style')).toContain('margin-top: 0px');
+    // Unwrapped again: rows at 18 px, moved by the scroll position.
+    lines.wrap = false;
+    lines.render();
+    expect(rows.style.height).toBe('');
+    expect(lines.renderedRows).toBe(11);
+  });
+
   it('extends the matches as lines arrive', () => {
     fill(buffer, 10);
     attach(lines);

@@ -259,6 +259,22 @@ describe('the panel’s progress', () => {
     model.dispose();
   });
 
+  /**
+   * The panel again, listing `jobs` only.
+   */
+  async function showOnly(jobs: IJob[]): Promise<void> {
+    model.dispose();
+    panel.dispose();
+    model = new JobsModel({
+      fetchJobs: () => Promise.resolve(jobs),
+      refreshInterval: 3600
+    });
+    panel = new JobsPanel({ model, commands, trans });
+    Widget.attach(panel, document.body);
+    await model.refresh();
+    await rendered(panel);
+  }
+
   it('shows a bar, the ETA and the key metric on a running job', () => {
     const row = panel.node.querySelector('[data-job="ddp-3"]')!;
     const bar = row.querySelector('[role="progressbar"]')!;
@@ -276,6 +292,21 @@ describe('the panel’s progress', () => {
     );
   });
 
+  it('shows the key metric as the script printed it', async () => {
+    await showOnly([
+      {
+        ...RUNNING,
+        progress: progress({
+          metrics: { loss: 0 },
+          metricTexts: { loss: '0.0000' }
+        })
+      }
+    ]);
+    expect(
+      panel.node.querySelector('.jp-PyTorchJobPanel-metric')!.textContent
+    ).toBe('loss 0.0000');
+  });
+
   it('keeps a finished job’s final metric, without a bar', () => {
     const row = panel.node.querySelector('[data-job="done"]')!;
     expect(row.querySelector('[role="progressbar"]')).toBeNull();
@@ -285,22 +316,12 @@ describe('the panel’s progress', () => {
   });
 
   it('shows an indeterminate bar when the percent is unknown', async () => {
-    model.dispose();
-    panel.dispose();
-    model = new JobsModel({
-      fetchJobs: () =>
-        Promise.resolve([
-          {
-            ...RUNNING,
-            progress: progress({ percent: null, etaSeconds: null })
-          }
-        ]),
-      refreshInterval: 3600
-    });
-    panel = new JobsPanel({ model, commands, trans });
-    Widget.attach(panel, document.body);
-    await model.refresh();
-    await rendered(panel);
+    await showOnly([
+      {
+        ...RUNNING,
+        progress: progress({ percent: null, etaSeconds: null })
+      }
+    ]);
     const bar = panel.node.querySelector('[role="progressbar"]')!;
     expect(bar.className).toContain('jp-mod-indeterminate');
     expect(bar.hasAttribute('aria-valuenow')).toBe(false);
@@ -343,6 +364,23 @@ describe('the panel’s progress', () => {
   });
 });
 
+/**
+ * A job view of `ddp-3` on `client`, attached and rendered.
+ */
+async function openView(client: object): Promise<JobView> {
+  const view = new JobView({
+    name: 'ddp-3',
+    client: client as unknown as PyTorchJobClient,
+    commands: new CommandRegistry(),
+    trans,
+    refreshInterval: 3600
+  });
+  Widget.attach(view, document.body);
+  await view.refresh();
+  await rendered(view);
+  return view;
+}
+
 describe('the job view’s progress section', () => {
   it('shows percent, ETA, steps, source and a chart per scalar, live', async () => {
     let current: IJob = RUNNING;
@@ -361,16 +399,7 @@ describe('the job view’s progress section', () => {
         Promise.resolve({ progress: current.progress, history })
       )
     };
-    const view = new JobView({
-      name: 'ddp-3',
-      client: client as unknown as PyTorchJobClient,
-      commands: new CommandRegistry(),
-      trans,
-      refreshInterval: 3600
-    });
-    Widget.attach(view, document.body);
-    await view.refresh();
-    await rendered(view);
+    const view = await openView(client);
     const section = () =>
       view.node.querySelector('.jp-PyTorchJobView-progress') as HTMLElement;
     expect(client.progress).toHaveBeenCalledWith('ddp-3');
@@ -421,21 +450,47 @@ describe('the job view’s progress section', () => {
     view.dispose();
   });
 
+  it('shows a metric as the script printed it, not as its number', async () => {
+    // `loss=0.0000` in the log: "loss 0.0000", never "loss 0" (issue 32).
+    const printed = {
+      ...RUNNING,
+      progress: progress({
+        metrics: { loss: 0, learning_rate: 2e-5 },
+        metricTexts: { loss: '0.0000', learning_rate: '2e-05' }
+      })
+    };
+    const history: Record<string, IMetricPoint[]> = {
+      loss: [
+        { time: 1, step: 10, value: 0.5 },
+        { time: 2, step: 20, value: 0 }
+      ],
+      learning_rate: [{ time: 1, step: 10, value: 2e-5 }]
+    };
+    const client = {
+      getJob: jest.fn().mockResolvedValue(printed),
+      events: jest.fn().mockResolvedValue([]),
+      progress: jest.fn(() =>
+        Promise.resolve({ progress: printed.progress, history })
+      )
+    };
+    const view = await openView(client);
+    const value = (name: string) =>
+      view.node.querySelector(
+        `[data-metric="${name}"] .jp-PyTorchJob-sparklineValue`
+      )!.textContent;
+    expect(value('loss')).toBe('0.0000');
+    expect(value('learning_rate')).toBe('2e-05');
+    expect(describeKeyMetric(printed.progress)).toBe('loss 0.0000');
+    view.dispose();
+  });
+
   it('says so when nothing was reported yet', async () => {
     const client = {
       getJob: jest.fn().mockResolvedValue({ ...RUNNING, progress: null }),
       events: jest.fn().mockResolvedValue([]),
       progress: jest.fn().mockRejectedValue(new Error('404'))
     };
-    const view = new JobView({
-      name: 'ddp-3',
-      client: client as unknown as PyTorchJobClient,
-      commands: new CommandRegistry(),
-      trans
-    });
-    Widget.attach(view, document.body);
-    await view.refresh();
-    await rendered(view);
+    const view = await openView(client);
     expect(
       view.node.querySelector('.jp-PyTorchJobView-progress')!.textContent
     ).toContain('Nothing reported yet');

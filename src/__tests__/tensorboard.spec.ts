@@ -13,7 +13,7 @@ import {
   RELOAD_BUTTON_SELECTOR,
   TENSORBOARD_SETTINGS_KEY
 } from '../tensorboard/frame';
-import { TensorBoardsModel } from '../tensorboard/model';
+import { boardArgs, TensorBoardsModel } from '../tensorboard/model';
 import { targetKey, TensorBoardView } from '../tensorboard/view';
 import { ITensorBoard } from '../tokens';
 
@@ -162,6 +162,26 @@ describe('TensorBoardsModel', () => {
   });
 });
 
+describe('boardArgs', () => {
+  const board = (extra: Partial<ITensorBoard>): ITensorBoard => ({
+    id: 'x',
+    url: 'pytorchjob/tensorboard/x/',
+    logdir: '/runs',
+    ...extra
+  });
+
+  it('opens a running TensorBoard again as it was asked for', () => {
+    // One job's TensorBoard (its run named after it) is that job's tab.
+    expect(boardArgs(board({ runs: { a: '/runs/a' } }))).toEqual({
+      name: 'a'
+    });
+    expect(boardArgs(board({ runs: { a: '/runs/a', b: '/runs/b' } }))).toEqual({
+      names: ['a', 'b']
+    });
+    expect(boardArgs(board({ runs: null }))).toEqual({ logdir: '/runs' });
+  });
+});
+
 describe('TensorBoardView', () => {
   function view(
     start: () => Promise<ITensorBoard>,
@@ -209,18 +229,69 @@ describe('TensorBoardView', () => {
     widget.dispose();
   });
 
-  it('shows why TensorBoard could not start', async () => {
-    const widget = view(async () => {
-      throw new Error('claim data is not mounted');
+  it('shows why TensorBoard could not start, with Retry', async () => {
+    let fails = true;
+    const start = jest.fn(async () => {
+      if (fails) {
+        throw new Error('claim data is not mounted');
+      }
+      return board('abc');
     });
+    const widget = view(start);
+    const failures: (string | null)[] = [];
+    widget.failureChanged.connect((_, failure) => failures.push(failure));
     Widget.attach(widget, document.body);
     await expect(widget.started).rejects.toThrow(
       'failed: claim data is not mounted'
     );
-    await expect(widget.revealed).rejects.toBeDefined();
+    await widget.revealed;
+    expect(widget.failure).toBe('failed: claim data is not mounted');
     expect(widget.title.caption).toBe('failed: claim data is not mounted');
-    expect(widget.node.textContent).toContain('claim data is not mounted');
+    const failed = () =>
+      widget.node.querySelector('.jp-PyTorchJobTensorBoard-failed');
+    expect(failed()!.textContent).toContain('claim data is not mounted');
+    // The toolbar stays (MainAreaWidget's own error dropped it).
+    expect(widget.toolbar.isDisposed).toBe(false);
     expect(widget.frame?.getAttribute('src') ?? '').toBe('');
+
+    fails = false;
+    failed()!.querySelector('button')!.click();
+    expect(await widget.started).toEqual(board('abc'));
+    expect(start).toHaveBeenCalledTimes(2);
+    expect(failed()).toBeNull();
+    expect(widget.failure).toBeNull();
+    expect(failures).toEqual(['failed: claim data is not mounted', null]);
+    expect(widget.frame?.getAttribute('src')).toBe(
+      '/base/pytorchjob/tensorboard/abc/'
+    );
+    widget.dispose();
+  });
+
+  it('restored after a failure: shows it, starts nothing until Retry', async () => {
+    const start = jest.fn(async () => board('abc'));
+    const widget = new TensorBoardView({
+      target: { job: 'cnn' },
+      trans,
+      start,
+      stop: async () => undefined,
+      isRunning: async () => true,
+      url: b => `/base/${b.url}`,
+      describeError: reason => String(reason),
+      refreshInterval: 0,
+      failure: 'job cnn has no log directory'
+    });
+    Widget.attach(widget, document.body);
+    await widget.revealed;
+    await expect(widget.started).rejects.toThrow('no log directory');
+    expect(start).not.toHaveBeenCalled();
+    const failed = widget.node.querySelector(
+      '.jp-PyTorchJobTensorBoard-failed'
+    )!;
+    expect(failed.textContent).toContain('job cnn has no log directory');
+    failed.querySelector('button')!.click();
+    expect(await widget.started).toEqual(board('abc'));
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(widget.failure).toBeNull();
     widget.dispose();
   });
 

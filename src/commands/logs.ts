@@ -38,7 +38,12 @@ export function addLogCommands(
         properties: {
           name: { type: 'string' },
           replica: { type: 'string' },
-          previous: { type: 'boolean' }
+          previous: { type: 'boolean' },
+          wrap: { type: 'boolean', description: 'Wrap long lines' },
+          onlyMatching: {
+            type: 'boolean',
+            description: 'Show only the lines matching the search'
+          }
         },
         required: ['name']
       }
@@ -61,23 +66,29 @@ export function addLogCommands(
             widget.content.showPrevious(start.previous, start.why);
           }
         },
-        create: () =>
-          pytorchTab(
-            new LogViewer({
-              name,
-              client,
-              trans,
-              replicas: job?.replicas.map(r => r.name),
-              replica,
-              previous: start.previous,
-              why: start.why,
-              failed: job?.state === 'Failed'
-            }),
-            {
-              id: `pytorchjob-logs-${name}`,
-              label: trans.__('Logs: %1', name)
-            }
-          )
+        create: () => {
+          const viewer = new LogViewer({
+            name,
+            client,
+            trans,
+            replicas: job?.replicas.map(r => r.name),
+            replica,
+            previous: start.previous,
+            why: start.why,
+            failed: job?.state === 'Failed',
+            wrap: args['wrap'] === true,
+            onlyMatching: args['onlyMatching'] === true
+          });
+          const tab = pytorchTab(viewer, {
+            id: `pytorchjob-logs-${name}`,
+            label: trans.__('Logs: %1', name)
+          });
+          // A restored tab keeps how its lines were shown.
+          viewer.viewOptionsChanged.connect(() => {
+            void trackers.logs.save(tab);
+          });
+          return tab;
+        }
       });
     }
   });

@@ -65,6 +65,11 @@ export function addTensorBoardCommands(
           tag: {
             type: 'string',
             description: 'With name: show this scalar (its tag) at once'
+          },
+          failure: {
+            type: 'string',
+            description:
+              'Why it failed to start before (a restored tab): shown in the tab with Retry, nothing started'
           }
         }
       }
@@ -131,11 +136,23 @@ namespace Private {
     trackers: ITrackers,
     args: ReadonlyPartialJSONObject
   ): Promise<TensorBoardView | undefined> {
+    const failure =
+      typeof args['failure'] === 'string' ? args['failure'] : null;
     if (Array.isArray(args['names'])) {
-      return openTab(context, trackers, { jobs: args['names'].map(String) });
+      return openTab(
+        context,
+        trackers,
+        { jobs: args['names'].map(String) },
+        failure
+      );
     }
     if (args['name']) {
-      const view = await openTab(context, trackers, { job: nameArg(args) });
+      const view = await openTab(
+        context,
+        trackers,
+        { job: nameArg(args) },
+        failure
+      );
       if (view && typeof args['tag'] === 'string') {
         await view.showScalar(args['tag']).catch(() => {
           // openTab told why TensorBoard did not start.
@@ -151,17 +168,21 @@ namespace Private {
     if (logdir === null) {
       return;
     }
-    return openTab(context, trackers, { logdir: logdir || '.' });
+    return openTab(context, trackers, { logdir: logdir || '.' }, failure);
   }
 
   /**
    * Open a TensorBoard tab on a target, or reveal the one open on it (or,
    * once started, on the same TensorBoard asked for another way).
+   *
+   * @param failure - Why it failed to start before (a restored tab): the tab
+   *   says it again, with *Retry*, and neither starts nor toasts.
    */
   export async function openTab(
     context: ICommandContext,
     trackers: ITrackers,
-    target: TensorBoardTarget
+    target: TensorBoardTarget,
+    failure: string | null = null
   ): Promise<TensorBoardView | undefined> {
     const { app, client, trans } = context;
     const key = targetKey(target);
@@ -182,23 +203,38 @@ namespace Private {
           isRunning: id => client.isTensorBoardRunning(id).catch(() => true),
           url: board => client.tensorBoardUrl(board),
           describeError: reason => formatError(reason, trans),
-          refreshInterval: context.settings().tensorBoardRefreshInterval
+          refreshInterval: context.settings().tensorBoardRefreshInterval,
+          failure
         });
         view.id = `pytorchjob-tensorboard-${UUID.uuid4()}`;
+        // A restored tab says how its last start went: a failure again, with
+        // Retry, instead of a new start and toast on every reload.
+        view.failureChanged.connect(() => {
+          void trackers.tensorboards.save(view);
+        });
         return view;
       }
     });
     if (!isNew) {
+      // Asked for again: a tab that failed tries again (it says how, itself).
+      if (failure === null && widget.failure !== null) {
+        void widget.startAgain();
+      }
       return widget;
     }
     let board: ITensorBoard;
     try {
       board = await widget.started;
     } catch (error) {
-      Notification.error(
-        trans.__('Could not start TensorBoard: %1', formatError(error, trans)),
-        { autoClose: 10000 }
-      );
+      if (failure === null) {
+        Notification.error(
+          trans.__(
+            'Could not start TensorBoard: %1',
+            formatError(error, trans)
+          ),
+          { autoClose: 10000 }
+        );
+      }
       return widget;
     }
     // The same TensorBoard asked for another way (a job and its directory):

@@ -7,6 +7,7 @@
 
 import * as React from 'react';
 
+import { Choice } from '../choice';
 import { IVolume } from '../tokens';
 import {
   AddButton,
@@ -211,7 +212,7 @@ export function TolerationEditor(props: {
             value={row.key}
             onChange={key => rows.update(i, { key })}
           />
-          <Private.Choice
+          <Choice
             label={trans.__('Operator of toleration %1', i + 1)}
             value={row.operator}
             choices={choicesOf(form.fields, 'tolerations', 'operator')}
@@ -224,7 +225,7 @@ export function TolerationEditor(props: {
             disabled={row.operator === 'Exists'}
             onChange={value => rows.update(i, { value })}
           />
-          <Private.Choice
+          <Choice
             label={trans.__('Effect of toleration %1', i + 1)}
             value={row.effect}
             choices={choicesOf(form.fields, 'tolerations', 'effect')}
@@ -311,31 +312,5 @@ namespace Private {
       remove: (i: number) => onChange(items.filter((_, j) => j !== i)),
       add: (row: T) => onChange([...items, row])
     };
-  }
-
-  /**
-   * A choice among API values in a row (a value without a label shows as is).
-   */
-  export function Choice(props: {
-    label: string;
-    value: string;
-    choices: readonly string[];
-    labels?: Record<string, string>;
-    onChange: (value: string) => void;
-  }): JSX.Element {
-    return (
-      <select
-        className="jp-mod-styled"
-        aria-label={props.label}
-        value={props.value}
-        onChange={e => props.onChange(e.currentTarget.value)}
-      >
-        {props.choices.map(choice => (
-          <option key={choice} value={choice}>
-            {props.labels?.[choice] ?? choice}
-          </option>
-        ))}
-      </select>
-    );
   }
 }

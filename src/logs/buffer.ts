@@ -164,7 +164,8 @@ export class LogBuffer {
   }
 
   /**
-   * Append a chunk of the stream.
+   * Append a chunk of the stream: one replica's lines, or several replicas'
+   * merged in time order (`owners` names each line's replica).
    *
    * Lines are split on newlines; a trailing piece without a newline waits for
    * the rest of its line. A redraw line (`\r` first) replaces its replica's
@@ -173,50 +174,44 @@ export class LogBuffer {
    * @returns The number of lines added (redraws add none).
    */
   append(chunk: ILogChunk): number {
-    const index = this.addReplica(chunk.replica);
-    const previousOffset = this._offsets[chunk.replica];
-    if (previousOffset === undefined || chunk.offset > previousOffset) {
-      this._offsets[chunk.replica] = chunk.offset;
-    }
-    const text = (this._pending.get(chunk.replica) ?? '') + chunk.text;
-    const parts = text.split('\n');
-    const rest = parts.pop() ?? '';
-    if (rest) {
-      this._pending.set(chunk.replica, rest);
-    } else {
-      this._pending.delete(chunk.replica);
-    }
-    const own = this._byReplica[index];
-    let added = 0;
-    for (const part of parts) {
-      const raw = part.endsWith('\r') ? part.slice(0, -1) : part;
-      this._raw.push(raw);
-      this._rawOwner.push(index);
-      const redraw = raw.startsWith('\r');
-      // A server older than the redraw-line contract sends a whole line with
-      // its redraws inside: a terminal shows the part after the last \r.
-      const line = raw.slice(raw.lastIndexOf('\r') + 1);
-      const flags = Private.classify(line);
-      const last = this._last[index];
-      if (redraw && last !== -1) {
-        this._problems[index] +=
-          (flags & PROBLEM) - (this._flags.get(last) & PROBLEM);
-        this._lines[last] = line;
-        this._flags.set(last, flags);
-        if (this._redrawn.length < Private.MAX_REDRAWN) {
-          this._redrawn.push(last);
-        } else {
-          this._redrawnOverflow = true;
-        }
-        continue;
+    const merged = chunk.owners !== undefined && chunk.replicas !== undefined;
+    const names = merged ? chunk.replicas! : [chunk.replica];
+    const offsets = merged ? chunk.offsets! : { [chunk.replica]: chunk.offset };
+    const indices = names.map(name => this.addReplica(name));
+    for (const [name, offset] of Object.entries(offsets)) {
+      const previousOffset = this._offsets[name];
+      if (previousOffset === undefined || offset > previousOffset) {
+        this._offsets[name] = offset;
       }
-      this._last[index] = this._lines.length;
-      own.push(this._lines.length);
-      this._owner.push(index);
-      this._flags.push(flags);
-      this._problems[index] += flags & PROBLEM;
-      this._lines.push(line);
-      added++;
+    }
+    const parts = chunk.text.split('\n');
+    const rest = parts.pop() ?? '';
+    // Line k's replica: the chunk's, or the one `owners` names ("0" + index).
+    const owners = merged ? chunk.owners! : '';
+    const ownerOf = (k: number): number =>
+      merged ? owners.charCodeAt(Math.min(k, owners.length - 1)) - 48 : 0;
+    if (this._pending.size > 0) {
+      // Each replica's unfinished line goes before its first line here.
+      const seen = new Set<number>();
+      for (let k = 0; k < parts.length && seen.size < names.length; k++) {
+        const owner = ownerOf(k);
+        if (!seen.has(owner)) {
+          seen.add(owner);
+          const before = this._pending.get(names[owner]);
+          if (before !== undefined) {
+            parts[k] = before + parts[k];
+            this._pending.delete(names[owner]);
+          }
+        }
+      }
+    }
+    if (rest) {
+      const name = names[ownerOf(parts.length)];
+      this._pending.set(name, (this._pending.get(name) ?? '') + rest);
+    }
+    let added = 0;
+    for (let k = 0; k < parts.length; k++) {
+      added += this._appendLine(indices[ownerOf(k)], parts[k]);
     }
     if (parts.length > 0) {
       this._generation++;
@@ -385,6 +380,41 @@ export class LogBuffer {
   // Every line as it came (redraws too), for the raw download.
   private _raw: string[] = [];
   private _rawOwner = new IndexArray();
+  /**
+   * One whole line of replica `index` (its newline gone): a line of its own,
+   * or a redraw of the replica's last line. Returns the lines added (0 or 1).
+   */
+  private _appendLine(index: number, part: string): number {
+    const raw = part.endsWith('\r') ? part.slice(0, -1) : part;
+    this._raw.push(raw);
+    this._rawOwner.push(index);
+    const redraw = raw.startsWith('\r');
+    // A server older than the redraw-line contract sends a whole line with
+    // its redraws inside: a terminal shows the part after the last \r.
+    const line = raw.slice(raw.lastIndexOf('\r') + 1);
+    const flags = Private.classify(line);
+    const last = this._last[index];
+    if (redraw && last !== -1) {
+      this._problems[index] +=
+        (flags & PROBLEM) - (this._flags.get(last) & PROBLEM);
+      this._lines[last] = line;
+      this._flags.set(last, flags);
+      if (this._redrawn.length < Private.MAX_REDRAWN) {
+        this._redrawn.push(last);
+      } else {
+        this._redrawnOverflow = true;
+      }
+      return 0;
+    }
+    this._last[index] = this._lines.length;
+    this._byReplica[index].push(this._lines.length);
+    this._owner.push(index);
+    this._flags.push(flags);
+    this._problems[index] += flags & PROBLEM;
+    this._lines.push(line);
+    return 1;
+  }
+
   // Per replica: the buffer index of its last line (what a redraw replaces).
   private _last: number[] = [];
   private _problems: number[] = [];

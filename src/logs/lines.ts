@@ -1,6 +1,9 @@
 /**
  * A virtualised view of a `LogBuffer`: only the visible rows are in the DOM,
- * so a million lines open and scroll as fast as ten.
+ * so a million lines open and scroll as fast as ten. Long lines scroll
+ * sideways, or wrap (`wrap`: rows as tall as their text, the scrollbar then
+ * mapping to lines); `onlyMatching` shows the search's matching lines alone
+ * (a view over the matches: still no row per line).
  *
  * @packageDocumentation
  */
@@ -52,6 +55,50 @@ export class LogLines extends Widget {
     this.node.appendChild(this._sizer);
     this.node.appendChild(this._rows);
     this._view = this.buffer.view(null);
+    this._matchView = new Private.MatchView(
+      () => this._view,
+      () => this._matches
+    );
+  }
+
+  /**
+   * Whether long lines wrap (else they scroll sideways).
+   */
+  get wrap(): boolean {
+    return this._wrap;
+  }
+  set wrap(value: boolean) {
+    if (value === this._wrap) {
+      return;
+    }
+    this._wrap = value;
+    this.node.classList.toggle('jp-mod-wrap', value);
+    this._rows.style.height = '';
+    this._rows.style.transform = '';
+    this._revealCurrent();
+  }
+
+  /**
+   * Whether only the lines matching the query are shown (all of them while
+   * there is no query).
+   */
+  get onlyMatching(): boolean {
+    return this._onlyMatching;
+  }
+  set onlyMatching(value: boolean) {
+    if (value === this._onlyMatching) {
+      return;
+    }
+    this._onlyMatching = value;
+    this._problem = -1;
+    this._revealCurrent();
+  }
+
+  /**
+   * The number of lines shown: `lineCount`, or the matching ones alone.
+   */
+  get shownCount(): number {
+    return this._shown().length;
   }
 
   /**
@@ -150,10 +197,13 @@ export class LogLines extends Widget {
       return;
     }
     this._query = query;
+    if (this._onlyMatching) {
+      this._problem = -1; // a position among the lines shown, which change
+    }
     this._recomputeMatches();
     if (this._matches.length > 0) {
       this._current = 0;
-      this._reveal(this._matches[0]);
+      this._reveal(this._shownPosition(this._matches[0]));
     }
     this._invalidate();
   }
@@ -172,7 +222,7 @@ export class LogLines extends Widget {
           ? 0
           : count - 1
         : (this._current + direction + count) % count;
-    this._reveal(this._matches[this._current]);
+    this._reveal(this._shownPosition(this._matches[this._current]));
     this._matchesChanged.emit();
     this._invalidate();
   }
@@ -185,7 +235,7 @@ export class LogLines extends Widget {
   }
 
   /**
-   * The view position of the problem line gone to last, or -1.
+   * The shown position of the problem line gone to last, or -1.
    */
   get currentProblem(): number {
     return this._problem;
@@ -205,7 +255,7 @@ export class LogLines extends Widget {
           ? this._firstShown - 1
           : this._firstShown;
     return this._goToProblem(
-      this.buffer.nextProblem(this._view, from, direction)
+      this.buffer.nextProblem(this._shown(), from, direction)
     );
   }
 
@@ -216,7 +266,7 @@ export class LogLines extends Widget {
    * @returns Whether there was one.
    */
   revealFirstProblem(): boolean {
-    const view = this._view;
+    const view = this._shown();
     const last = view.length - 1;
     let position = this.buffer.nextProblem(view, last, 1, TRACEBACK);
     if (position < 0) {
@@ -226,10 +276,11 @@ export class LogLines extends Widget {
   }
 
   /**
-   * Scroll so that view line `position` is shown (and stop following).
+   * Scroll so that view line `position` is shown (and stop following); with
+   * only matching lines shown, the first match from there.
    */
   scrollToLine(position: number): void {
-    this._reveal(position);
+    this._reveal(this._shownPosition(position));
     this._invalidate();
   }
 
@@ -285,7 +336,11 @@ export class LogLines extends Widget {
     if (this.isDisposed || !this.isVisible) {
       return;
     }
-    const view = this._view;
+    const view = this._shown();
+    if (this._wrap) {
+      this._renderWrapped(view);
+      return;
+    }
     const count = view.length;
     const total = count * LINE_HEIGHT;
     const scaled = total > MAX_SCROLL_HEIGHT;
@@ -329,6 +384,101 @@ export class LogLines extends Widget {
     first = Math.max(0, Math.min(first, Math.max(0, count - 1)));
     const rows = Math.max(0, Math.min(visible, count - first));
     this._rows.style.transform = `translateY(${top}px)`;
+    this._firstShown = first;
+    this._fillRows(view, first, rows);
+  }
+
+  /**
+   * Render wrapped rows: each as tall as its text, so rows are placed from
+   * an anchor line rather than at 18 px a line. The scroll position maps to a
+   * fractional line (the anchor) and to a point of the view where it is
+   * drawn: the top at the start, the bottom at the end, every line reachable
+   * whatever its height. The rows are measured once a frame.
+   */
+  private _renderWrapped(view: ILogView): void {
+    const count = view.length;
+    const node = this.node;
+    const client = node.clientHeight;
+    // The scroll range follows the rows' measured height (a few wrapped lines
+    // may be taller than the view).
+    const height = Math.min(
+      MAX_SCROLL_HEIGHT,
+      Math.ceil(count * this._wrappedRowHeight)
+    );
+    if (this._height !== height) {
+      this._height = height;
+      this._sizer.style.height = `${height}px`;
+    }
+    const range = Math.max(0, height - client);
+    if (this._follow) {
+      if (node.scrollTop !== range) {
+        this._programmatic = true;
+        node.scrollTop = range;
+      }
+    } else if (this._target !== null) {
+      const target = this._target;
+      this._target = null;
+      this._programmatic = true;
+      node.scrollTop = (range * (target + 0.5)) / Math.max(1, count);
+    }
+    const scrollTop = Math.min(node.scrollTop, range);
+    const fraction = range > 0 ? scrollTop / range : this._follow ? 1 : 0;
+    const anchor = fraction * count;
+    const index = Math.max(0, Math.min(count - 1, Math.floor(anchor)));
+    const within = Math.min(1, anchor - index);
+    const visible = Math.ceil(client / LINE_HEIGHT) + 1;
+    const first = Math.max(0, index - visible);
+    const rows = Math.max(0, Math.min(count, index + visible + 1) - first);
+    this._rows.style.transform = `translateY(${scrollTop}px)`;
+    this._rows.style.height = `${client}px`;
+    // Wrapped text hangs under the text, not under the replica's prefix.
+    const prefix = this._replica === null ? this.buffer.prefixWidth + 3 : 0;
+    this._rows.style.setProperty('--jp-PyTorchJobLogs-indent', `${prefix}ch`);
+    this._firstShown = index;
+    this._fillRows(view, first, rows);
+    if (rows === 0) {
+      return;
+    }
+    // One layout for every row's height (an unrendered row counts 18 px).
+    const children = this._rows.children;
+    const heights: number[] = [];
+    for (let k = 0; k < rows; k++) {
+      heights.push(
+        Math.max(LINE_HEIGHT, (children[k] as HTMLElement).offsetHeight)
+      );
+    }
+    let above = 0;
+    for (let k = 0; k < index - first; k++) {
+      above += heights[k];
+    }
+    // The anchor line at `fraction` of the view, `within` of it above that.
+    let offset = fraction * client - within * heights[index - first] - above;
+    const total = heights.reduce((sum, h) => sum + h, 0);
+    if (first + rows === count && offset + total < client) {
+      offset = client - total; // the end: the last line at the bottom
+    }
+    if (first === 0) {
+      offset = Math.min(offset, 0); // the start: the first line at the top
+    }
+    for (let k = 0; k < rows; k++) {
+      (children[k] as HTMLElement).style.marginTop =
+        k === 0 ? `${Math.round(offset)}px` : '';
+    }
+    const average = total / rows;
+    if (
+      Math.abs(average - this._wrappedRowHeight) >
+      this._wrappedRowHeight / 4
+    ) {
+      this._wrappedRowHeight = average;
+      this.scheduleRender();
+    }
+  }
+
+  /**
+   * Fill the rows with the shown lines `first` to `first + rows`: only the
+   * rows whose line, text or marks changed.
+   */
+  private _fillRows(view: ILogView, first: number, rows: number): void {
     while (this._rows.childElementCount > rows) {
       this._rows.lastChild!.remove();
     }
@@ -340,13 +490,15 @@ export class LogLines extends Widget {
     const merged = this._replica === null;
     const width = merged ? this.buffer.prefixWidth : 0;
     const currentLine =
-      this._current >= 0 ? this._matches[this._current] : undefined;
+      this._current >= 0
+        ? this._shownPosition(this._matches[this._current])
+        : undefined;
     const query = this._query;
     const stamp = `${this._renderKey}:${width}:${query}:${currentLine}:${this._problem}`;
-    this._firstShown = first;
     this._shownTexts.length = rows;
     for (let k = 0; k < rows; k++) {
       const row = this._rows.children[k] as HTMLDivElement;
+      row.style.marginTop = '';
       const position = first + k;
       const line = view.lineAt(position);
       const key = `${line}:${stamp}`;
@@ -431,6 +583,34 @@ export class LogLines extends Widget {
     this.scheduleRender();
   }
 
+  /**
+   * The view shown: every line of the replica, or its matching lines alone.
+   */
+  private _shown(): ILogView {
+    return this._onlyMatching && this._query ? this._matchView : this._view;
+  }
+
+  /**
+   * The shown position of view line `position` (with only matching lines
+   * shown: of the first match at or after it).
+   */
+  private _shownPosition(position: number): number {
+    return this._shown() === this._matchView
+      ? Private.lowerBound(this._matches, position)
+      : position;
+  }
+
+  /**
+   * After the rows changed shape: the current match in view, else the same
+   * place (the end, when following).
+   */
+  private _revealCurrent(): void {
+    if (!this._follow && this._current >= 0) {
+      this._reveal(this._shownPosition(this._matches[this._current]));
+    }
+    this._invalidate();
+  }
+
   private _goToProblem(position: number): boolean {
     if (position < 0) {
       return false;
@@ -496,6 +676,11 @@ export class LogLines extends Widget {
   private _sizer: HTMLDivElement;
   private _rows: HTMLDivElement;
   private _view: ILogView;
+  private _matchView: ILogView;
+  private _wrap = false;
+  private _onlyMatching = false;
+  // The mean height of the wrapped rows last rendered: the scroll range.
+  private _wrappedRowHeight = LINE_HEIGHT;
   private _replica: string | null = null;
   private _follow = true;
   private _height = -1;
@@ -539,6 +724,35 @@ export namespace LogLines {
  * Module-private helpers.
  */
 namespace Private {
+  /**
+   * The lines of a view that match the query: the view positions in
+   * `matches` (ascending), read live.
+   */
+  export class MatchView implements ILogView {
+    constructor(
+      private readonly _view: () => ILogView,
+      private readonly _matches: () => readonly number[]
+    ) {}
+
+    get length(): number {
+      return this._matches().length;
+    }
+
+    lineAt(i: number): number {
+      return this._view().lineAt(this._matches()[i]);
+    }
+
+    positionOf(line: number): number {
+      const position = this._view().positionOf(line);
+      if (position < 0) {
+        return -1;
+      }
+      const matches = this._matches();
+      const at = lowerBound(matches, position);
+      return matches[at] === position ? at : -1;
+    }
+  }
+
   /**
    * The first index of ascending `items` whose item is not below `value`.
    */

@@ -1,8 +1,8 @@
 /**
  * The log viewer: every replica merged with coloured prefixes, a tab per
- * replica, follow/pause, search, next/previous error, previous container,
- * download (as shown, or raw); a failed job's log opens at its first
- * traceback.
+ * replica, follow/pause, search (and only the matching lines), next/previous
+ * error, previous container, wrapped or sideways-scrolling lines, download
+ * (as shown, or raw); a failed job's log opens at its first traceback.
  *
  * @packageDocumentation
  */
@@ -13,15 +13,18 @@ import {
   caretUpIcon,
   downloadIcon,
   errorIcon,
+  filterIcon,
   moveDownIcon,
   moveUpIcon,
   ReactWidget,
   ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
+import { ISignal, Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { PyTorchJobClient } from '../api';
+import { wrapIcon } from '../icons';
 import { LogBuffer } from './buffer';
 import { LogLines, REPLICA_COLOURS } from './lines';
 import { LogStream } from './stream';
@@ -58,6 +61,8 @@ export class LogViewer extends Widget {
     if (options.replica) {
       this.lines.replica = options.replica;
     }
+    this.lines.wrap = options.wrap ?? false;
+    this.lines.onlyMatching = options.onlyMatching ?? false;
     this._previous = options.previous ?? false;
     this._why = options.why ?? '';
     this._openAtProblem = options.failed ?? false;
@@ -138,6 +143,36 @@ export class LogViewer extends Widget {
     this.previous = previous;
     this._why = why;
     this._update();
+  }
+
+  /**
+   * How the lines are shown: what a restored tab keeps.
+   */
+  get viewOptions(): LogViewer.IViewOptions {
+    return { wrap: this.lines.wrap, onlyMatching: this.lines.onlyMatching };
+  }
+
+  /**
+   * Emitted when `viewOptions` change.
+   */
+  get viewOptionsChanged(): ISignal<this, LogViewer.IViewOptions> {
+    return this._viewOptionsChanged;
+  }
+
+  /**
+   * Wrap long lines, or scroll them sideways.
+   */
+  setWrap(wrap: boolean): void {
+    this.lines.wrap = wrap;
+    this._viewOptionsUpdated();
+  }
+
+  /**
+   * Show only the lines matching the search (every line without one).
+   */
+  setOnlyMatching(onlyMatching: boolean): void {
+    this.lines.onlyMatching = onlyMatching;
+    this._viewOptionsUpdated();
   }
 
   /**
@@ -259,6 +294,11 @@ export class LogViewer extends Widget {
     }
   }
 
+  private _viewOptionsUpdated(): void {
+    this._viewOptionsChanged.emit(this.viewOptions);
+    this._update();
+  }
+
   private _client: PyTorchJobClient;
   private _trans: TranslationBundle;
   private _header: ReactWidget;
@@ -268,6 +308,7 @@ export class LogViewer extends Widget {
   private _openAtProblem: boolean;
   private _knownReplicas = 0;
   private _headerTimer: ReturnType<typeof setTimeout> | null = null;
+  private _viewOptionsChanged = new Signal<this, LogViewer.IViewOptions>(this);
 }
 
 /**
@@ -275,9 +316,24 @@ export class LogViewer extends Widget {
  */
 export namespace LogViewer {
   /**
+   * How the lines are shown.
+   */
+  export interface IViewOptions {
+    /**
+     * Long lines wrap (else they scroll sideways).
+     */
+    wrap: boolean;
+
+    /**
+     * Only the lines matching the search are shown.
+     */
+    onlyMatching: boolean;
+  }
+
+  /**
    * The options of a viewer.
    */
-  export interface IOptions {
+  export interface IOptions extends Partial<IViewOptions> {
     /**
      * The job.
      */
@@ -504,6 +560,14 @@ namespace Private {
             >
               <caretDownIcon.react tag="span" />
             </button>
+            <ToolbarButtonComponent
+              className="jp-PyTorchJobLogs-onlyMatching"
+              icon={filterIcon}
+              tooltip={trans.__('Show only the lines that match the search')}
+              pressedTooltip={trans.__('Show every line')}
+              pressed={lines.onlyMatching}
+              onClick={() => viewer.setOnlyMatching(!lines.onlyMatching)}
+            />
           </span>
           <span className="jp-PyTorchJobLogs-problems">
             <errorIcon.react
@@ -533,6 +597,16 @@ namespace Private {
             ))}
           </span>
           <ToolbarButtonComponent
+            className="jp-PyTorchJobLogs-wrap"
+            icon={wrapIcon}
+            tooltip={trans.__('Wrap long lines')}
+            pressedTooltip={trans.__(
+              'Do not wrap long lines: scroll them sideways'
+            )}
+            pressed={lines.wrap}
+            onClick={() => viewer.setWrap(!lines.wrap)}
+          />
+          <ToolbarButtonComponent
             className="jp-PyTorchJobLogs-download"
             icon={downloadIcon}
             tooltip={trans.__('Download the log as shown')}
@@ -553,7 +627,14 @@ namespace Private {
           >
             {statusText(viewer)}
             {' · '}
-            {trans._n('%1 line', '%1 lines', lines.lineCount)}
+            {lines.shownCount !== lines.lineCount
+              ? trans._n(
+                  '%2 of %1 line shown',
+                  '%2 of %1 lines shown',
+                  lines.lineCount,
+                  lines.shownCount
+                )
+              : trans._n('%1 line', '%1 lines', lines.lineCount)}
           </span>
         </div>
         <div

@@ -95,14 +95,18 @@ export function boardLabel(board: ITensorBoard): string {
 
 /**
  * The arguments of `pytorchjob:open-tensorboard` that open a running
- * TensorBoard again: its jobs for one over several jobs, else its directory.
+ * TensorBoard again: its job, its jobs for one over several, else its
+ * directory.
  */
 export function boardArgs(
   board: ITensorBoard
-): { names: string[] } | { logdir: string } {
-  return board.runs
-    ? { names: Object.keys(board.runs) }
-    : { logdir: board.logdir };
+): { name: string } | { names: string[] } | { logdir: string } {
+  const jobs = board.runs ? Object.keys(board.runs) : [];
+  return jobs.length === 1
+    ? { name: jobs[0] }
+    : jobs.length > 1
+      ? { names: jobs }
+      : { logdir: board.logdir };
 }
 
 /**

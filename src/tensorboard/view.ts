@@ -16,6 +16,7 @@ import {
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
+import { ISignal, Signal } from '@lumino/signaling';
 import { BoxLayout, Widget } from '@lumino/widgets';
 
 import { pytorchIcon } from '../icons';
@@ -51,7 +52,9 @@ export function targetKey(target: TensorBoardTarget): string {
  * `refreshInterval` seconds, since TensorBoard reloads every 30 s at most.
  * A TensorBoard the server stopped meanwhile (idle culling, a stop from
  * elsewhere) is noticed on the next tick; *Start again* or *Reload* restarts
- * it under the same URL.
+ * it under the same URL. A start that fails is shown in the tab with *Retry*;
+ * a tab restored after a failure (`failure`) shows it again and starts
+ * nothing until *Retry* is pressed.
  */
 export class TensorBoardView extends MainAreaWidget<IFrame> {
   /**
@@ -68,12 +71,12 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
         'allow-modals'
       ]
     });
-    const started = new PromiseDelegate<ITensorBoard>();
-    super({ content, reveal: started.promise });
-    // A failed start is shown in the tab (and its caption); nothing else waits.
-    this.revealed.catch(() => undefined);
-    started.promise.catch(() => undefined);
-    this._started = started;
+    // The page shows once the first start is settled: TensorBoard answers, or
+    // the tab says why it could not start (never MainAreaWidget's bare error,
+    // which drops the toolbar and offers no retry).
+    const settled = new PromiseDelegate<void>();
+    super({ content, reveal: settled.promise });
+    this._settled = settled;
     this._trans = options.trans;
     this.target = options.target;
     this._stop = options.stop;
@@ -96,7 +99,13 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     this.title.caption = this._trans.__('Starting TensorBoard…');
     this._addButtons();
     this._refreshInterval = options.refreshInterval;
-    void this._start();
+    if (options.failure) {
+      this._fail(options.failure);
+      this._fresh = false;
+      this._started.reject(new Error(options.failure));
+    } else {
+      void this.startAgain();
+    }
   }
 
   /**
@@ -113,10 +122,24 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
 
   /**
    * Resolves with the TensorBoard once its page is loading; rejects with the
-   * reason it could not start (also shown in the tab).
+   * reason it could not start (also shown in the tab). The latest start's.
    */
   get started(): Promise<ITensorBoard> {
     return this._started.promise;
+  }
+
+  /**
+   * Why the latest start failed; null once TensorBoard runs.
+   */
+  get failure(): string | null {
+    return this._failure;
+  }
+
+  /**
+   * Emitted when `failure` changes (what a restored tab shows).
+   */
+  get failureChanged(): ISignal<this, string | null> {
+    return this._failureChanged;
   }
 
   /**
@@ -141,7 +164,6 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
    * The IFrame's element.
    */
   get frame(): HTMLIFrameElement | null {
-    // MainAreaWidget drops its content to show a failed start's error.
     const content = this.content as IFrame | null;
     return content?.node.querySelector('iframe') ?? null;
   }
@@ -166,7 +188,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     if (!frame || !this._board) {
       return;
     }
-    if (this._stoppedBanner || !(await this._isRunning(this._board.id))) {
+    if (this._banner || !(await this._isRunning(this._board.id))) {
       return this.startAgain();
     }
     if (!reloadData(Private.frameDocument(frame))) {
@@ -179,7 +201,7 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
    * *stopped* notice (it was culled after idling, or stopped elsewhere).
    */
   async refresh(): Promise<void> {
-    if (!this._board || this._stoppedBanner) {
+    if (!this._board || this._banner) {
       return;
     }
     if (!(await this._isRunning(this._board.id))) {
@@ -190,33 +212,25 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
   }
 
   /**
-   * Whether the tab shows that its TensorBoard has stopped.
+   * Whether the tab shows that its TensorBoard has stopped (or failed to
+   * start again).
    */
   get isStopped(): boolean {
-    return this._stoppedBanner !== null;
+    return this._banner !== null;
   }
 
   /**
-   * Start the TensorBoard again (same directory, same URL) and reload the page.
+   * Start (or start again: same directory, same URL) the TensorBoard and
+   * load its page; a failure is shown in the tab, with *Retry*.
    */
   async startAgain(): Promise<void> {
-    let board: ITensorBoard;
-    try {
-      board = await this._startBoard(this.target);
-    } catch (reason) {
-      this._showStopped(this._describeError(reason));
-      return;
+    if (this._starting) {
+      return this._starting;
     }
-    if (this.isDisposed) {
-      return;
-    }
-    this._adopt(board);
-    this._stoppedBanner?.dispose();
-    this._stoppedBanner = null;
-    const frame = this.frame;
-    if (frame) {
-      frame.src = this._url; // a navigation even when the URL is the same
-    }
+    this._starting = this._start().finally(() => {
+      this._starting = null;
+    });
+    return this._starting;
   }
 
   /**
@@ -244,24 +258,60 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
   }
 
   private async _start(): Promise<void> {
+    // Each attempt settles a `started` of its own.
+    const attempt = this._fresh
+      ? this._started
+      : (this._started = Private.startedDelegate());
+    this._fresh = false;
+    this._banner?.setBusy(true);
     let board: ITensorBoard;
     try {
       board = await this._startBoard(this.target);
     } catch (reason) {
       const message = this._describeError(reason);
-      this.title.caption = message;
-      this._started.reject(new Error(message));
+      if (!this.isDisposed) {
+        this._fail(message);
+      }
+      attempt.reject(new Error(message));
+      this._settled.resolve();
       return;
     }
     if (!this.isDisposed) {
       this._adopt(board);
+      this._banner?.dispose();
+      this._banner = null;
+      this.content.show();
+      this._setFailure(null);
       if (typeof window !== 'undefined' && window.localStorage) {
         enableAutoReload(window.localStorage);
       }
+      // A navigation even when the URL is the same (a restarted TensorBoard).
       this.content.url = this._url;
       this._startPolling();
     }
-    this._started.resolve(board);
+    attempt.resolve(board);
+    this._settled.resolve();
+  }
+
+  /**
+   * Show why TensorBoard could not start, with *Retry*, in place of its page.
+   */
+  private _fail(message: string): void {
+    this.content.hide();
+    this._showBanner(
+      'jp-PyTorchJobTensorBoard-failed',
+      message,
+      this._trans.__('Retry')
+    );
+    this._setFailure(message);
+    this._settled.resolve();
+  }
+
+  private _setFailure(failure: string | null): void {
+    if (failure !== this._failure) {
+      this._failure = failure;
+      this._failureChanged.emit(failure);
+    }
   }
 
   /**
@@ -286,31 +336,32 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
     });
   }
 
-  private _showStopped(message?: string): void {
+  private _showStopped(): void {
     const trans = this._trans;
-    this._stoppedBanner?.dispose();
-    const banner = new Widget();
-    banner.addClass('jp-PyTorchJobTensorBoard-stopped');
-    const text = document.createElement('span');
-    text.setAttribute('role', 'status');
-    text.textContent =
-      message ??
+    this._showBanner(
+      'jp-PyTorchJobTensorBoard-stopped',
       trans.__(
         'This TensorBoard has stopped (idle for too long, or stopped elsewhere).'
-      );
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'jp-mod-styled jp-mod-accept';
-    button.textContent = trans.__('Start again');
-    button.addEventListener('click', () => void this.startAgain());
-    banner.node.append(text, button);
-    this._stoppedBanner = banner;
+      ),
+      trans.__('Start again')
+    );
+  }
+
+  /**
+   * A line between the toolbar and the page saying what happened, with a
+   * button that starts TensorBoard again.
+   */
+  private _showBanner(className: string, message: string, action: string) {
+    this._banner?.dispose();
+    const banner = new Private.Banner(message, action, () => this.startAgain());
+    banner.addClass(className);
+    this._banner = banner;
     // Between the toolbar and the page: in the toolbar, a narrow tab would
     // fold it into the "More commands" menu.
     const layout = this.layout as BoxLayout;
     BoxLayout.setStretch(banner, 0);
     layout.insertWidget(layout.widgets.indexOf(this.toolbar) + 1, banner);
-    this.title.caption = text.textContent;
+    this.title.caption = message;
   }
 
   private _addButtons(): void {
@@ -353,8 +404,14 @@ export class TensorBoardView extends MainAreaWidget<IFrame> {
   private _isRunning: (id: string) => Promise<boolean>;
   private _urlOf: (board: ITensorBoard) => string;
   private _describeError: (reason: unknown) => string;
-  private _stoppedBanner: Widget | null = null;
-  private _started: PromiseDelegate<ITensorBoard>;
+  private _banner: Private.Banner | null = null;
+  private _started = Private.startedDelegate();
+  // Whether `_started` is still for the next attempt.
+  private _fresh = true;
+  private _settled: PromiseDelegate<void>;
+  private _starting: Promise<void> | null = null;
+  private _failure: string | null = null;
+  private _failureChanged = new Signal<this, string | null>(this);
   private _board: ITensorBoard | null = null;
   private _url = '';
   private _refreshInterval = 0;
@@ -405,6 +462,12 @@ export namespace TensorBoardView {
     refreshInterval: number;
 
     /**
+     * Why it failed to start before (a tab restored after a failure): shown
+     * with *Retry*, and nothing is started until then.
+     */
+    failure?: string | null;
+
+    /**
      * The translation bundle of the `jupyter_pytorchjob` domain.
      */
     trans: TranslationBundle;
@@ -415,6 +478,44 @@ export namespace TensorBoardView {
  * Module-private helpers.
  */
 namespace Private {
+  /**
+   * The promise of one start; a failure is shown in the tab, so an unawaited
+   * rejection is no error.
+   */
+  export function startedDelegate(): PromiseDelegate<ITensorBoard> {
+    const delegate = new PromiseDelegate<ITensorBoard>();
+    delegate.promise.catch(() => undefined);
+    return delegate;
+  }
+
+  /**
+   * What happened to the TensorBoard, and a button that starts it again
+   * (disabled while it starts).
+   */
+  export class Banner extends Widget {
+    constructor(message: string, action: string, onClick: () => void) {
+      super();
+      const text = document.createElement('span');
+      text.setAttribute('role', 'status');
+      text.textContent = message;
+      this._button = document.createElement('button');
+      this._button.type = 'button';
+      this._button.className = 'jp-mod-styled jp-mod-accept';
+      this._button.textContent = action;
+      this._button.addEventListener('click', onClick);
+      this.node.append(text, this._button);
+    }
+
+    /**
+     * Whether a start is under way (the button waits).
+     */
+    setBusy(busy: boolean): void {
+      this._button.disabled = busy;
+    }
+
+    private _button: HTMLButtonElement;
+  }
+
   /**
    * The document of a same-origin frame, or null.
    */

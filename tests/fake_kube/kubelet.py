@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from .api import KubeError, Stream, abort
-from .logs import LogInstance, rfc3339
+from .logs import LogInstance, parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from .server import FakeKube
@@ -31,8 +32,18 @@ if TYPE_CHECKING:
 # Log bytes rendered and written at a time.
 LOG_CHUNK = 1 << 20
 # The kubelet's back-off between restarts of a crashing container: 10 s doubling, at most
-# 5 min (kubelet defaults; notes/operator.md §9).
+# 5 min (kubelet v1.20.2 pkg/kubelet/kubelet.go:133-134 MaxContainerBackOff, :163
+# backOffPeriod, :743 flowcontrol.NewBackOff; notes/operator.md §9).
 BACK_OFF_START, BACK_OFF_MAX = 10, 300
+
+
+@dataclass
+class BackOffEntry:
+    """The kubelet's back-off entry of one container (client-go util/flowcontrol/backoff.go
+    at v1.20.2: ``backoffEntry``): the wait a crash now costs, and when it last moved on."""
+
+    backoff: int
+    last_update: float
 
 
 def back_off_text(seconds: int) -> str:
@@ -122,6 +133,9 @@ class Kubelet:
         # Nodes whose kubelet does not answer (down, or its port unreachable): the node
         # and its pods stay, their logs cannot be fetched (500).
         self.kubelets_down: set[str] = set()
+        # Each container's back-off entry, by pod uid and container (the kubelet keys it
+        # by pod and container, getStableKey, kuberuntime_manager.go:885).
+        self.back_offs: dict[tuple[str, str], BackOffEntry] = {}
 
     def runtime(self, ns: str, pod: str, container: str) -> Runtime:
         """The container's runs (created on first use)."""
@@ -156,6 +170,7 @@ class Kubelet:
         """The pod is gone: its containers' logs end (followers see the end)."""
         meta = pod["metadata"]
         for name in container_names(pod):
+            self.back_offs.pop((meta.get("uid", ""), name), None)
             runtime = self.runtimes.pop((meta["namespace"], meta["name"], name), None)
             if runtime:
                 runtime.current.closed = True
@@ -236,7 +251,6 @@ class Kubelet:
         resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
         if options.follow:
             resp.enable_chunked_encoding()
-        await resp.prepare(request)
         budget = [options.limit_bytes if options.limit_bytes is not None else -1]
 
         async def send(start: int, end: int) -> bool:
@@ -256,7 +270,10 @@ class Kubelet:
 
         pos = instance.start_offset(since_ns=options.since_ns, tail_lines=options.tail_lines)
         end = len(instance.data)
+        # A client gone (even before the headers) ends the answer quietly, as the API
+        # server's StreamObject (responsewriters/writers.go) drops io.Copy's error.
         try:
+            await resp.prepare(request)
             if not await send(pos, end) or not options.follow:
                 return resp
             stream = Stream(request)
@@ -352,31 +369,69 @@ class Kubelet:
         runtime.wake()
 
     def crash_loop(self, pod: dict[str, Any], container: str) -> None:
-        """The container's run has ended and its pod's restartPolicy restarts it in place:
-        restartCount + 1, the run's log becomes the previous one, and the container waits in
-        CrashLoopBackOff (``back_off_over`` ends the wait); the pod stays Running."""
+        """The container's run has ended and its pod's restartPolicy restarts it in place;
+        the pod stays Running and the run's log becomes the previous one. As kubelet
+        v1.20.2 decides it (``doBackOff``, pkg/kubelet/kuberuntime/kuberuntime_manager.go:
+        868-897, over client-go util/flowcontrol/backoff.go:71-103,147-149): a container
+        without a back-off entry (its first crash, or none moved on for twice the longest
+        wait before this crash ended: ``hasExpired``) is started again at once and gets
+        an entry of 10 s (``Next``); one with an entry waits in CrashLoopBackOff,
+        "back-off <entry>", until ``back_off_over``, which doubles it (at most 5 min).
+        restartCount is the restarts done: the new container's, its predecessor's + 1
+        (kuberuntime_container.go:146-151), so it stays during a wait (kubelet_pods.go:1621
+        reads the newest container's)."""
         ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
         entry = container_status(pod, container) or {}
         runtime = self.runtime(ns, pname, container)
         runtime.previous, runtime.current = runtime.current, LogInstance()
-        entry["lastState"] = {"terminated": entry["state"]["terminated"]}
-        entry["restartCount"] = restarts = int(entry.get("restartCount", 0)) + 1
+        terminated = entry["state"]["terminated"]
+        entry["lastState"] = {"terminated": terminated}
         entry.pop("containerID", None)
         pod["status"]["phase"] = "Running"
-        delay = min(BACK_OFF_START * 2 ** (restarts - 1), BACK_OFF_MAX)
+        key = (pod["metadata"]["uid"], container)
+        back_off = self.back_offs.get(key)
+        ended = parse_rfc3339(terminated["finishedAt"]) / 1e9
+        if back_off is None or ended - back_off.last_update > 2 * BACK_OFF_MAX:
+            self.back_offs[key] = BackOffEntry(BACK_OFF_START, time.time())
+            self._start_again(pod, entry)
+            return
         message = (
-            f"back-off {back_off_text(delay)} restarting failed container={container} "
-            f"pod={pname}_{ns}({pod['metadata']['uid']})"
+            f"back-off {back_off_text(back_off.backoff)} restarting failed "
+            f"container={container} pod={pname}_{ns}({pod['metadata']['uid']})"
         )
         self.set_state(pod, entry, {"waiting": {"reason": "CrashLoopBackOff", "message": message}})
         runtime.wake()
 
-    def back_off_over(self, pod: dict[str, Any], container: str) -> None:
-        """The back-off has passed: the kubelet starts the container again."""
+    @staticmethod
+    def in_back_off(pod: dict[str, Any], container: str) -> bool:
+        """Whether the container waits in CrashLoopBackOff (``back_off_over`` ends it)."""
         entry = container_status(pod, container) or {}
-        if ((entry.get("state") or {}).get("waiting") or {}).get("reason") != "CrashLoopBackOff":
+        return ((entry.get("state") or {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff"
+
+    @staticmethod
+    def restarted(pod: dict[str, Any], container: str, restarts: int) -> bool:
+        """Whether the container runs again after ``restarts`` restarts: restarted in
+        place at once."""
+        entry = container_status(pod, container) or {}
+        running = "running" in (entry.get("state") or {})
+        return running and int(entry.get("restartCount", 0)) > restarts
+
+    def back_off_over(self, pod: dict[str, Any], container: str) -> None:
+        """The back-off has passed: the kubelet starts the container again, and the entry
+        doubles (``Next``, backoff.go:71-82)."""
+        if not self.in_back_off(pod, container):
             raise ValueError(f"{pod['metadata']['name']} is not in CrashLoopBackOff")
+        back_off = self.back_offs[(pod["metadata"]["uid"], container)]
+        back_off.backoff = min(2 * back_off.backoff, BACK_OFF_MAX)
+        back_off.last_update = time.time()
+        self._start_again(pod, container_status(pod, container) or {})
+
+    def _start_again(self, pod: dict[str, Any], entry: dict[str, Any]) -> None:
+        """A new container in the pod: running, restartCount + 1."""
+        entry["restartCount"] = int(entry.get("restartCount", 0)) + 1
         self.set_state(pod, entry, {"running": {"startedAt": rfc3339()}})
+        ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        self.runtime(ns, pname, entry["name"]).wake()
 
     def set_pod_phase(
         self, ns: str, pod: str, phase: str, reason: str | None = None, message: str | None = None

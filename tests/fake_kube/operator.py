@@ -14,9 +14,9 @@ requeues would. What the kubelet and the clock do is stepped by tests:
 - ``run``: pods scheduled, ``init-pytorch`` done, containers running;
 - ``succeed``: every ``pytorch`` container exits 0 (``Always`` restarts it, as the
   kubelet does);
-- ``exit``: one replica's container exits; the kubelet restarts it in place with
-  CrashLoopBackOff back-off (10 s doubling to 5 min) under ``OnFailure``/``Always``, or
-  the pod ends Failed under ``Never``/``ExitCode``;
+- ``exit``: one replica's container exits; the kubelet restarts it in place under
+  ``OnFailure``/``Always`` (the first crash at once, later ones after CrashLoopBackOff's
+  10 s doubling to 5 min), or the pod ends Failed under ``Never``/``ExitCode``;
 - ``back_off_over``: the back-off has passed, the container runs again;
 - ``fail``: a replica's pod ends in phase Failed whatever its policy (pod
   ``restartPolicy`` Never, or evicted);
@@ -918,9 +918,9 @@ class Operator:
         reason: str | None = None,
     ) -> None:
         """``replica``'s ``pytorch`` container exits with ``exit_code``. Under pod restartPolicy
-        ``OnFailure`` (non-zero) or ``Always`` (any code) the kubelet restarts it in place:
-        restartCount + 1, the run's log becomes the previous one, and the container waits in
-        CrashLoopBackOff (``back_off_over`` ends the wait); the pod stays Running. Otherwise
+        ``OnFailure`` (non-zero) or ``Always`` (any code) the kubelet restarts it in place
+        (``Kubelet.crash_loop``: the first time at once, later after CrashLoopBackOff, which
+        ``back_off_over`` ends); the pod stays Running. Otherwise
         the container stays terminated and the pod ends Succeeded or Failed. Then the
         operator reconciles."""
         self._exit(self._pod(ns, name, replica), exit_code, reason)

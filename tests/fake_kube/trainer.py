@@ -36,10 +36,10 @@ What the fake plays, row by row:
   their pods.
 - **kubelet** steps (hooks, as ``operator.py`` offers them for PyTorchJob pods; the
   kubelet itself, restarts and back-off included, is ``kubelet.py``):
-  ``run``, ``succeed``, ``exit`` (in-place restart into CrashLoopBackOff under
-  ``OnFailure``), ``back_off_over``, ``fail`` (pod phase Failed), ``elapse`` (the clock
-  for ``activeDeadlineSeconds``), ``suspend``/``resume`` (what a PATCH of
-  ``spec.suspend`` does, also reachable through the API).
+  ``run``, ``succeed``, ``exit`` (in-place restart under ``OnFailure``: the first at
+  once, later ones into CrashLoopBackOff), ``back_off_over``, ``fail`` (pod phase
+  Failed), ``elapse`` (the clock for ``activeDeadlineSeconds``), ``suspend``/``resume``
+  (what a PATCH of ``spec.suspend`` does, also reachable through the API).
 
 - **status server** (§5, gate ``TrainJobStatus`` on): ``report`` takes what a pod POSTs
   (``{"trainerStatus": {...}}``, at most 64 KiB, the CRD's bounds) and applies it to
@@ -1215,8 +1215,8 @@ class Trainer:
 
     def exit(self, ns: str, name: str, index: int = 0, exit_code: int = 1) -> None:
         """Node ``index``'s container exits non-zero: under ``OnFailure`` the kubelet restarts
-        it in place (restartCount + 1, the run's log becomes the previous one, waiting in
-        CrashLoopBackOff until ``back_off_over``); the restarts count toward the Job's
+        it in place (``Kubelet.crash_loop``: the first time at once, later after
+        CrashLoopBackOff, which ``back_off_over`` ends); the restarts count toward the Job's
         ``backoffLimit`` (§6). Then the controllers reconcile."""
         pod = self.pod(ns, name, index)
         pname = pod["metadata"]["name"]

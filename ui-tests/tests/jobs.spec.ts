@@ -1,6 +1,6 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
-import { useDarkTheme } from './lab';
+import { editorLine, useDarkTheme } from './lab';
 
 /**
  * The whole flow on the local backend: form → YAML → submit a real 2-node
@@ -55,11 +55,12 @@ test.describe.serial('a job from the form to its logs', () => {
     const yaml = form.getByRole('textbox', { name: 'Manifest (YAML)' });
     await expect(yaml).toContainText('kind: PyTorchJob');
     await expect(yaml).toContainText(`name: ${JOB}`);
-    await expect(yaml).toContainText('Worker:');
+    // Lines out of the editor's view are not rendered: scrolled to first.
+    await expect(await editorLine(yaml, 'Worker:')).toBeVisible();
     await form.screenshot({ path: testInfo.outputPath('form-yaml.png') });
 
     // Editing the YAML updates the form.
-    await yaml.locator('.cm-line', { hasText: 'backoffLimit: 3' }).click();
+    await (await editorLine(yaml, 'backoffLimit: 3')).click();
     await page.keyboard.press('End');
     await page.keyboard.press('Backspace');
     await page.keyboard.type('5');

@@ -1,14 +1,15 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
-import { APIRequestContext } from '@playwright/test';
+import { APIRequestContext, Locator } from '@playwright/test';
 
-import { CHINESE } from './lab';
+import { CHINESE, workspaceSaved } from './lab';
 
 /**
  * The log viewer as a terminal, on a real failed local job: a tqdm-like bar
  * redrawn with \r is one line, ANSI colours show, problem lines are marked and
  * reached with the next/previous error buttons, and a failed job's log opens
- * at its first traceback. Compared with reference screenshots in the light
- * and dark themes and in Chinese.
+ * at its first traceback; long lines wrap or scroll sideways, and the search
+ * can show its matching lines alone, both kept by a restored tab. Compared
+ * with reference screenshots in the light and dark themes and in Chinese.
  */
 const JOB = 'ui-terminal-log';
 
@@ -16,6 +17,7 @@ const JOB = 'ui-terminal-log';
 const SCRIPT = String.raw`import sys
 w = sys.stdout.write
 print("\x1b[1;32mstarting\x1b[0m training: \x1b[31mred\x1b[0m \x1b[38;5;208morange\x1b[0m \x1b[38;2;30;144;255mtrue colour\x1b[0m", flush=True)
+print("config: " + " ".join("option_%02d=value_%02d" % (i, i) for i in range(40)), flush=True)
 for i in range(0, 101, 10):
     w("\rtrain: %3d%%|%-10s| %d/10" % (i, "#" * (i // 10), i // 10))
     sys.stdout.flush()
@@ -59,6 +61,28 @@ async function openLogs(page: IJupyterLabPageFixture) {
   const logs = page.locator('.jp-PyTorchJobLogs');
   await expect(logs.getByRole('status')).toContainText(/End of log|日志结束/);
   return logs;
+}
+
+/**
+ * Wrapped lines, and only those matching a search (the toggles pressed).
+ */
+async function showToggles(logs: Locator): Promise<void> {
+  const toggles = logs.locator(
+    '.jp-PyTorchJobLogs-wrap, .jp-PyTorchJobLogs-onlyMatching'
+  );
+  const search = logs.getByRole('searchbox');
+  await search.fill('o');
+  await search.press('Enter');
+  for (const toggle of await toggles.all()) {
+    if ((await toggle.getAttribute('aria-pressed')) !== 'true') {
+      await toggle.click();
+    }
+  }
+  await expect(logs.getByRole('log')).toHaveClass(/jp-mod-wrap/);
+  await logs.getByRole('log').evaluate(node => (node.scrollTop = 0));
+  await expect(
+    logs.locator('.jp-PyTorchJobLogs-row', { hasText: 'config:' })
+  ).toBeVisible();
 }
 
 test.describe.serial('the log viewer as a terminal', () => {
@@ -147,6 +171,76 @@ test.describe.serial('the log viewer as a terminal', () => {
     );
   });
 
+  test('wraps long lines and shows only the matching ones, kept on reload', async ({
+    page
+  }) => {
+    const logs = await openLogs(page);
+    const lines = logs.getByRole('log');
+    const config = lines.locator('.jp-PyTorchJobLogs-row', {
+      hasText: 'config:'
+    });
+    const wrap = logs.getByRole('button', { name: 'Wrap long lines' });
+    const only = logs.getByRole('button', {
+      name: 'Show only the lines that match the search'
+    });
+    // Unwrapped: one row high, as wide as its text (the view scrolls sideways).
+    await expect(config).toHaveCSS('white-space', 'pre');
+    const box = await lines.boundingBox();
+    expect((await config.boundingBox())!.height).toBe(18);
+    expect((await config.boundingBox())!.width).toBeGreaterThan(box!.width);
+    await wrap.click();
+    await expect(
+      logs.getByRole('button', {
+        name: 'Do not wrap long lines: scroll them sideways'
+      })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(config).toHaveCSS('white-space', 'pre-wrap');
+    expect((await config.boundingBox())!.height).toBeGreaterThan(18);
+    expect((await config.boundingBox())!.width).toBeLessThanOrEqual(box!.width);
+
+    // Only the lines matching the search, counted; next/previous still step.
+    const search = logs.getByRole('searchbox', { name: 'Search the log' });
+    await search.fill('loss 0.0');
+    await search.press('Enter');
+    const matches = logs.locator('.jp-PyTorchJobLogs-matches');
+    await expect(matches).toHaveText('1 of 70');
+    // The workspace saved with the tab's toggles: what a reload restores.
+    const saved = workspaceSaved(page, '"onlyMatching":true');
+    await only.click();
+    await expect(
+      logs.getByRole('button', { name: 'Show every line' })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(logs.getByRole('status')).toContainText(
+      /70 of \d+ lines shown/
+    );
+    const rows = lines.locator('.jp-PyTorchJobLogs-row');
+    await expect(rows.first()).toHaveText('master-0 | step 10 loss 0.09');
+    for (const row of await rows.all()) {
+      await expect(row).toContainText('loss 0.0');
+    }
+    // Virtualised all the same: only the rows in view are in the page.
+    expect(await rows.count()).toBeLessThan(70);
+    await logs.getByRole('button', { name: 'Previous match' }).click();
+    await expect(matches).toHaveText('70 of 70');
+    await expect(lines.locator('.jp-mod-current')).toHaveText(
+      'master-0 | step 79 loss 0.01'
+    );
+
+    // Both stay pressed in the tab restored by a reload (the search does not).
+    await saved;
+    await page.reload({ waitForIsReady: false });
+    const restored = page.locator('.jp-PyTorchJobLogs');
+    await expect(
+      restored.getByRole('button', {
+        name: 'Do not wrap long lines: scroll them sideways'
+      })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(
+      restored.getByRole('button', { name: 'Show every line' })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(restored.getByRole('log')).toHaveClass(/jp-mod-wrap/);
+  });
+
   for (const theme of ['JupyterLab Light', 'JupyterLab Dark']) {
     test(`looks as it should in ${theme}`, async ({ page }) => {
       await page.evaluate(async name => {
@@ -160,11 +254,67 @@ test.describe.serial('the log viewer as a terminal', () => {
       );
       const logs = await openLogs(page);
       await expect(logs.locator('.jp-mod-current')).toContainText('Traceback');
-      await expect(logs).toHaveScreenshot(
-        `logs-${theme.split(' ')[1].toLowerCase()}.png`
-      );
+      const name = theme.split(' ')[1].toLowerCase();
+      await expect(logs).toHaveScreenshot(`logs-${name}.png`);
+      await showToggles(logs);
+      await expect(logs).toHaveScreenshot(`logs-toggles-${name}.png`);
     });
   }
+});
+
+/**
+ * Two replicas' lines come in merged chunks (each line's replica named in the
+ * chunk): every line shows with its own replica, in all and in each tab.
+ */
+const TWO = 'ui-merged-log';
+
+test('a merged log shows each line with its replica', async ({
+  page,
+  request
+}) => {
+  await request.delete(`pytorchjob/api/jobs/${TWO}`);
+  const script = String.raw`import os
+for i in range(6):
+    print("rank %s line %d" % (os.environ["RANK"], i), flush=True)
+`;
+  const response = await request.post('pytorchjob/api/jobs', {
+    data: { name: TWO, nodes: 2, shm: 'off', script }
+  });
+  expect(response.status(), await response.text()).toBe(201);
+  // Both replicas done (a worker may end after the master): the log ends.
+  await expect
+    .poll(
+      async () => {
+        const job = await (
+          await request.get(`pytorchjob/api/jobs/${TWO}`)
+        ).json();
+        const phases = job.replicas.map((r: { phase: string }) => r.phase);
+        return [job.state, ...phases].join(' ');
+      },
+      { timeout: 90 * 1000 }
+    )
+    .toBe('Succeeded Succeeded Succeeded');
+  await page.evaluate(async name => {
+    await window.jupyterapp.commands.execute('pytorchjob:open-logs', { name });
+  }, TWO);
+  const logs = page.locator('.jp-PyTorchJobLogs');
+  await expect(logs.getByRole('status')).toContainText('End of log');
+  const rows = logs.getByRole('log').locator('.jp-PyTorchJobLogs-row');
+  await expect(rows).toHaveCount(12);
+  for (const [replica, rank] of [
+    ['master-0', 0],
+    ['worker-0', 1]
+  ]) {
+    for (let i = 0; i < 6; i++) {
+      await expect(
+        rows.filter({ hasText: `rank ${rank} line ${i}` })
+      ).toHaveText(new RegExp(`^${replica}\\s*\\| rank ${rank} line ${i}$`));
+    }
+  }
+  await logs.getByRole('tab', { name: 'worker-0' }).click();
+  await expect(rows).toHaveCount(6);
+  await expect(rows.filter({ hasText: 'rank 0' })).toHaveCount(0);
+  await request.delete(`pytorchjob/api/jobs/${TWO}`);
 });
 
 test.describe('the log viewer in Chinese', () => {
@@ -186,5 +336,7 @@ test.describe('the log viewer in Chinese', () => {
     ).toBeVisible();
     await expect(logs.getByText('6 个错误')).toBeVisible();
     await expect(logs).toHaveScreenshot('logs-zh_CN.png');
+    await showToggles(logs);
+    await expect(logs).toHaveScreenshot('logs-toggles-zh_CN.png');
   });
 });

@@ -1,5 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 
+import { workspaceSaved } from './lab';
+
 /**
  * TensorBoard in a JupyterLab tab, on a real local job's log directory (on its
  * PVC), through the Jupyter server's proxy: the `loss` and `accuracy` charts
@@ -245,4 +247,52 @@ test('Open TensorBoard… on a picked directory; the panel lists and stops it', 
     await request.get('/pytorchjob/api/tensorboards')
   ).json();
   expect(listed.map((b: { id: string }) => b.id)).not.toContain(id);
+});
+
+test('a restored tab whose TensorBoard failed shows why, with Retry, and no toast', async ({
+  page,
+  request
+}) => {
+  // A job without --logdir: its TensorBoard cannot start.
+  const name = `tb-none-${STAMP}`;
+  await submit(request, {
+    name,
+    shm: 'off',
+    command: ['python', '-c', 'pass']
+  });
+  const failedStarts = () =>
+    page.notifications.then(
+      list =>
+        list.filter(n => n.message.includes('Could not start TensorBoard'))
+          .length
+    );
+  // The workspace saved with the tab's failure (JupyterLab saves it shortly
+  // after a change): what the reload restores.
+  const saved = workspaceSaved(page, '"failure"');
+  await page.evaluate(async job => {
+    await window.jupyterapp.commands.execute('pytorchjob:open-tensorboard', {
+      name: job
+    });
+  }, name);
+  const tab = page.locator('.jp-PyTorchJobTensorBoard');
+  const failure = tab.locator('.jp-PyTorchJobTensorBoard-failed');
+  await expect(failure).toBeVisible();
+  await expect(failure.getByRole('button', { name: 'Retry' })).toBeVisible();
+  // Asked for by the user: said in a toast too.
+  expect(await failedStarts()).toBe(1);
+
+  // Reloaded: the tab comes back with the error and Retry, without trying
+  // (nor telling) again.
+  await saved;
+  await page.reload({ waitForIsReady: false });
+  await page.evaluate(() => window.jupyterapp.restored);
+  await expect(failure).toBeVisible();
+  await expect(failure).toHaveText(/\S/);
+  expect(await failedStarts()).toBe(0);
+
+  // Retry tries again: still failing, said in the tab only.
+  await failure.getByRole('button', { name: 'Retry' }).click();
+  await expect(failure.getByRole('button', { name: 'Retry' })).toBeEnabled();
+  await expect(failure).toBeVisible();
+  expect(await failedStarts()).toBe(0);
 });

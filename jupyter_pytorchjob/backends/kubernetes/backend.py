@@ -807,9 +807,11 @@ class KubernetesBackend(Backend):
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
         kind, job = await self._job(name)
-        location = await self._archive_location(kind, job)
 
         async def archived(gone: list[str], seen: Mapping[str, int]) -> AsyncIterator[LogChunk]:
+            # Found only when a replica's pod is gone: it parses the manifest, milliseconds
+            # that every stream's start would otherwise spend on the loop.
+            location = await self._archive_location(kind, job)
             if location is None:
                 return
             async for chunk in read_archive(

@@ -40,8 +40,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ...job.loglines import StampedLines
 from ...kinds import JobKind
 from ..base import BackendError, LogChunk
-from ..logmerge import TimeMerge
-from ..timestamps import parse_timestamp_ns
+from ..logmerge import TimeMerge, lines_after
+from ..loopshare import LOG_STREAMS
+from ..timestamps import format_timestamp_ns, parse_timestamp_ns
 from .connection import status_body
 
 CHUNK = 65536
@@ -132,6 +133,20 @@ async def open_log(
     return response
 
 
+def skip_line_by_line(data: bytes, last: int, seen: int | None) -> bytes:
+    """``lines_after`` for stamps that are not the kubelet's: each line's parsed."""
+    left = len(data) if seen is None else seen
+    start = 0
+    while start < len(data):
+        end = data.index(b"\n", start) + 1
+        ns = parse_timestamp_ns(data[start : data.find(b" ", start, end)])
+        if ns is None or ns > last or (ns == last and not left):
+            break
+        left -= ns == last
+        start = end
+    return data[start:]
+
+
 class LogMerger:
     """The merged log of one job, as an async iterator of ``LogChunk``."""
 
@@ -198,11 +213,16 @@ class LogMerger:
                 while self.ready:
                     yield self.ready.popleft()
                     self.room.set()
-                runs = self.merged.take()
-                for replica, text, stamp, _ in runs:
-                    offset = self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
-                    yield LogChunk(replica, text.decode("utf-8", "replace"), offset, self.previous)
-                if runs:
+                await LOG_STREAMS.turn()
+                taken = self.merged.take()
+                if taken is not None:
+                    ends = tuple(
+                        self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
+                        for replica, stamp in zip(taken.replicas, taken.stamps, strict=True)
+                    )
+                    yield LogChunk.merged(
+                        taken.replicas, taken.text, taken.owners, ends, self.previous
+                    )
                     self.room.set()
                     continue
                 if self.ready or self.changed.is_set():
@@ -210,7 +230,7 @@ class LogMerger:
                 if discoverer.done():
                     discoverer.result()  # raises what the discoverer raised
                     if not self.ready and not any(
-                        self.merged.pending(r) for r in list(self.merged.counts)
+                        self.merged.pending(r) for r in list(self.merged.lines)
                     ):
                         if self.unreadable:
                             raise BackendError(
@@ -286,7 +306,7 @@ class LogMerger:
             return
         async for chunk in self.archive(gone, dict(self.last_ns)):
             if not chunk.notice:
-                self.last_ns[chunk.replica] = chunk.offset
+                self.last_ns.update(chunk.resume_offsets())
             await self._give(chunk)
 
     def _on_stream_done(self, task: asyncio.Task[None]) -> None:
@@ -445,10 +465,10 @@ class LogMerger:
         lines = StampedLines()
         try:
             async for data in response.content.iter_chunked(CHUNK):
+                # Buffered data is read without suspending: a backlog of many chunks
+                # would hold the loop; each read takes its share of a turn.
+                await LOG_STREAMS.turn()
                 await self._forward(lines.feed(data), replica)
-                # Buffered data is read without suspending: yield, or a backlog of
-                # many chunks would hold the loop for tens of milliseconds.
-                await asyncio.sleep(0)
         except aiohttp.ClientError:
             return  # the connection broke: the caller resumes if the container still runs
         if final:
@@ -459,22 +479,16 @@ class LogMerger:
 
         After a reconnect or a resume the API answers from the whole second: lines
         stamped before the last one seen are dropped, and of those stamped at it as many
-        as were seen (all of them when resuming from an offset); that is the only
-        per-line Python work, and only until the first new line."""
+        as were seen (all of them when resuming from an offset), until the first new
+        line: by comparing the kubelet's stamps as bytes (``lines_after``), else line by
+        line."""
         if not data:
             return
         last = self.last_ns.get(replica)
         if last is not None and self.skipping.get(replica, True):
-            seen = self.seen_at_last.get(replica, len(data))
-            start = 0
-            while start < len(data):
-                end = data.index(b"\n", start) + 1
-                ns = parse_timestamp_ns(data[start : data.find(b" ", start, end)])
-                if ns is None or ns > last or (ns == last and not seen):
-                    break
-                seen -= ns == last
-                start = end
-            data = data[start:]
+            seen = self.seen_at_last.get(replica)
+            rest = lines_after(data, format_timestamp_ns(last), seen)
+            data = skip_line_by_line(data, last, seen) if rest is None else rest
             if not data:
                 return
         self.skipping[replica] = False

@@ -9,7 +9,9 @@ server nothing. Per poll, for each running job (``PARALLEL`` at a time):
 
 - **the chief pod's log** (the master, else rank 0: ``chief_replica``) from the newest
   line already read: ``sinceTime`` (whole seconds; the lines at or before the newest
-  seen are dropped), at most ``LOG_BUDGET`` bytes (``limitBytes``). The first read of a
+  seen are dropped), at most ``LOG_BUDGET`` bytes (``limitBytes``); once the newest
+  line's second has ended (``SECOND_OVER`` before the read began), from the next second,
+  so that a poll with nothing new reads nothing rather than that second again. The first read of a
   job takes only its last ``TAIL_LINES`` lines - the progress now, without pulling a log
   of gigabytes through the API server and the kubelet; so does the read after one that
   filled its budget (the job writes faster than we read: the newest progress matters
@@ -56,7 +58,7 @@ from ...job.progress import (
 )
 from ...job.status import JobInfo, JobState
 from ...kinds import JobKind
-from ...processes import die_with_parent
+from ...processes import die_with_parent, load_prctl
 from ..archive import ArchiveLocation, chief_tail
 from ..base import BackendError
 from ..progress import ProgressSources, as_reading
@@ -72,6 +74,9 @@ PARALLEL = 8  # jobs read at once
 FINISHING = 8  # finished jobs given their last reads per poll
 LOG_BUDGET = 4 << 20  # bytes of log per job per poll (limitBytes)
 TAIL_LINES = 200  # a job's first read; 200 lines of the CRI's 16 KiB fit the budget
+# Seconds after a log line's second began before no line can be stamped in it any more:
+# its own second, and room for the node's clock to be behind this one's.
+SECOND_OVER = 5.0
 BOARD_BUDGET = 4 << 20  # bytes of event files per job per poll
 MAX_JOBS = 1000  # jobs whose progress is kept
 NEWLINE = re.compile(b"\n")
@@ -172,7 +177,8 @@ class WatchedJob:
     last_ns: int | None = None  # the newest log line read
     tail_next: bool = True
     # No read starts before this second (ns): its lines were all read or skipped, and
-    # one over the budget would be read again in full at every poll (see _read_log).
+    # one over the budget, or one that has ended, would be read again in full at every
+    # poll (see _read_log).
     floor_ns: int = 0
     done: bool = False  # finished and read to the end
     trainer_recorded: float | None = None
@@ -366,7 +372,7 @@ class ProgressWatcher:
                 # Its process died (killed, out of memory): a new one starts with the
                 # next read, from the logs' tails and the event files' starts.
                 for job in self.jobs.values():
-                    job.key, job.last_ns, job.tail_next = "", None, True
+                    job.key, job.last_ns, job.tail_next, job.floor_ns = "", None, True, 0
                 return
             if finished and not new:
                 watched.done = True
@@ -392,6 +398,7 @@ class ProgressWatcher:
         else:
             tail = False
             query["sinceTime"] = since_time(max(watched.last_ns or 0, watched.floor_ns))
+        began_ns = time.time_ns()
         data = await self.read_log(watched.pod, query)
         if data is None:
             return b""
@@ -412,6 +419,10 @@ class ProgressWatcher:
         # A full read behind the log's end: the next one takes the tail (the newest
         # progress); after a full tail, follow from it (its end may be a long line).
         watched.tail_next = full and not tail
+        if not full and newest is not None and began_ns - newest >= SECOND_OVER * 1e9:
+            # Every line of the newest one's second was there for this read: the next
+            # starts after it (sinceTime has whole seconds: it would read it all again).
+            watched.floor_ns = max(watched.floor_ns, (newest // 1_000_000_000 + 1) * 1_000_000_000)
         return lines
 
 
@@ -454,7 +465,9 @@ def _history(store: dict[str, ProgressSources], key: str) -> MetricHistory | Non
 def _die_with(server: int) -> None:
     """The worker process ends with the server, even one killed with SIGKILL (which
     runs no shutdown): nothing is left reading for nobody. Its multiprocessing resource
-    tracker then sees its pipe close and ends too."""
+    tracker then sees its pipe close and ends too. (A spawned process: no fork lies
+    between it and its exec, so it may load libc's prctl here.)"""
+    load_prctl()
     die_with_parent(server)
 
 

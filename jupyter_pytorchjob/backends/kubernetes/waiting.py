@@ -1,17 +1,19 @@
 """Why a cluster's jobs wait, read beside them: the controller's newest Warning event of
 a job nothing was made for yet, Kueue's verdict on a queued job's Workload, a pod's
-FailedMount event. Every read is best effort: what cannot be read (RBAC, no Kueue)
-leaves the job's state and message as they are."""
+FailedMount event, nodes restarted after their peers ended (from the pods read anyway).
+Every read is best effort: what cannot be read (RBAC, no Kueue) leaves the job's state
+and message as they are."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from kubernetes_asyncio import client
 
-from ...job.failure import JobWaiting, job_waiting, waiting_hint
+from ...job.failure import ALONE_GRACE, JobWaiting, job_waiting, waiting_for_peers, waiting_hint
 from ...job.messages import msg
 from ...kinds import JobKind
 from ...kinds.manifests import QUEUE_LABEL
@@ -95,15 +97,22 @@ class WaitingReader:
         """``waiting`` of each job not running yet or with Pending replicas: Kueue's
         verdict on its Workload (a job with a queue label), else its pods' reasons (a
         pod still creating: its newest FailedMount event when ``events``, one job's
-        read), else its message."""
+        read), else its message; of a running one whose restarted nodes wait for peers
+        that have all ended (the operator keeps it Running for ever), that, also as its
+        message."""
         verdicts = await self._admission(
             [(job, info) for _, job, _, info in found if not info.state.finished]
         )
+        now = time.time()
         for kind, job, pods, info in found:
             uid = str((job.get("metadata") or {}).get("uid", ""))
             info.waiting = job_waiting(
                 info.state.value, info.replicas, message=info.message, admission=verdicts.get(uid)
             )
+            if info.waiting is None and info.state is JobState.RUNNING:
+                info.waiting = waiting_for_peers(kind.node_runs(pods), now, ALONE_GRACE)
+                if info.waiting is not None:
+                    info.message = info.message or info.waiting.message
             if events and info.waiting is not None and info.waiting.reason == "ContainerCreating":
                 info.waiting = await self._mount_problem(kind, pods, info) or info.waiting
 

@@ -1,37 +1,29 @@
-"""``LocalBackend``: the backend contract over local processes and their on-disk state."""
+"""``LocalBackend``: the backend contract over local processes and their on-disk state.
+
+Listing and reading jobs (``list_jobs_blocking``, ``get_job_blocking``: ``ptjob list``
+and ``status``) read JSON files only; what submitting, logs, events and deleting need
+(the job model's validation, the kinds' manifest code, planning, processes, the log
+archive) is imported by the methods that use it, so those commands start without it
+(``tests/test_cli.py`` checks their imports)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
-import secrets
-import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import untrusted_files
-from ...job.errors import FieldError, JobSpecInvalid
-from ...job.failure import JobFailure, job_waiting
-from ...job.fields import FIELDS
+from ...job.failure import JobFailure, JobWaiting, job_waiting
 from ...job.k8s_rules import check_dns1035_label
 from ...job.messages import Message, coded_from_wire, msg
-from ...job.progress import JobProgress, MetricHistory
-from ...job.spec import JobSpec, writable_mount
-from ...kinds import KINDS, JobKind, kind_for, kind_named, kind_of, log_archive
-from ...kinds.manifests import merge
+from ...kinds import kind_named
 from ...kinds.pytorchjob import PYTORCHJOB
-from ...kinds.trainjob import TRAINJOB
-from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
-from ...processes import ProcessIdentity, free_port, kill_marked
-from ..archive import ArchiveLocation, file_size, read_archive, read_at, tail_offset
+from ...processes import ProcessIdentity
 from ..base import (
     Backend,
     BackendError,
@@ -45,20 +37,24 @@ from ..base import (
     ReplicaInfo,
     Volume,
     finished_error,
+    in_thread,
     unknown_replica,
 )
-from ..logmerge import TimeMerge
-from . import index, initializers
-from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
-from .kubelet import CRASH_BACK_OFF
-from .plan import MARK_ENV, Mounts, plan_nodes, plans_to_wire
+from . import index
+from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
-from .watchdog import LOST_REASON
+
+if TYPE_CHECKING:
+    from ...job.progress import JobProgress, MetricHistory
+    from ...job.spec import JobSpec
+    from ...kinds import JobKind
+    from ..archive import ArchiveLocation
 
 CHUNK = 65536
 # A log read in one thread hop: a hop costs more than reading 256 KiB from the page cache.
 BLOCK = 4 * CHUNK
+READ_SHARE_MIN = CHUNK  # a replica's read in a round of several (a line or more)
 FOLLOW_POLL = 0.1
 # A supervisor that has not written its pid this long after submit is presumed dead.
 SUPERVISOR_START_GRACE = 30.0
@@ -72,6 +68,8 @@ NODES_PER_CPU = 4
 def no_local_effect(spec: JobSpec) -> list[Message]:
     """What to tell a user who set fields that only a cluster uses (``JobField.local``):
     accepted, so the same job runs in both places, but changing nothing here."""
+    from ...job.fields import FIELDS
+
     unused = [
         f"{f.wire} ({f.flag})"
         for f in FIELDS
@@ -91,12 +89,14 @@ class LocalBackend(Backend):
     (default: ``NODES_PER_CPU`` per CPU of this machine). ``crash_back_off``: the
     first wait, in seconds, before a crashed node is restarted in place (OnFailure,
     Always), doubling up to 30 times that, as the kubelet's 10 s to 5 min (a test knob:
-    the supervisor reads it from the job's ``job.json``); ``alone_grace``: the seconds
+    the supervisor reads it from the job's ``job.json``; default the kubelet's
+    ``CRASH_BACK_OFF``); ``alone_grace``: the seconds
     nodes restarted after all their peers exited wait before the job's message says it
     cannot complete (another test knob; default the supervisor's ``ALONE_GRACE``).
     """
 
     name = "local"
+    reads_without_loop = True
 
     def __init__(
         self,
@@ -106,7 +106,7 @@ class LocalBackend(Backend):
         claim_dirs: Mapping[str, str | Path] | None = None,
         default_workdir: str | Path | None = None,
         max_nodes: int | None = None,
-        crash_back_off: float = CRASH_BACK_OFF,
+        crash_back_off: float | None = None,
         alone_grace: float | None = None,
     ) -> None:
         self.crash_back_off = crash_back_off
@@ -143,9 +143,17 @@ class LocalBackend(Backend):
 
     async def job_kinds(self) -> list[JobKind]:
         """Every kind whose controller a local supervisor plays (``JobKind.controller``)."""
+        from ...kinds import KINDS
+
         return [kind for kind in KINDS if kind.controller in CONTROLLERS]
 
     async def submit(self, spec: JobSpec) -> JobInfo:
+        from ...job.errors import FieldError, JobSpecInvalid
+        from ...kinds import kind_for
+        from ...kinds.trainjob import TRAINJOB
+        from ...kinds.trainjob.manifest import DEFAULT_RUNTIME
+        from . import initializers
+
         kind = kind_for(spec)
         if kind is TRAINJOB and (spec.runtime or DEFAULT_RUNTIME) != DEFAULT_RUNTIME:
             raise JobSpecInvalid(
@@ -159,12 +167,14 @@ class LocalBackend(Backend):
         self._check_nodes(spec)
         initializers.local_sources(spec)  # what cannot be copied is refused before planning
         # Planning, nvidia-smi, files and the supervisor's start all block: not on the loop.
-        info = await asyncio.to_thread(self._create, spec)
+        info = await in_thread(self._create, spec)
         info.warnings[:0] = [*spec.warnings, *no_local_effect(spec)]
         return info
 
     def _check_nodes(self, spec: JobSpec) -> None:
         """Refuse more nodes than this machine runs, before anything is planned."""
+        from ...job.errors import FieldError, JobSpecInvalid
+
         if spec.nodes <= self.max_nodes:
             return
         if self.max_nodes_configured:
@@ -180,6 +190,16 @@ class LocalBackend(Backend):
         raise JobSpecInvalid([FieldError("nodes", problem)])
 
     def _create(self, spec: JobSpec) -> JobInfo:
+        import secrets
+        import shutil
+        from dataclasses import replace
+
+        from ...kinds import kind_for
+        from ...processes import free_port
+        from . import initializers
+        from .kubelet import CRASH_BACK_OFF
+        from .plan import MARK_ENV, plan_nodes, plans_to_wire
+
         kind = kind_for(spec)
         manifest = kind.build(spec)
         claim_dir = {pvc.claim: self.claim_dir(pvc.claim) for pvc in spec.pvc}
@@ -247,7 +267,9 @@ class LocalBackend(Backend):
                     "gpus": spec.gpus,
                     "logdir": spec.logdir,
                     "port": str(port),
-                    "crash_back_off": self.crash_back_off,
+                    "crash_back_off": (
+                        CRASH_BACK_OFF if self.crash_back_off is None else self.crash_back_off
+                    ),
                     "mark": mark,
                     **({} if self.alone_grace is None else {"alone_grace": self.alone_grace}),
                 },
@@ -263,6 +285,9 @@ class LocalBackend(Backend):
         return self._info(jobdir)
 
     def _start_supervisor(self, jobdir: JobDir) -> None:
+        import subprocess
+        import sys
+
         # The supervisor double-forks; this child exits as soon as it has detached.
         child = subprocess.Popen(
             [
@@ -280,9 +305,9 @@ class LocalBackend(Backend):
             raise BackendError(msg("supervisor_failed"), status=500)
 
     async def list_jobs(self) -> list[JobInfo]:
-        return await asyncio.to_thread(self._list_jobs)
+        return await in_thread(self.list_jobs_blocking)
 
-    def _list_jobs(self) -> list[JobInfo]:
+    def list_jobs_blocking(self) -> list[JobInfo]:
         """Every job, newest first. Settled jobs (finished, no node running, nobody to
         write their files) come from the index (``index``: one file for all of them,
         read again only when it changed); the others from their files. A finished job's
@@ -348,6 +373,9 @@ class LocalBackend(Backend):
         return jobs
 
     async def get_job(self, name: str) -> JobInfo:
+        return self.get_job_blocking(name)
+
+    def get_job_blocking(self, name: str) -> JobInfo:
         return self._info(self._jobdir(name), with_manifest=True)
 
     def _info(self, jobdir: JobDir, *, with_manifest: bool = False) -> JobInfo:
@@ -374,6 +402,8 @@ class LocalBackend(Backend):
         if lost:
             # Supervisor and watchdog both gone (a machine restart, both killed): nobody
             # runs the job any more. Stop what may still run of it.
+            from .watchdog import LOST_REASON
+
             stop_nodes(replicas)
             state = JobState.FAILED
             conditions.append(
@@ -417,27 +447,31 @@ class LocalBackend(Backend):
             manifest=read_json(jobdir.manifest) if with_manifest else None,
             progress=progress_of(job),
             failure=failure_of(job, conditions) if state is JobState.FAILED else None,
-            waiting=job_waiting(state.value, infos),
-            message=job.get(MESSAGE_KEY) if isinstance(job.get(MESSAGE_KEY), str) else None,
+            waiting=job_waiting(state.value, infos) or waiting_of(job, state),
+            message=coded_from_wire(job, MESSAGE_KEY)
+            or (job.get(MESSAGE_KEY) if isinstance(job.get(MESSAGE_KEY), str) else None),
         )
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:
         jobdir = self._jobdir(name)
-        return await asyncio.to_thread(
+        return await in_thread(
             lambda: (progress_of(read_json(jobdir.job, {})), read_history(jobdir))
         )
 
     async def delete_job(self, name: str) -> None:
         jobdir = self._jobdir(name)
-        await asyncio.to_thread(self._stop_everything, jobdir)
-        await asyncio.to_thread(index.forget, self.jobs_dir, name)
+        await in_thread(self._stop_everything, jobdir)
+        await in_thread(index.forget, self.jobs_dir, name)
         # A second DELETE (or a PATCH) racing this one finds the job gone: 404.
-        await asyncio.to_thread(jobdir.remove)
+        await in_thread(jobdir.remove)
 
     def _stop_everything(self, jobdir: JobDir) -> None:
         """SIGTERM the supervisor (it stops the nodes), then make sure of it. Only the
         recorded processes that are still those very processes are signalled: a
         finished job signals nothing."""
+        from ...processes import kill_marked
+        from .plan import MARK_ENV
+
         job = read_json(jobdir.job, {})
         end = time.monotonic() + SUPERVISOR_START_GRACE
         while "supervisor" not in job and not JobState(job.get("state", "Created")).finished:
@@ -464,16 +498,19 @@ class LocalBackend(Backend):
             kill_marked(MARK_ENV, mark, timeout=STOP_TIMEOUT)
 
     async def suspend(self, name: str) -> JobInfo:
-        return await asyncio.to_thread(self._set_suspend, name, True)
+        return await in_thread(self._set_suspend, name, True)
 
     async def resume(self, name: str) -> JobInfo:
-        return await asyncio.to_thread(self._set_suspend, name, False)
+        return await in_thread(self._set_suspend, name, False)
 
     def _set_suspend(self, name: str, suspend: bool) -> JobInfo:
         """The kind's suspend patch (``runPolicy.suspend``, a TrainJob's ``spec.suspend``)
         merged into the job's spec (``manifest.json``, which only the backend writes), as
         in a cluster; the supervisor sees the change and stops or restarts the nodes as
         the controller does."""
+        from ...kinds import kind_of
+        from ...kinds.manifests import merge
+
         jobdir = self._jobdir(name)
         # Read, change and write under the job's lock: other threads and processes (the
         # CLI, a kernel) suspend and resume it too, and DELETE removes it only under it.
@@ -487,7 +524,7 @@ class LocalBackend(Backend):
             return self._info(jobdir, with_manifest=True)
 
     async def events(self, name: str) -> list[Event]:
-        return await asyncio.to_thread(self._events, self._jobdir(name))
+        return await in_thread(self._events, self._jobdir(name))
 
     def _events(self, jobdir: JobDir) -> list[Event]:
         """The newest ``MAX_EVENTS`` events: a job restarting for days appends events
@@ -507,6 +544,9 @@ class LocalBackend(Backend):
 
     async def job_logdir(self, name: str) -> str:
         """The claim's local directory for the job's ``logdir`` (see ``plan.Mounts``)."""
+        from ...kinds import kind_of
+        from .plan import Mounts
+
         jobdir = self._jobdir(name)
         manifest = read_json(jobdir.manifest)
         spec = kind_of(manifest).parse(manifest)
@@ -519,6 +559,8 @@ class LocalBackend(Backend):
         return [str(self.volume_root), *(str(p) for p in self.claim_dirs.values())]
 
     async def volumes(self) -> list[Volume]:
+        import shutil
+
         claims: dict[str, Path] = {}
         if self.volume_root.is_dir():
             claims.update({p.name: p for p in self.volume_root.iterdir() if p.is_dir()})
@@ -549,6 +591,10 @@ class LocalBackend(Backend):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
     ) -> AsyncIterator[LogChunk]:
+        from ..archive import read_archive, tail_offset
+        from ..logmerge import TimeMerge
+        from ..loopshare import LOG_STREAMS
+
         jobdir = self._jobdir(name)
         replicas = list(read_json(jobdir.replicas, {}))
         if replica is not None and replica not in replicas:
@@ -558,7 +604,7 @@ class LocalBackend(Backend):
         # from the job's log archive, as a pod's that is gone.
         gone = [r for r in wanted if not jobdir.log(r, previous=previous).exists()]
         if gone and (not follow or previous or self._settled(jobdir)):
-            location = await asyncio.to_thread(self._archive_location, jobdir)
+            location = await in_thread(self._archive_location, jobdir)
             if location is not None:
                 async for chunk in read_archive(
                     location, gone, previous=previous, since=since, tail=tail
@@ -569,14 +615,16 @@ class LocalBackend(Backend):
         for r in wanted:
             path = jobdir.log(r, previous=previous)
             if since and r in since:
-                problem = await asyncio.to_thread(resume_problem, path, since[r])
+                problem = await in_thread(resume_problem, path, since[r])
                 if problem:
                     raise BackendError(f"since[{r}]: {problem}", status=400)
                 offsets[r] = since[r]
             elif tail is not None:
-                offsets[r] = await asyncio.to_thread(tail_offset, path, tail)
+                offsets[r] = await in_thread(tail_offset, path, tail)
             else:
                 offsets[r] = 0
+        import asyncio  # loaded by the loop running this already (see ``in_thread``)
+
         bases = dict(offsets)  # where the lines given out so far end
         settled = False
         if previous:
@@ -584,21 +632,29 @@ class LocalBackend(Backend):
         merged = TimeMerge(wanted)
         for r in wanted:
             merged.opened(r)
+        # A round reads about BLOCK in all: what the merge holds stays small (a process
+        # whose objects outgrow its arenas pays in page faults), one replica gets it all.
+        share = max(READ_SHARE_MIN, BLOCK // max(1, len(wanted)))
+        paths = {r: jobdir.log(r, previous=previous) for r in wanted}
         while True:
             progressed = False
-            # A replica with lines pending is later than another's backlog: it waits its
-            # turn. The others are read in one thread hop.
-            empty = [r for r in wanted if not merged.pending(r)]
-            reads = [(jobdir.log(r, previous=previous), offsets[r]) for r in empty]
-            blocks = await asyncio.to_thread(read_blocks, reads)
+            # A replica with many lines pending is later than another's backlog: it waits
+            # its turn. The others are read in one thread hop (those left with a few
+            # lines too: replicas printing in step leave a few each time).
+            empty = [r for r in wanted if merged.pending_bytes(r) < share // 4]
+            reads = [(paths[r], offsets[r]) for r in empty]
+            blocks = await in_thread(read_blocks, reads, share)
+            await LOG_STREAMS.turn()
             for r, (block, offsets[r], more) in zip(empty, blocks, strict=True):
                 merged.add(r, block)
                 progressed = progressed or bool(block)
                 # Caught up with what the file holds now: live lines go out as they come.
                 (merged.opened if more else merged.closed)(r)
-            for r, text, _, size in merged.take():
-                bases[r] += size
-                yield LogChunk(r, text.decode("utf-8", "replace"), bases[r], previous)
+            while (taken := merged.take()) is not None:
+                for r, size in zip(taken.replicas, taken.sizes, strict=True):
+                    bases[r] += size
+                ends = tuple(bases[r] for r in taken.replicas)
+                yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)
             if progressed:
                 continue
             if not follow:
@@ -615,6 +671,11 @@ class LocalBackend(Backend):
 
     def _archive_location(self, jobdir: JobDir) -> ArchiveLocation | None:
         """Where the job's log archive is on this machine, None if it keeps none."""
+        from ...job.spec import writable_mount
+        from ...kinds import kind_of, log_archive
+        from ..archive import ArchiveLocation
+        from .plan import Mounts
+
         manifest = read_json(jobdir.manifest)
         spec = kind_of(manifest).parse(manifest)
         base = spec.log_archive_base
@@ -637,28 +698,30 @@ class LocalBackend(Backend):
         return all(r.get("phase") != "Running" for r in replicas.values())
 
 
-def read_blocks(reads: list[tuple[Path, int]]) -> list[tuple[bytes, int, bool]]:
+def read_blocks(reads: list[tuple[Path, int]], size: int = BLOCK) -> list[tuple[bytes, int, bool]]:
     """``read_block`` of each (path, offset)."""
-    return [read_block(path, offset) for path, offset in reads]
+    return [read_block(path, offset, size) for path, offset in reads]
 
 
-def read_block(path: Path, offset: int) -> tuple[bytes, int, bool]:
-    """Whole lines of ``path`` from ``offset`` (at most ``BLOCK`` bytes), where they end,
+def read_block(path: Path, offset: int, block: int = BLOCK) -> tuple[bytes, int, bool]:
+    """Whole lines of ``path`` from ``offset`` (at most ``block`` bytes), where they end,
     and whether more may follow at once (a full read). From the start again when the
     file is shorter than ``offset`` (a restart rotated it); nothing when it is gone."""
+    from ..archive import file_size, read_at
+
     size = file_size(path)
     if size is None:  # not yet written, deleted (cleanPodPolicy All), or no regular file
         return b"", offset, False
     if offset > size:
         offset = 0
     try:
-        data = read_at(path, offset, BLOCK)
+        data = read_at(path, offset, block)
     except OSError:  # deleted meanwhile, or replaced by what is no regular file
         return b"", offset, False
     cut = data.rfind(b"\n") + 1
-    if not cut and len(data) == BLOCK:
+    if not cut and len(data) == block:
         cut = len(data)  # one enormous line (from before lines were cut): in pieces
-    return data[:cut], offset + cut, len(data) == BLOCK
+    return data[:cut], offset + cut, len(data) == block
 
 
 def resume_problem(path: Path, offset: int) -> str | None:
@@ -669,6 +732,8 @@ def resume_problem(path: Path, offset: int) -> str | None:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         return f"must be the offset (a whole number >= 0) of a log message, got {offset!r:.40}"
+    from ..archive import file_size, read_at
+
     size = file_size(path)
     if size is None:
         return None  # nothing written yet: reading starts at the beginning
@@ -685,6 +750,12 @@ def resume_problem(path: Path, offset: int) -> str | None:
         f"offset {offset} is not where a line of the log starts; resume with the offset "
         "of a message received"
     )
+
+
+def waiting_of(job: dict[str, Any], state: JobState) -> JobWaiting | None:
+    """What the supervisor found the running job waits for (nodes alone after their
+    peers ended); nothing once it is finished."""
+    return None if state.finished else JobWaiting.from_wire(job.get(WAITING_KEY))
 
 
 def failure_of(job: dict[str, Any], conditions: list[Condition]) -> JobFailure | None:
@@ -745,6 +816,9 @@ def wait_gone(process: ProcessIdentity, timeout: float) -> bool:
 
 def gpu_count() -> int:
     """GPUs this machine has (CUDA), without importing torch when there is no driver."""
+    import shutil
+    import subprocess
+
     if shutil.which("nvidia-smi") is None:
         return 0
     try:

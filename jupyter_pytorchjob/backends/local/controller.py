@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...job.status import JobState
-from .replica import Replica
 from .store import JobDir
+
+if TYPE_CHECKING:  # the supervisor's nodes: readers of a job's files load no replica code
+    from .replica import Replica
 
 
 class Nodes(Protocol):

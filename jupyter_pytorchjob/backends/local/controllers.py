@@ -14,6 +14,9 @@ from .operator_controller import OperatorController
 
 # In job.json: why the job is in its state when no condition says so (JobInfo.message).
 MESSAGE_KEY = "message"
+# In job.json: what a running job waits for that its replicas do not say (JobInfo.waiting:
+# nodes restarted after their peers ended, job/failure.py's wire shape).
+WAITING_KEY = "waiting"
 # In job.json: the failure summary the supervisor records (job/failure.py's wire shape).
 FAILURE_KEY = "failure"
 

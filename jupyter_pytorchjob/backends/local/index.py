@@ -2,10 +2,12 @@
 and the jobs directory instead of two files per job (a cold ``GET jobs`` after a reboot
 waited on each).
 
-``<root>/jobs/index.json`` maps a job's name to what its ``job.json`` and
-``replicas.json`` held once nothing would write them any more, with the inode of its
-directory (as ``os.scandir`` gives it, without reading the directory's inode): an entry
-whose directory is gone, or is another directory now, is not that job's.
+``<root>/jobs/index.json`` maps a job's name to what a list shows of its ``job.json``
+and ``replicas.json`` (``LISTED_JOB_KEYS``, ``LISTED_REPLICA_KEYS``: not the
+supervisor's pids, ports and marks) once nothing would write them any more, with the
+inode of its directory (as ``os.scandir`` gives it, without reading the directory's
+inode): an entry whose directory is gone, or is another directory now, is not that
+job's. It is written without line breaks: a cold first list reads and parses all of it.
 
 Who keeps it true: a job's supervisor adds the job as its last act, once the job has
 finished and none of its nodes runs (``add``); whoever writes a job's files after that,
@@ -26,9 +28,27 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .controllers import FAILURE_KEY, MESSAGE_KEY
+from .progress import PROGRESS_KEY
 from .store import read_json, write_json
 
 INDEX = "index.json"  # not a job's name: names are DNS-1035 labels, without dots
+# What ``LocalBackend._info_of`` reads of a finished job's files: all the index keeps.
+LISTED_JOB_KEYS = (
+    "kind",
+    "state",
+    "conditions",
+    "nodes",
+    "gpus",
+    "created",
+    "started",
+    "finished",
+    "logdir",
+    PROGRESS_KEY,
+    FAILURE_KEY,
+    MESSAGE_KEY,
+)
+LISTED_REPLICA_KEYS = ("phase", "restarts", "exit_code", "reason", "message")
 
 
 def index_path(jobs_dir: Path) -> Path:
@@ -57,10 +77,23 @@ def valid(entry: Mapping[str, Any]) -> bool:
 def entry_for(
     path: Path, job: Mapping[str, Any], replicas: Mapping[str, Any], inode: int | None = None
 ) -> dict[str, Any]:
-    """An entry for the job directory ``path`` with these files' contents (``inode``: its
-    inode from the parent's listing, when the caller has it)."""
+    """An entry for the job directory ``path`` with what a list shows of these files'
+    contents (``inode``: its inode from the parent's listing, when the caller has it)."""
     inode = listed_inode(path) if inode is None else inode
-    return {"inode": inode, "job": dict(job), "replicas": dict(replicas)}
+    return {"inode": inode, "job": listed_job(job), "replicas": listed_replicas(replicas)}
+
+
+def listed_job(job: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: job[key] for key in LISTED_JOB_KEYS if key in job}
+
+
+def listed_replicas(replicas: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        name: {key: r[key] for key in LISTED_REPLICA_KEYS if key in r}
+        if isinstance(r, Mapping)
+        else r
+        for name, r in replicas.items()
+    }
 
 
 def listed_inode(path: Path) -> int:
@@ -87,7 +120,7 @@ def _locked(jobs_dir: Path) -> Iterator[dict[str, dict[str, Any]]]:
         if json.dumps(entries, sort_keys=True) == before:
             return
         if entries:
-            write_json(index_path(jobs_dir), entries)
+            write_json(index_path(jobs_dir), entries, indent=None)
         else:  # no job left: nothing left of the index either
             index_path(jobs_dir).unlink(missing_ok=True)
     finally:
@@ -108,7 +141,7 @@ def add(jobs_dir: Path, entries: Mapping[str, dict[str, Any]], *, recheck: bool 
 def still(path: Path, entry: Mapping[str, Any]) -> bool:
     try:
         same_dir = listed_inode(path) == entry["inode"]
-        return bool(same_dir and read_json(path / "job.json", {}) == entry["job"])
+        return bool(same_dir and listed_job(read_json(path / "job.json", {})) == entry["job"])
     except (OSError, ValueError):
         return False
 

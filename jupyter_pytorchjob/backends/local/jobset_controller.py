@@ -22,14 +22,16 @@ JobSet v0.12 and the Job controller run them on the ``torch-distributed`` runtim
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...kinds.trainjob import TRAINJOB
 from ...kinds.trainjob import status as trainjob
 from ...kinds.trainjob.environment import BACKOFF_LIMIT
 from ..base import JobState
 from .controller import Controller, PodCleanup
-from .replica import Replica
+
+if TYPE_CHECKING:  # the supervisor's nodes: readers of a job's files load no replica code
+    from .replica import Replica
 
 
 class JobSetController(Controller):

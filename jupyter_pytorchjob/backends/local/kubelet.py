@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .replica import Replica
+if TYPE_CHECKING:  # the supervisor's nodes: readers of a job's files load no replica code
+    from .replica import Replica
+
 
 # The kubelet's wait before restarting a crashed container in place (OnFailure, Always):
 # 10 s, doubling after each restart, at most 5 min (the kubelet's CrashLoopBackOff). The

@@ -24,13 +24,15 @@ kubeflow/trainer pkg/), as its supervisor consults them:
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...kinds.pytorchjob import PYTORCHJOB
 from ...kinds.pytorchjob.status import state_of
 from ..base import JobState
 from .controller import Controller, PodCleanup
-from .replica import Replica
+
+if TYPE_CHECKING:  # the supervisor's nodes: readers of a job's files load no replica code
+    from .replica import Replica
 
 # Local jobs have no namespace; the operator's texts for Worker-only jobs name one.
 NAMESPACE = "default"

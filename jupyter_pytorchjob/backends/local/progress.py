@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -105,6 +104,8 @@ class ProgressTracker:
         self.reported: ProgressReading | None = None
         self._unrecorded: list[ProgressReading] = []  # reports not in the history yet
         self.progress: JobProgress | None = None
+        import threading  # the supervisor's: readers of job.json (``ptjob list``) need none
+
         self._lock = threading.Lock()
         self.wire: dict[str, Any] | None = None  # the progress as last merged
         self._history_written = 0.0

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...job.messages import Message, coded_wire, msg
 from ...processes import ProcessIdentity
-from .plan import NodePlan
+
+if TYPE_CHECKING:  # the supervisor's; readers of a job's files (``ptjob list``) load neither
+    import asyncio
+
+    from .plan import NodePlan
 
 
 @dataclass

@@ -21,18 +21,16 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..archive import tail_offset
 from ..base import JobNotFound
+
+# What only writers and log readers use (tempfile, shutil, secrets, datetime, the archive)
+# is imported where they use it: a list of the jobs (``ptjob list``) reads JSON only.
 
 ROOT_ENV = "PTJOB_HOME"
 #: In each job's directory: what ``JobDir.lock`` locks.
@@ -58,6 +56,8 @@ def default_volume_root() -> Path:
 
 def timestamp(when: float | None = None) -> str:
     """RFC 3339 with microseconds, as the kubelet prefixes log lines."""
+    from datetime import datetime, timezone
+
     moment = datetime.fromtimestamp(time.time() if when is None else when, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -71,6 +71,8 @@ def strip_stamp(line: str) -> str:
 def read_log_tail(path: Path, lines: int) -> list[str]:
     """The last ``lines`` lines of a job's log file, without their timestamps; none if
     it is gone."""
+    from ..archive import tail_offset
+
     try:
         with path.open("rb") as f:
             f.seek(tail_offset(path, lines))
@@ -81,15 +83,18 @@ def read_log_tail(path: Path, lines: int) -> list[str]:
     return [strip_stamp(line) for line in text.split("\n") if line]
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any, *, indent: int | None = 1) -> None:
     """Replace ``path`` with ``data`` at once. The temporary file is this call's own
     (threads of one process wrote each other's halves into a shared one), and is on
-    disk before the rename, so a crash leaves the old file or the new one."""
+    disk before the rename, so a crash leaves the old file or the new one. ``indent``
+    None: no line breaks (a file read far more often than by a person)."""
+    import tempfile
+
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp = Path(name)
     try:
         with os.fdopen(fd, "w") as file:
-            file.write(json.dumps(data, indent=1))
+            file.write(json.dumps(data, indent=indent))
             file.flush()
             os.fsync(file.fileno())
         tmp.replace(path)
@@ -185,6 +190,9 @@ class JobDir:
         directory is renamed away under the lock first, so no writer waiting for the
         lock writes into it afterwards, and no lock file is created in it again while
         it is being emptied (that left a directory the name could not be reused for)."""
+        import secrets
+        import shutil
+
         with self.lock():
             grave = self.path.with_name(f".removed-{self.name}-{secrets.token_hex(4)}")
             self.path.rename(grave)

@@ -50,17 +50,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...job.failure import JobFailure, failure_hint, failure_message, failure_tail, signal_name
-from ...job.messages import msg
+from ...job.failure import (
+    ALONE_GRACE,
+    JobFailure,
+    NodeRun,
+    failure_hint,
+    failure_message,
+    failure_tail,
+    signal_name,
+    waiting_for_peers,
+)
+from ...job.messages import coded_wire, msg
 from ...job.progress import chief_replica
 from ...kinds import kind_named
 from ...kinds.manifests import LOGDIR_ENV
 from ...kinds.pytorchjob import PYTORCHJOB
-from ...processes import ProcessIdentity, become_subreaper, die_with_parent
+from ...processes import ProcessIdentity, become_subreaper, die_with_parent, load_prctl
 from ..base import JobState
 from . import index, watchdog
 from .controller import Controller
-from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY
+from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .kubelet import CRASH_BACK_OFF, CrashLoopBackOff
 from .logpump import pump
 from .plan import plans_from_wire
@@ -76,9 +85,6 @@ STRAYS_EVERY = 10  # polls between looks for what finished nodes left behind
 PROGRESS_EVERY = 5  # polls between reads of the job's progress (log, event files)
 SAVE_PATIENCE = 600.0  # seconds a finished job waits for room to record its end
 FAILURE_SCAN_LINES = 400  # of the failing run's log, searched for its traceback
-# Seconds nodes restarted after all their peers exited wait before the job says it cannot
-# complete (``check_alone``; job.json's ``alone_grace``, a test knob, overrides it).
-ALONE_GRACE = 60.0
 
 
 @dataclass
@@ -473,30 +479,28 @@ class Supervisor:
         self.check_alone(now)
 
     def check_alone(self, now: float) -> None:
-        """Nodes restarted after every peer had exited for good (OnFailure: a master that
-        failed after the workers succeeded) wait for a rendezvous nobody comes to, and the
-        job stays Running for ever, as the operator's does: once they have waited
-        ``alone_grace`` seconds, the job's ``message`` says so (gone when it no longer
-        holds)."""
-        waiting = None if self.state.finished or self.suspended else waiting_alone(self.replicas)
-        message = None
-        if waiting is not None and now - max(r.started or now for r in waiting[0]) >= float(
-            self.job.get("alone_grace", ALONE_GRACE)
-        ):
-            alone, peers = waiting
-            message = (
-                f"{', '.join(r.plan.replica for r in alone)} restarted after "
-                f"{'its peers' if len(alone) == 1 else 'their peers'} "
-                f"({', '.join(f'{r.plan.replica} {r.phase}' for r in peers)}) had exited "
-                "and waits for them: the job cannot complete; delete it"
-            )
-        if message != self.job.get(MESSAGE_KEY):
-            if message is None:
-                self.job.pop(MESSAGE_KEY, None)
-            else:
-                self.job[MESSAGE_KEY] = message
-                self.jobdir.add_event("Warning", "WaitingForPeers", message, self.name)
-            self.save()
+        """Nodes restarted in place whose peers have all ended wait for ever, and the job
+        stays Running, as the operator's does (``waiting_for_peers``): once they have
+        been alone ``alone_grace`` seconds, the job's ``waiting`` and ``message`` say so,
+        with a warning event (gone when it no longer holds)."""
+        waiting = None
+        if not self.state.finished and not self.suspended:
+            grace = float(self.job.get("alone_grace", ALONE_GRACE))  # a test knob
+            runs = [node_run(r) for r in self.replicas.values()]
+            waiting = waiting_for_peers(runs, now, grace)
+        wire = None if waiting is None else waiting.to_wire()
+        if wire == self.job.get(WAITING_KEY):
+            return
+        message = coded_wire(MESSAGE_KEY, None if waiting is None else waiting.message)
+        if waiting is None:
+            self.job.pop(WAITING_KEY, None)
+            for key in message:
+                self.job.pop(key, None)
+        else:
+            self.job[WAITING_KEY] = wire
+            self.job.update(message)  # its code too, for JupyterLab to translate
+            self.jobdir.add_event("Warning", waiting.reason, str(waiting.message), self.name)
+        self.save()
 
     def last_written(self, replica: Replica) -> float:
         """When the node's log last changed (0 without one)."""
@@ -584,19 +588,16 @@ def failure_summary(
     )
 
 
-def waiting_alone(replicas: dict[str, Replica]) -> tuple[list[Replica], list[Replica]] | None:
-    """The running nodes and their peers, when every running node started after each of
-    its peers had exited for good (no restart to come); None otherwise."""
-    running = [r for r in replicas.values() if r.alive]
-    peers = [r for r in replicas.values() if not r.alive]
-    if not running or not peers:
-        return None
-    if any(r.phase not in ("Succeeded", "Failed") or r.back_off_until is not None for r in peers):
-        return None  # a peer is still to start, or to start again
-    last_end = max(r.ended or 0.0 for r in peers)
-    if all(r.started is not None and r.started > last_end for r in running):
-        return running, peers
-    return None
+def node_run(replica: Replica) -> NodeRun:
+    """The node's runs as its pod would show them."""
+    return NodeRun(
+        name=replica.plan.replica,
+        phase=replica.phase,
+        running_since=replica.started if replica.alive else None,
+        ended=replica.ended,
+        restarted=replica.restarts > 0,
+        restarting=replica.back_off_until is not None,
+    )
 
 
 async def amain(path: Path) -> None:
@@ -656,6 +657,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0])
     daemonize(JobDir(path).supervisor_log)
+    load_prctl()  # before any fork: the nodes' preexec_fn (die_with_parent) uses it
     become_subreaper()
     child = os.fork()
     if child == 0:

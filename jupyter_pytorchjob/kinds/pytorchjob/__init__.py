@@ -10,17 +10,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...job.errors import FieldError
-from ...job.spec import JobSpec, max_name_length
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
-from ..manifests import unexpressed
 from . import status
-from .environment import replica_env
-from .manifest import PLACES, build_manifest, parse_manifest, script_launcher
-from .webhook import check_manifest
+
+# The manifest code (``manifest``, ``webhook``, ``environment``) is imported by the
+# methods using it: reading a job's state needs only ``status`` (see ``kinds.base``).
+if TYPE_CHECKING:
+    from ...job.errors import FieldError
+    from ...job.spec import JobSpec
 
 
 class PyTorchJobKind(JobKind):
@@ -31,24 +31,39 @@ class PyTorchJobKind(JobKind):
     container = status.CONTAINER
     controller = "training-operator"
     installed_by = "Kubeflow Training Operator v1"
-    unsupported_fields = unexpressed(PLACES)
+
+    def unsupported_fields(self) -> frozenset[str]:
+        from ..manifests import unexpressed
+        from .manifest import PLACES
+
+        return unexpressed(PLACES)
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
+        from .manifest import build_manifest
+
         return build_manifest(spec, namespace=namespace)
 
     def parse(self, manifest: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
+        from .manifest import parse_manifest
+
         return parse_manifest(manifest, gpu_resource=gpu_resource)
 
     def check(self, manifest: Mapping[str, Any]) -> list[FieldError]:
+        from .webhook import check_manifest
+
         return check_manifest(manifest)
 
     def suspend_patch(self, suspend: bool) -> dict[str, Any]:
         return {"spec": {"runPolicy": {"suspend": suspend}}}
 
     def max_name_length(self, spec: JobSpec) -> int:
+        from ...job.spec import max_name_length
+
         return max_name_length(spec.nodes, master=spec.master)
 
     def script_launcher(self, spec: JobSpec) -> str:
+        from .manifest import script_launcher
+
         return script_launcher(spec)
 
     def local_nodes(
@@ -56,6 +71,8 @@ class PyTorchJobKind(JobKind):
     ) -> list[LocalNode]:
         """The Master (if any), then the Workers, with the operator's env
         (``environment.replica_env``); a pod's hostname is its name."""
+        from .environment import replica_env
+
         name = manifest["metadata"]["name"]
         nodes = []
         for rtype, rspec in sorted(

@@ -11,41 +11,57 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...job.errors import FieldError
-from ...job.spec import JobSpec
+from ...job.failure import NodeRun
 from ...job.status import JobInfo
 from ..base import JobKind, LocalNode
-from ..manifests import unexpressed
-from . import environment, manifest, rules, runtimes, status
+from . import status
+
+# The manifest code (``manifest``, ``rules``, ``environment``, ``runtimes``) is imported by
+# the methods using it: reading a job's state needs only ``status`` (see ``kinds.base``).
+if TYPE_CHECKING:
+    from ...job.errors import FieldError
+    from ...job.spec import JobSpec
+    from .runtimes import Runtime
 
 
 class TrainJobKind(JobKind):
-    kind = manifest.KIND
-    group = manifest.GROUP
-    version = manifest.VERSION
+    kind = status.KIND
+    group = status.GROUP
+    version = status.VERSION
     plural = "trainjobs"
-    container = manifest.NODE
+    container = status.NODE
     controller = "jobset"
     installed_by = "Kubeflow Trainer v2"
-    unsupported_fields = unexpressed(manifest.PLACES)
+
+    def unsupported_fields(self) -> frozenset[str]:
+        from ..manifests import unexpressed
+        from .manifest import PLACES
+
+        return unexpressed(PLACES)
 
     def build(self, spec: JobSpec, *, namespace: str | None = None) -> dict[str, Any]:
-        return manifest.build_manifest(spec, namespace=namespace)
+        from .manifest import build_manifest
+
+        return build_manifest(spec, namespace=namespace)
 
     def parse(self, manifest_: Mapping[str, Any], *, gpu_resource: str | None = None) -> JobSpec:
-        return manifest.parse_manifest(manifest_, gpu_resource=gpu_resource)
+        from .manifest import parse_manifest
+
+        return parse_manifest(manifest_, gpu_resource=gpu_resource)
 
     def check(self, manifest_: Mapping[str, Any]) -> list[FieldError]:
-        return rules.check_manifest(manifest_)
+        from .rules import check_manifest
 
-    def runtime_problems(
-        self, manifest_: Mapping[str, Any], runtime: runtimes.Runtime
-    ) -> list[FieldError]:
+        return check_manifest(manifest_)
+
+    def runtime_problems(self, manifest_: Mapping[str, Any], runtime: Runtime) -> list[FieldError]:
         """What the Trainer and JobSet refuse of ``manifest_`` on ``runtime`` that the
         manifest alone does not show: an initializer the runtime has no job for, a name too
         long for the runtime's replicated jobs (its initializers)."""
+        from . import rules
+
         return [
             *rules.initializer_problems(manifest_, runtime.initializers, runtime.name),
             *rules.name_problems(manifest_, runtime.replicated_jobs),
@@ -55,15 +71,21 @@ class TrainJobKind(JobKind):
         return {"spec": {"suspend": suspend}}
 
     def max_name_length(self, spec: JobSpec) -> int:
-        return rules.max_name_length(spec.nodes)
+        from .rules import max_name_length
+
+        return max_name_length(spec.nodes)
 
     def script_launcher(self, spec: JobSpec) -> str:
-        return manifest.SCRIPT_LAUNCHER
+        from .manifest import SCRIPT_LAUNCHER
+
+        return SCRIPT_LAUNCHER
 
     def local_nodes(
         self, manifest_: Mapping[str, Any], *, master_addr: str, master_port: int
     ) -> list[LocalNode]:
-        return environment.local_nodes(manifest_, master_addr=master_addr, master_port=master_port)
+        from .environment import local_nodes
+
+        return local_nodes(manifest_, master_addr=master_addr, master_port=master_port)
 
     def pod_selector(self, name: str | None = None) -> str:
         """The pods of the ``node`` job and of the initializer jobs (their own replicas,
@@ -83,6 +105,10 @@ class TrainJobKind(JobKind):
         """An initializer's container is named as its replicated job (the runtime webhook
         requires it), a node's is ``node``."""
         return status.replicated_job(pod)
+
+    def node_runs(self, pods: Sequence[Mapping[str, Any]]) -> list[NodeRun]:
+        """The ``node`` job's pods only: the initializers are done before, no peers."""
+        return super().node_runs([p for p in pods if status.replicated_job(p) == status.NODE])
 
     def event_sources(
         self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]

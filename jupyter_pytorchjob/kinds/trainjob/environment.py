@@ -16,8 +16,7 @@ from typing import Any
 
 from ...job import k8s_rules as rules
 from ..base import LocalNode
-from ..manifests import SCRIPT_ENV
-from .manifest import NODE
+from .status import NODE
 
 MASTER_PORT = 29500  # constants.ContainerTrainerPort
 # A Job's pods count toward its backoffLimit; the shipped runtimes leave it at the Job
@@ -78,6 +77,8 @@ def local_nodes(
     (``<job>-node-0-<i>``), and its env: ``trainer.env`` (plain values; the script travels
     in a file locally, not in ``PTJOB_SCRIPT``), then ``PET_*`` with ``PET_NODE_RANK`` the
     completion index."""
+    from ..manifests import SCRIPT_ENV
+
     name = manifest["metadata"]["name"]
     trainer: Mapping[str, Any] = (manifest.get("spec") or {}).get("trainer") or {}
     nodes = node_count(trainer)

@@ -78,15 +78,11 @@ from ..manifests import (
     write_pod_fields,
 )
 from .rules import TUNE_RUN, check_manifest, sdk_limits_problem
+from .status import GROUP, KIND, NODE, VERSION
 
-GROUP = "trainer.kubeflow.org"
-VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
-KIND = "TrainJob"
 DEFAULT_RUNTIME = "torch-distributed"
 RUNTIME_KIND = "ClusterTrainingRuntime"
-# The replicated job and container the torch runtimes train in (torch_distributed.yaml).
-NODE = "node"
 # Our runtime patch: a domain-prefixed manager, as the JobSet plugin requires.
 MANAGER = "pytorchjob.jupyter.org/ptjob"
 UNBUFFERED = "PYTHONUNBUFFERED"

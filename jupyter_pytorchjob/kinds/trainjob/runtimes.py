@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...job.messages import Message, coded_wire, msg
-from .manifest import NODE
+from .status import NODE
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 SUPPORT_LABEL = "trainer.kubeflow.org/support"

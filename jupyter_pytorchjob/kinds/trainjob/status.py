@@ -18,10 +18,14 @@ from typing import Any
 from ...job.messages import Message, msg
 from ...job.progress import JobProgress, ProgressSource, merge, reading_from_trainer_status
 from ...job.status import JobInfo, JobState, ReplicaInfo
-from ..manifests import LOGDIR_ANNOTATION
 from ..pods import epoch, pod_replica, read_conditions, unschedulable
-from .manifest import NODE
 
+# The API's names (here, not in ``manifest``: reading a job's state loads no manifest code).
+GROUP = "trainer.kubeflow.org"
+VERSION = "v1alpha1"
+KIND = "TrainJob"
+# The replicated job and container the torch runtimes train in (torch_distributed.yaml).
+NODE = "node"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -148,6 +152,8 @@ def gpus_per_node(trainer: Mapping[str, Any]) -> int:
 def job_info(
     job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], *, with_manifest: bool = False
 ) -> JobInfo:
+    from ..manifests import LOGDIR_ANNOTATION  # manifest code: loaded once a cluster is read
+
     meta = job.get("metadata") or {}
     spec = job.get("spec") or {}
     status = job.get("status") or {}

@@ -1,0 +1,99 @@
+"""The log websocket's batching (``handlers.send_batches``), driven by a stream of log
+chunks and a writer that takes its time: what the messages hold, and that a stream with
+much to give never keeps the event loop to itself, nor do many streams together
+(``backends.loopshare``; #28: the server's loop never stalls)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+from jupyter_pytorchjob.backends.base import LogChunk
+from jupyter_pytorchjob.backends.loopshare import BUDGET, LoopShare
+from jupyter_pytorchjob.handlers import BATCH_BYTES, send_batches
+
+TEXT = "x" * 1023 + "\n"
+
+
+async def chunks(count: int, lines: int) -> AsyncIterator[LogChunk]:
+    for i in range(count):
+        yield LogChunk("master-0", TEXT * lines, (i + 1) * len(TEXT) * lines)
+
+
+async def test_a_message_holds_at_most_its_share_of_text_and_nothing_is_lost() -> None:
+    """A writer slower than the stream: the chunks that arrive meanwhile wait for the next
+    message, up to ``BATCH_BYTES`` of text (then the reader waits), every chunk once."""
+    messages: list[list[dict[str, object]]] = []
+
+    async def write(message: str) -> None:
+        messages.append(json.loads(message)["chunks"])
+        for _ in range(100):  # the socket is slow: the reader gets many turns meanwhile
+            await asyncio.sleep(0)
+
+    await send_batches(chunks(40, 64), write)  # 40 chunks of 64 KiB
+    assert [c["offset"] for m in messages for c in m] == [(i + 1) * 64 * 1024 for i in range(40)]
+    largest = max(sum(len(str(c["text"])) for c in m) for m in messages)
+    assert largest <= BATCH_BYTES + 64 * 1024
+    assert len(messages) < 40  # batched all the same
+
+
+async def test_a_stream_with_much_to_give_lets_the_loop_turn() -> None:
+    """A backend that takes a while for each chunk (a merge, a decode): the reader gives
+    other tasks a turn of the loop once its steps have spent their share of one
+    (``loopshare.BUDGET``) instead of taking every chunk in one step."""
+    turns: list[int] = []
+    produced = [0]
+
+    async def slow(count: int) -> AsyncIterator[LogChunk]:
+        for i in range(count):
+            busy = time.perf_counter() + BUDGET / 2  # CPU work, no await
+            while time.perf_counter() < busy:
+                pass
+            produced[0] += 1
+            yield LogChunk("master-0", TEXT, i + 1)
+
+    async def other_task() -> None:
+        await asyncio.sleep(0)
+        turns.append(produced[0])
+
+    async def write(message: str) -> None:
+        pass
+
+    other = asyncio.ensure_future(other_task())
+    await send_batches(slow(20), write)
+    await other
+    assert turns and turns[0] < 20  # it ran while the stream still had chunks to give
+
+
+async def test_many_streams_ready_at_once_share_each_turn_of_the_loop() -> None:
+    """Ten streams with a step ready in every turn, each step half the budget: a turn of
+    the loop runs about two of them and puts the others off, so that what else waits on
+    the loop (here a task ticking once per turn) comes between them; every step runs."""
+    share = LoopShare()
+    events: list[str] = []
+    done = asyncio.Event()
+
+    async def stream() -> None:
+        for _ in range(3):
+            await share.turn()
+            busy = time.perf_counter() + share.budget / 2
+            while time.perf_counter() < busy:
+                pass
+            events.append("step")
+            await asyncio.sleep(0)
+
+    async def ticker() -> None:
+        while not done.is_set():
+            events.append("tick")
+            await asyncio.sleep(0)
+
+    tick = asyncio.ensure_future(ticker())
+    await asyncio.gather(*(stream() for _ in range(10)))
+    done.set()
+    await tick
+    assert events.count("step") == 30
+    between = "".join("s" if e == "step" else "|" for e in events).split("|")
+    # Two turns' steps at most between two ticks: the ticker runs once in each turn.
+    assert max(map(len, between)) <= 4
