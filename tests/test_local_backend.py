@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from jupyter_pytorchjob.backends import BackendError, JobExists, JobNotFound, JobState
-from jupyter_pytorchjob.backends.local import LocalBackend
+from jupyter_pytorchjob.backends.local import LocalBackend, index
 from jupyter_pytorchjob.processes import free_port, pid_alive
 
-from .local_jobs import EXAMPLES, backend, collect_logs, finished_with_every_node
+from .local_jobs import EXAMPLES, backend, collect_logs, eventually, finished_with_every_node
 from .local_jobs import make_spec as spec
 
 # ``backend`` deletes every job left in teardown, also when a test fails: no supervisor
@@ -208,6 +208,69 @@ async def test_clean_pod_policy_after_the_master_succeeds(
     else:
         assert (worker.phase, worker.exit_code) == ("Running", None)
     await backend.delete_job(name)
+
+
+# The master hands over to the worker only once the supervisor is recording the master's
+# end: its helper in the master's process group is stopped then (a container's processes
+# end with its main process), while a helper in a session of its own holds the master's
+# output open until no node runs. So the worker always ends while the master's end is
+# being recorded - the moment a job whose master succeeded first was last seen in.
+ENDS_WHILE_THE_MASTER_IS_RECORDED = """\
+import os, pathlib, subprocess, sys, time
+handoff = pathlib.Path(os.environ["HANDOFF"])
+sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+if os.environ["RANK"] == "0":
+    in_group = subprocess.Popen(sleeper)
+    subprocess.Popen(sleeper, start_new_session=True)
+    (handoff / "pid.tmp").write_text(str(in_group.pid))
+    (handoff / "pid.tmp").rename(handoff / "pid")
+    sys.exit(0)
+
+def stopped(pid):
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+end = time.monotonic() + 60
+while not (handoff / "pid").exists() and time.monotonic() < end:
+    time.sleep(0.01)
+pid = int((handoff / "pid").read_text())
+while not stopped(pid) and time.monotonic() < end:
+    time.sleep(0.01)
+print("the master's helper was stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize("policy", ["None", "Running"])
+async def test_a_worker_ending_while_the_masters_end_is_recorded_is_recorded(
+    backend: LocalBackend, tmp_path: Path, policy: str
+) -> None:
+    """A job is settled (its supervisor gone, indexed) only once every node's end is
+    recorded: a worker that exits by itself after the master succeeded is Succeeded,
+    never left Running in the job's files and index (where a list would never see it
+    settled), nor taken for a pod cleanPodPolicy Running deleted (it had completed)."""
+    handoff = tmp_path / "handoff"
+    handoff.mkdir()
+    body = {"cleanPodPolicy": policy, "env": {"HANDOFF": str(handoff)}}
+    await backend.submit(
+        spec(name="handoff", nodes=2, script=ENDS_WHILE_THE_MASTER_IS_RECORDED, **body)
+    )
+    assert (await backend.wait("handoff", timeout=60)).state is JobState.SUCCEEDED
+
+    def indexed() -> dict[str, Any] | None:
+        return index.read_index(backend.jobs_dir).get("handoff")
+
+    assert await eventually(indexed, timeout=60), "the supervisor never settled the job"
+    entry = indexed()
+    assert entry is not None
+    phases = {name: (r["phase"], r["exit_code"]) for name, r in entry["replicas"].items()}
+    assert phases == {"master-0": ("Succeeded", 0), "worker-0": ("Succeeded", 0)}
+    [listed] = await backend.list_jobs()
+    assert [(r.phase, r.exit_code) for r in listed.replicas] == [("Succeeded", 0)] * 2
+    logs = await collect_logs(backend, "handoff")
+    assert "the master's helper was stopped" in logs["worker-0"]
 
 
 FAIL = "import sys; print('about to fail', flush=True); sys.exit(3)"

@@ -41,6 +41,7 @@ from ..base import (
     unknown_replica,
 )
 from . import index
+from .controller import job_settled
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .progress import progress_of, read_history
 from .store import JobDir, default_root, default_volume_root, read_json, write_json
@@ -347,7 +348,7 @@ class LocalBackend(Backend):
                                 jobdir.path, job, replicas, entry.inode()
                             )
                     jobs.append(info)
-                    if info.state.finished and all(r.phase != "Running" for r in info.replicas):
+                    if job_settled(info.state, (r.phase for r in info.replicas)):
                         finished[name] = (key, info)
         self._finished = finished
         if settled:
@@ -692,10 +693,11 @@ class LocalBackend(Backend):
     def _settled(self, jobdir: JobDir) -> bool:
         """The job is finished and no node process is left to write."""
         job = read_json(jobdir.job, {})
-        if not JobState(job.get("state", "Created")).finished:
+        state = JobState(job.get("state", "Created"))
+        if not state.finished:
             return "supervisor" in job and supervision_gone(job)
         replicas = read_json(jobdir.replicas, {})
-        return all(r.get("phase") != "Running" for r in replicas.values())
+        return job_settled(state, (r.get("phase") for r in replicas.values()))
 
 
 def read_blocks(reads: list[tuple[Path, int]], size: int = BLOCK) -> list[tuple[bytes, int, bool]]:
@@ -772,8 +774,7 @@ def is_settled(info: JobInfo, job: dict[str, Any]) -> bool:
     """Nothing will write the job's files any more: finished, no node running, its
     supervisor and watchdog gone (only a delete changes it now)."""
     return (
-        info.state.finished
-        and all(r.phase != "Running" for r in info.replicas)
+        job_settled(info.state, (r.phase for r in info.replicas))
         and "supervisor" in job
         and supervision_gone(job)
     )

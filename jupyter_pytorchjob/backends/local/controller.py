@@ -11,6 +11,7 @@ class methods alone, without a supervisor."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,6 +37,15 @@ class Nodes(Protocol):
     def save(self) -> bool: ...
 
     def summarise_failure(self, reason: str, message: str) -> None: ...
+
+
+def job_settled(state: JobState, phases: Iterable[str]) -> bool:
+    """The job is finished and no node is Running: every node's end is recorded (a
+    process that exited is Running until its supervisor has recorded it; one in back-off
+    settles or stops in the clean-up), so nothing but a delete changes its files. The one
+    criterion: the supervisor ends (and indexes the job) on it, readers take the job as
+    settled on it."""
+    return state.finished and all(phase != "Running" for phase in phases)
 
 
 @dataclass(frozen=True)

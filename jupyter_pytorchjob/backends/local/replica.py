@@ -46,6 +46,17 @@ class Replica:
         """Its process is not yet reaped."""
         return self.process is not None and self.process.returncode is None
 
+    @property
+    def end_unrecorded(self) -> bool:
+        """Its process has exited and its end is not yet recorded: still Running, not
+        waiting out a back-off (asyncio reaps a process whenever the loop runs)."""
+        return (
+            self.process is not None
+            and self.process.returncode is not None
+            and self.phase == "Running"
+            and self.back_off_until is None
+        )
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "phase": self.phase,

@@ -68,7 +68,7 @@ from ...kinds.pytorchjob import PYTORCHJOB
 from ...processes import ProcessIdentity, become_subreaper, die_with_parent, load_prctl
 from ..base import JobState
 from . import index, watchdog
-from .controller import Controller
+from .controller import Controller, job_settled
 from .controllers import CONTROLLERS, FAILURE_KEY, MESSAGE_KEY, WAITING_KEY
 from .kubelet import CRASH_BACK_OFF, CrashLoopBackOff
 from .logpump import pump
@@ -320,8 +320,15 @@ class Supervisor:
         self, replica: Replica, reason: str, *, phase: str = "Deleted", ended_too: bool = False
     ) -> None:
         """Stop the node as its pod is deleted (SIGTERM, SIGKILL after a grace period).
-        A node that has ended (not in back-off) keeps its phase unless ``ended_too``."""
+        A node that has ended (not in back-off) keeps its phase unless ``ended_too``; one
+        whose end is not yet recorded ended by itself first: it is recorded, as its pod's
+        phase would show it (cleanPodPolicy Running deletes only Running pods,
+        common/job.go:41-69)."""
         process = replica.process
+        if replica.end_unrecorded:
+            assert process is not None and process.returncode is not None
+            await self.finish_replica(replica, exit_code(process.returncode))
+            self.save()
         if not ended_too and replica.phase not in ("Pending", "Running"):
             return
         replica.back_off_until = None
@@ -405,8 +412,8 @@ class Supervisor:
     # -- main loop --------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Run the job until it is finished and no node is left, or its TTL expired
-        (then the job directory is removed)."""
+        """Run the job until it is settled (``job_settled``: finished, every node's end
+        recorded), or its TTL expired (then the job directory is removed)."""
         self.job.update(watchdog.identities())
         self.save()
         self.progress.serve()
@@ -434,13 +441,18 @@ class Supervisor:
                 if ttl is not None and time.time() >= self.job["finished"] + ttl:
                     await self.expire()
                     return
-                if ttl is None and not any(r.alive for r in self.replicas.values()):
+                # Not on the processes alone: one may have exited (reaped while another
+                # node's end was being recorded) with its end not yet recorded.
+                if ttl is None and job_settled(self.state, self.phases()):
                     break
             await asyncio.sleep(POLL)
         await self.progress.finish()
         await self.save_eventually()
-        if self.state.finished and not self.stopping and not self.unsaved:
+        if job_settled(self.state, self.phases()) and not self.stopping and not self.unsaved:
             self.add_to_index()
+
+    def phases(self) -> list[str]:
+        return [r.phase for r in self.replicas.values()]
 
     def add_to_index(self) -> None:
         """The job is settled (finished, no node left, this the last write): listing
@@ -458,14 +470,7 @@ class Supervisor:
         """Nodes that ended (in the order they last wrote: the first to fail is the
         failure's, even if its peers ended within the same poll), back-offs that are
         over, the deadline."""
-        ended = [
-            replica
-            for replica in self.replicas.values()
-            if replica.process is not None
-            and replica.process.returncode is not None
-            and replica.phase == "Running"
-            and replica.back_off_until is None
-        ]
+        ended = [replica for replica in self.replicas.values() if replica.end_unrecorded]
         for replica in sorted(ended, key=self.last_written):
             assert replica.process is not None and replica.process.returncode is not None
             await self.on_exit(replica, exit_code(replica.process.returncode))
