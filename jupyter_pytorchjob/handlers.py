@@ -380,12 +380,13 @@ class LogQuery:
     tail: int | None = None
     previous: bool = False
     since: dict[str, int] | None = None
+    timestamps: bool = False
 
     @classmethod
     def from_arguments(cls, argument: Callable[[str], str | None]) -> LogQuery:
         """``JobSpecInvalid`` naming the parameter when one is not what it must be."""
         flags = {}
-        for name in ("follow", "previous"):
+        for name in ("follow", "previous", "timestamps"):
             value = (argument(name) or "").lower()
             if value not in _FLAGS:
                 raise _query_error(name, msg("query_flag", got=repr(value[:20])))
@@ -403,6 +404,7 @@ class LogQuery:
             tail=tail,
             previous=flags["previous"],
             since=_since(since_arg) if since_arg else None,
+            timestamps=flags["timestamps"],
         )
 
 
@@ -431,8 +433,9 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """``GET jobs/{name}/logs``: the job's log, as a websocket or as plain text.
 
     Query: ``follow`` (1/0), ``tail`` (lines per replica), ``replica``, ``previous``
-    (1/0) and ``since`` (JSON ``{replica: offset}`` of the last message seen, to
-    resume after a disconnect without duplicates).
+    (1/0), ``since`` (JSON ``{replica: offset}`` of the last message seen, to
+    resume after a disconnect without duplicates) and ``timestamps`` (1/0: each
+    chunk's ``times``, each plain-text line after its time).
 
     Websocket: messages ``{chunks: [{replica, text, offset, previous}, ...]}`` for log
     lines (batched: ``send_batches``), then
@@ -525,6 +528,7 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             tail=query.tail,
             previous=query.previous,
             since=query.since,
+            timestamps=query.timestamps,
         )
 
     async def _stream(self, name: str) -> None:

@@ -271,6 +271,9 @@ export class PyTorchJobClient {
     if (query.since && Object.keys(query.since).length > 0) {
       params.since = JSON.stringify(query.since);
     }
+    if (query.timestamps) {
+      params.timestamps = '1';
+    }
     if (settings.appendToken && settings.token) {
       params.token = settings.token;
     }
@@ -322,6 +325,11 @@ export namespace PyTorchJobClient {
      * Resume after these offsets, per replica.
      */
     since?: Record<string, number>;
+
+    /**
+     * Each chunk with its lines' times (`ILogChunk.times`).
+     */
+    timestamps?: boolean;
   }
 }
 

@@ -6,6 +6,7 @@
 
 import { LabIcon } from '@jupyterlab/ui-components';
 
+import clockSvgstr from '../style/icons/clock.svg';
 import pytorchSvgstr from '../style/icons/pytorch.svg';
 import wrapSvgstr from '../style/icons/wrap.svg';
 
@@ -23,4 +24,12 @@ export const pytorchIcon = new LabIcon({
 export const wrapIcon = new LabIcon({
   name: 'jupyter-pytorchjob:wrap',
   svgstr: wrapSvgstr
+});
+
+/**
+ * A clock (the log viewer's *Timestamps* toggle).
+ */
+export const clockIcon = new LabIcon({
+  name: 'jupyter-pytorchjob:clock',
+  svgstr: clockSvgstr
 });

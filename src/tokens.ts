@@ -1185,6 +1185,12 @@ export interface ILogChunk {
    * A merged chunk only: where it ends in each of its replicas' logs.
    */
   offsets?: Record<string, number>;
+
+  /**
+   * Each line's time in seconds since the epoch (null for a line without a
+   * stamp), when asked for with `timestamps=1`.
+   */
+  times?: (number | null)[];
 }
 
 /**

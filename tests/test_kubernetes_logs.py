@@ -126,6 +126,36 @@ async def _enumerate(stream: Any) -> Any:
         i += 1
 
 
+async def test_timestamps_are_the_kubelets_stamps(fake_kube: Any, jp_asyncio_loop: Any) -> None:
+    """``timestamps``: each chunk's ``times`` are its lines' stamps as the kubelet gave
+    them (``timestamps=true``), in seconds since the epoch, in the merged order of two
+    replicas' lines; none without."""
+    backend = KubernetesBackend()
+    at_ns = 1_795_321_501_123_456_789  # 2026-11-22T04:25:01.123456789Z
+    try:
+        body = {"name": "stamps", "nodes": 2, "command": ["x"]}
+        await backend.submit(JobSpec.from_wire(body))
+        fake_kube.operator.run(NS, "stamps")
+        fake_kube.append_log(NS, "stamps-master-0", "pytorch", "one\ntwo\n", at_ns=at_ns)
+        fake_kube.append_log(NS, "stamps-worker-0", "pytorch", "w\n", at_ns=at_ns + 5 * 10**8)
+        fake_kube.append_log(NS, "stamps-master-0", "pytorch", "three\n", at_ns=at_ns + 10**9)
+        chunks = [c async for c in backend.logs("stamps", timestamps=True)]
+        lines = [(r, t) for c in chunks for r, run in c.runs() for t in run.splitlines()]
+        assert lines == [
+            ("master-0", "one"),
+            ("master-0", "two"),
+            ("worker-0", "w"),
+            ("master-0", "three"),
+        ]
+        times = [t for c in chunks for t in c.times or []]
+        base = 1_795_321_501.123
+        assert times == [base, base, base + 0.5, base + 1]
+        untimed = [c async for c in backend.logs("stamps")]
+        assert untimed and all(c.times is None for c in untimed)
+    finally:
+        await backend.close()
+
+
 async def test_a_pod_created_later_is_picked_up(fake_kube: Any, jp_asyncio_loop: Any) -> None:
     backend = KubernetesBackend()
     try:

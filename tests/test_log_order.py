@@ -128,6 +128,50 @@ def test_a_line_with_nothing_after_its_stamp_stays_an_empty_line() -> None:
     assert owned(merge.take()) == [("m", ""), ("w", "w"), ("m", "m")]
 
 
+def test_a_stamped_merge_gives_each_lines_time_in_the_merged_order() -> None:
+    """``stamped``: each line of a merged take gets its own time (seconds since the
+    epoch, to the ms), in the take's line order, the texts as an unstamped merge gives
+    them; a line whose stamp went back keeps its own stamp's time; no stamp, no time."""
+    m = b"2026-11-22T04:25:01.123456789Z m 0\n2026-11-22T04:25:03.5Z m 1\n"
+    w = b"2026-11-22T04:25:02Z w 0\n2026-11-22T04:25:02.000001Z\n2026-11-22T04:25:00Z back\n"
+    plain, stamped = TimeMerge(["m", "w"]), TimeMerge(["m", "w"], stamped=True)
+    for merge in (plain, stamped):
+        merge.add("m", m)
+        merge.add("w", w)
+    unstamped, taken = plain.take(), stamped.take()
+    assert taken is not None and unstamped is not None
+    assert (taken.text, taken.owners) == (unstamped.text, unstamped.owners)
+    assert unstamped.times is None
+    base = 1_795_321_500  # 2026-11-22T04:25:00Z
+    assert texts(taken) == ["m 0", "w 0", "", "back", "m 1"]
+    assert taken.times == [base + 1.123, base + 2, base + 2, base, base + 3.5]
+    # One replica's take (no owners) too; something that is no stamp has no time.
+    alone = TimeMerge(["w"], stamped=True)
+    alone.add("w", b"garbage line\n2026-11-22T04:25:04Z ok\n")
+    taken = alone.take()
+    assert taken is not None and taken.owners == ""
+    assert taken.times == [None, base + 4]
+
+
+def test_a_chunk_with_times_prints_each_line_after_its_time() -> None:
+    """The plain-text log and ``display``: each line after its RFC 3339 time (UTC, ms),
+    then its replica's tag; a line without a time has none."""
+    base = 1_795_321_500
+    chunk = LogChunk.merged(
+        ("m", "w"), "a\nb\n\rc\n", "010", (1, 2), times=[base + 1.5, None, base + 2.25]
+    )
+    assert chunk.display(prefix=True) == (
+        "2026-11-22T04:25:01.500Z m | a\n"
+        "w | b\n"
+        "2026-11-22T04:25:02.250Z m | \r2026-11-22T04:25:02.250Z m | c\n"
+    )
+    assert chunk.display(prefix=False) == (
+        "2026-11-22T04:25:01.500Z a\nb\n2026-11-22T04:25:02.250Z \r2026-11-22T04:25:02.250Z c\n"
+    )
+    assert chunk.to_wire()["times"] == [base + 1.5, None, base + 2.25]
+    assert "times" not in LogChunk.merged(("m", "w"), "a\n", "0", (1, 2)).to_wire()
+
+
 def test_undecodable_bytes_are_replaced_and_counted_as_read() -> None:
     merge = TimeMerge(["m", "w"])
     merge.opened("m")

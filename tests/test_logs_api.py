@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,7 @@ BAD_QUERIES = [
     ({"tail": json.dumps({"a": 1})}, "tail"),
     ({"tail": "9" * 400}, "tail"),
     ({"follow": "maybe"}, "follow"),
+    ({"timestamps": "maybe"}, "timestamps"),
 ]
 
 
@@ -107,6 +109,29 @@ async def test_resuming_at_every_message_offset_repeats_nothing(
         assert rest[-1] == {"end": True}
 
 
+async def test_timestamps_give_each_line_its_time(jp_ws_fetch: Any, finished_job: str) -> None:
+    """``timestamps=1``: each chunk's ``times``, one per line (the log's own stamps, in
+    seconds since the epoch; merged chunks too); without it, none (the viewer's toggle)."""
+    messages = await socket_messages(jp_ws_fetch, finished_job, timestamps="1")
+    chunks = [m for m in messages if "text" in m]
+    assert chunks
+    seen: dict[str, list[float]] = {}
+    for chunk in chunks:
+        assert len(chunk["times"]) == len(chunk["text"].splitlines()), chunk
+        owners = chunk.get("owners") or "0" * len(chunk["times"])
+        replicas = chunk.get("replicas") or [chunk["replica"]]
+        for owner, when in zip(owners, chunk["times"], strict=True):
+            seen.setdefault(replicas[ord(owner) - ord("0")], []).append(when)
+    assert set(seen) == {"master-0", "worker-0"}
+    for times in seen.values():
+        assert len(times) == 5
+        assert times == sorted(times)  # each replica's lines in its own time order
+        assert time.time() - 300 < times[0] <= times[-1] <= time.time()
+    untimed = await socket_messages(jp_ws_fetch, finished_job)
+    assert not any("times" in m for m in untimed)
+    assert [m["text"] for m in untimed if "text" in m] == [c["text"] for c in chunks]
+
+
 # -- plain HTTP --------------------------------------------------------------------------
 
 
@@ -125,6 +150,14 @@ async def test_plain_text_logs_of_a_finished_job(jp_fetch: Any, finished_job: st
         ]
     one = await plain(jp_fetch, finished_job, replica="worker-0")
     assert one.body.decode().splitlines() == [f"line {i}" for i in range(5)]
+    # With timestamps: each line after its time, as `kubectl logs --timestamps` prints it.
+    stamped = await plain(jp_fetch, finished_job, replica="worker-0", timestamps="1")
+    stamped_lines = stamped.body.decode().splitlines()
+    assert len(stamped_lines) == 5
+    for i, line in enumerate(stamped_lines):
+        stamp, _, text = line.partition(" ")
+        assert text == f"line {i}" and stamp.endswith("Z"), line
+        assert abs(datetime.fromisoformat(stamp).timestamp() - time.time()) < 300
     tail = await plain(jp_fetch, finished_job, tail="2")
     assert sorted(tail.body.decode().splitlines()) == [
         "master-0 | line 3",

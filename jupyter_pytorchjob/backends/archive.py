@@ -191,6 +191,7 @@ async def read_archive(
     previous: bool = False,
     since: Mapping[str, int] | None = None,
     tail: int | None = None,
+    timestamps: bool = False,
 ) -> AsyncIterator[LogChunk]:
     """The archived log of each of ``replicas`` (those with one), a notice before its
     first lines; where the archive cannot be read, only the notice saying why."""
@@ -217,7 +218,7 @@ async def read_archive(
         for r, p in paths.items()
     }
     skipping = {r: (since or {}).get(r) for r in paths}
-    merged = TimeMerge(list(paths))
+    merged = TimeMerge(list(paths), stamped=timestamps)
     for replica in paths:
         merged.opened(replica)
     while True:
@@ -237,4 +238,6 @@ async def read_archive(
                 merged.closed(r)
         while (taken := merged.take()) is not None:
             ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
-            yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)
+            yield LogChunk.merged(
+                taken.replicas, taken.text, taken.owners, ends, previous, taken.times
+            )

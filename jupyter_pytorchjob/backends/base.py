@@ -14,6 +14,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -155,6 +156,9 @@ class LogChunk:
     replicas: tuple[str, ...] = ()
     owners: str = ""
     offsets: tuple[int, ...] = ()
+    # Each line's time in seconds since the epoch (None for a line without a stamp) when
+    # the log is read with its times (``Backend.logs(timestamps=True)``).
+    times: list[float | None] | None = None
 
     @classmethod
     def merged(
@@ -164,12 +168,15 @@ class LogChunk:
         owners: str,
         offsets: tuple[int, ...],
         previous: bool = False,
+        times: list[float | None] | None = None,
     ) -> LogChunk:
         """The lines of ``replicas`` (``owners``: each line's; empty: all the first's)."""
         if not owners:
-            return cls(replicas[0], text, offsets[0], previous)
+            return cls(replicas[0], text, offsets[0], previous, times=times)
         last = ord(owners[-1]) - OWNER_BASE
-        return cls(replicas[last], text, offsets[last], previous, False, replicas, owners, offsets)
+        return cls(
+            replicas[last], text, offsets[last], previous, False, replicas, owners, offsets, times
+        )
 
     def resume_offsets(self) -> dict[str, int]:
         """Where the chunk ends in the log of each replica it holds lines of."""
@@ -196,18 +203,47 @@ class LogChunk:
             wire["replicas"] = list(self.replicas)
             wire["owners"] = self.owners
             wire["offsets"] = self.resume_offsets()
+        if self.times is not None:
+            wire["times"] = self.times
         return wire
 
     def display(self, *, prefix: bool) -> str:
         """The text as the CLI and the magic print it: each line tagged ``master-0 | ``
-        when several replicas are merged; a notice as one tagged ``ptjob:`` line."""
+        when several replicas are merged, after its time when read with times (RFC 3339,
+        as ``kubectl logs --timestamps``); a notice as one tagged ``ptjob:`` line."""
         if self.notice:
             return f"ptjob: {self.replica}: {self.text}\n"
+        if self.times is not None:
+            return self._timed(prefix)
         if not prefix:
             return self.text
         if self.owners:
             return tagged(self.text, [f"{r} | " for r in self.replicas], self.owners)
         return tagged(self.text, [f"{self.replica} | "])
+
+    def _timed(self, prefix: bool) -> str:
+        """Each line after its time (and its replica's tag with ``prefix``)."""
+        times = self.times or []
+        if not prefix:
+            tags = [""] * max(1, len(self.replicas))
+        elif self.owners:
+            tags = [f"{r} | " for r in self.replicas]
+        else:
+            tags = [f"{self.replica} | "]
+        owners = self.owners or chr(OWNER_BASE) * len(times)
+        lines = self.text.split("\n")[:-1]  # each ends with a newline (not ``\r``)
+        out = []
+        for when, owner, line in zip(times, owners, lines, strict=True):
+            # After a redraw's ``\r`` too, so that a terminal shows it on the line redrawn.
+            tag = (f"{_utc(when)} " if when is not None else "") + tags[ord(owner) - OWNER_BASE]
+            out.append(tag + line.replace("\r", "\r" + tag) + "\n")
+        return "".join(out)
+
+
+def _utc(seconds: float) -> str:
+    """``2026-11-22T04:25:01.123Z``: a line's time as RFC 3339 (UTC, milliseconds)."""
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def finished_error(name: str, state: JobState, action: str) -> BackendError:
@@ -293,13 +329,15 @@ class Backend(ABC):
         tail: int | None = None,
         previous: bool = False,
         since: Mapping[str, int] | None = None,
+        timestamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
         """The logs of every replica (or one), as chunks of whole lines.
 
         ``tail`` limits each replica's backlog to its last lines; ``since`` maps a
         replica to the ``offset`` of the last chunk seen, to resume without
         duplicates; ``follow`` keeps going until the job is finished and every log
-        is read, picking up replicas that start later.
+        is read, picking up replicas that start later; ``timestamps`` gives each
+        chunk its lines' ``times``.
         """
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:

@@ -18,6 +18,9 @@ printing in step) cost what replicas writing in bursts do: one merged piece per
 keeps its own order: each of its lines sorts as the newest stamp it has had so far,
 and the stamps ``take`` gives for it never go back.
 
+A merge made ``stamped`` also gives each line's time (``Taken.times``, from the stamps
+as read); by default none is parsed: the hot path only checks the flag.
+
 ``lines_after`` drops the lines of a log read again (a reconnect, a resume) that were
 already given out, comparing the kubelet's stamps as bytes.
 """
@@ -25,12 +28,13 @@ already given out, comparing the kubelet's stamps as bytes.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, repeat
 from operator import add, itemgetter, methodcaller
 
 from ..job.loglines import OWNER_BASE
+from .timestamps import stamp_seconds
 
 # What one ``take`` gives at most, about: a chunk stays bounded however many replicas
 # are merged (as a websocket message's text is: ``handlers.BATCH_BYTES``).
@@ -48,21 +52,26 @@ class Taken:
     with a newline; ``owners`` one character per line, ``chr(OWNER_BASE + i)`` for a
     line of ``replicas[i]`` (empty when all are ``replicas[0]``'s); per replica, the
     bytes its lines took in the log as read (``sizes``) and its last stamp
-    (``stamps``)."""
+    (``stamps``); from a ``stamped`` merge, each line's time in seconds since the epoch
+    (``times``, None for a line without a stamp)."""
 
     text: str
     owners: str
     replicas: tuple[str, ...]
     sizes: tuple[int, ...]
     stamps: tuple[bytes, ...]
+    times: list[float | None] | None = None
 
 
 class TimeMerge:
     """The pending lines of every replica and what can be given out in order."""
 
-    def __init__(self, replicas: Sequence[str] = (), *, take_bytes: int = TAKE_BYTES) -> None:
+    def __init__(
+        self, replicas: Sequence[str] = (), *, take_bytes: int = TAKE_BYTES, stamped: bool = False
+    ) -> None:
         self.order = {r: i for i, r in enumerate(replicas)}
         self.take_bytes = take_bytes
+        self.stamped = stamped  # each take with its lines' times
         # Per replica, its pending lines as read (without their newline; undecodable
         # bytes kept as surrogates, so that sizes stay exact) and their sort keys: the
         # stamp, a space (below every stamp character: a shorter stamp sorts first) and
@@ -156,6 +165,7 @@ class TimeMerge:
         sizes: list[int] = []
         stamps: list[bytes] = []
         runs: dict[str, Iterator[str]] = {}  # each one's texts, by its mark
+        stamp_runs: dict[str, Iterator[str]] = {}  # each one's stamps (``stamped``)
         all_keys: list[str] = []
         widths = set()
         ascii = True
@@ -186,12 +196,17 @@ class TimeMerge:
             width = self.width[replica]
             widths.add(width)
             runs[_MARK(taken_keys[0])] = _texts(taken, width)
+            if self.stamped:  # the stamps as read (a key may be a newer one's)
+                stamp_runs[_MARK(taken_keys[0])] = map(_STAMP, map(_PARTITION, taken))
             all_keys += taken_keys
         if not replicas:
             return None
+        stamps_in_order: Iterable[str] = ()
         if len(replicas) == 1:
             owners = ""
             texts = list(*runs.values())
+            if self.stamped:
+                stamps_in_order = next(iter(stamp_runs.values()))
         else:
             # The keys in time order give each line's mark; each mark the next text of
             # its replica's, which keep their own order.
@@ -204,11 +219,14 @@ class TimeMerge:
             texts = list(map(next, map(runs.__getitem__, marks)))
             local = {ord(mark): OWNER_BASE + i for i, mark in enumerate(runs)}
             owners = marks.translate(local)
+            if self.stamped:
+                stamps_in_order = map(next, map(stamp_runs.__getitem__, marks))
+        times = stamp_seconds(stamps_in_order) if self.stamped else None
         texts.append("")
         text = "\n".join(texts)
         if not ascii:  # what could not be decoded: replaced now, counted as read before
             text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return Taken(text, owners, tuple(replicas), tuple(sizes), tuple(stamps))
+        return Taken(text, owners, tuple(replicas), tuple(sizes), tuple(stamps), times)
 
 
 def _keys(lines: list[str], mark: str) -> tuple[list[str], int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Iterable
 
 
 def parse_timestamp_ns(text: str | bytes) -> int | None:
@@ -39,3 +40,24 @@ def format_timestamp_ns(ns: int) -> bytes:
     seconds, nanos = divmod(ns, 1_000_000_000)
     whole = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
     return f"{whole}.{nanos:09d}Z".encode()
+
+
+def stamp_seconds(stamps: Iterable[str]) -> list[float | None]:
+    """Each stamp as seconds since the epoch, to the millisecond (None for one that is no
+    stamp): the whole seconds parsed once per distinct second (a run of lines shares a
+    few), the fraction by slicing."""
+    whole_seconds: dict[str, int | None] = {}
+    out: list[float | None] = []
+    for stamp in stamps:
+        whole = stamp[:19]
+        if whole not in whole_seconds:
+            ns = parse_timestamp_ns(whole + "Z") if len(whole) == 19 else None
+            whole_seconds[whole] = None if ns is None else ns // 1_000_000_000
+        seconds = whole_seconds[whole]
+        if seconds is None:
+            out.append(None)
+            continue
+        frac = stamp[20:23].rstrip("Z") if stamp[19:20] == "." else ""
+        millis = int(frac.ljust(3, "0")) if frac.isdigit() else 0
+        out.append(seconds + millis / 1000)
+    return out

@@ -31,6 +31,12 @@ describe('PyTorchJobClient', () => {
     });
     expect(url.searchParams.get('token')).toBe('secret');
     expect(url.searchParams.has('previous')).toBe(false);
+    expect(url.searchParams.has('timestamps')).toBe(false);
+    expect(
+      new URL(
+        client.logsUrl('j', { follow: true, timestamps: true })
+      ).searchParams.get('timestamps')
+    ).toBe('1');
   });
 
   it('asks for the previous containers and one replica', () => {

@@ -318,6 +318,68 @@ describe('LogBuffer', () => {
     expect(buffer.toText(buffer.view('none'), false, true)).toBe('');
   });
 
+  it('keeps each line’s time when the stream gives them', () => {
+    const buffer = new LogBuffer();
+    buffer.append({ replica: 'master-0', text: 'before\n', offset: 1 });
+    buffer.append({
+      replica: 'master-0',
+      text: 'one\n  0%|\n\r 50%|\n',
+      offset: 2,
+      times: [1795321501.123, 1795321502, 1795321503.5]
+    });
+    buffer.append({
+      replica: 'worker-0',
+      text: 'w\nno stamp\n',
+      offset: 1,
+      times: [1795321502.5, null]
+    });
+    const view = buffer.view(null);
+    const texts = Array.from({ length: view.length }, (_, i) => [
+      buffer.text(i),
+      buffer.time(i)
+    ]);
+    expect(texts).toEqual([
+      ['before', null],
+      ['one', 1795321501.123],
+      // A redraw's time replaces its line's.
+      [' 50%|', 1795321503.5],
+      ['w', 1795321502.5],
+      ['no stamp', null]
+    ]);
+    // Downloaded as shown: each line after its time.
+    expect(buffer.toText(buffer.view('master-0'), false, false, true)).toBe(
+      'before\n2026-11-22T04:25:01.123Z one\n2026-11-22T04:25:03.500Z  50%|\n'
+    );
+    buffer.clear();
+    buffer.append({ replica: 'master-0', text: 'x\n', offset: 1 });
+    expect(buffer.time(0)).toBeNull();
+  });
+
+  it('keeps each line’s time in a merged chunk, in the owners’ order', () => {
+    const buffer = new LogBuffer();
+    buffer.append({
+      replica: 'worker-0',
+      text: 'm1\nw1\n\r w1 redrawn\nm2\n',
+      offset: 9,
+      replicas: ['master-0', 'worker-0'],
+      owners: '0110',
+      offsets: { 'master-0': 6, 'worker-0': 9 },
+      times: [10.5, 11, 12.25, null]
+    });
+    const view = buffer.view(null);
+    expect(
+      Array.from({ length: view.length }, (_, i) => [
+        buffer.replicaOf(view.lineAt(i)),
+        buffer.text(view.lineAt(i)),
+        buffer.time(view.lineAt(i))
+      ])
+    ).toEqual([
+      ['master-0', 'm1', 10.5],
+      ['worker-0', ' w1 redrawn', 12.25],
+      ['master-0', 'm2', null]
+    ]);
+  });
+
   it('holds a million lines', () => {
     const buffer = new LogBuffer();
     const lines: string[] = [];

@@ -279,6 +279,25 @@ describe('the commands', () => {
     expect(viewer.why).toBe(
       'Showing the run that failed: the previous container of master-0.'
     );
+    // Each line's time: the log is read again with the times, once.
+    const saved = jest.fn();
+    viewer.viewOptionsChanged.connect(saved);
+    const reads = (client.logsUrl as jest.Mock).mock.calls.length;
+    viewer.setTimestamps(true);
+    expect(client.logsUrl).toHaveBeenLastCalledWith(
+      'broken',
+      expect.objectContaining({ timestamps: true })
+    );
+    expect((client.logsUrl as jest.Mock).mock.calls.length).toBe(reads + 1);
+    viewer.setTimestamps(false);
+    viewer.setTimestamps(true);
+    expect((client.logsUrl as jest.Mock).mock.calls.length).toBe(reads + 1);
+    expect(viewer.viewOptions).toEqual({
+      wrap: false,
+      onlyMatching: false,
+      timestamps: true
+    });
+    expect(saved).toHaveBeenCalledTimes(3);
     failed.dispose();
   });
 

@@ -261,6 +261,37 @@ describe('LogLines', () => {
     expect(lines.renderedRows).toBe(11);
   });
 
+  it('shows each line’s time when asked, blank where it has none', () => {
+    buffer.append({ replica: 'master-0', text: 'untimed\n', offset: 1 });
+    buffer.append({
+      replica: 'master-0',
+      text: 'timed\n',
+      offset: 2,
+      times: [1795321501.123]
+    });
+    attach(lines);
+    lines.render();
+    expect(lines.node.querySelector('.jp-PyTorchJobLogs-time')).toBeNull();
+    lines.timestamps = true;
+    lines.render();
+    const times = Array.from(
+      lines.node.querySelectorAll<HTMLElement>('.jp-PyTorchJobLogs-time')
+    );
+    expect(times.map(t => t.textContent)).toEqual([
+      ' '.repeat(13),
+      expect.stringMatching(/^\d\d:\d\d:01\.123 $/)
+    ]);
+    expect(times[1].title).toBe(new Date(1795321501123).toLocaleString());
+    // A search finds and marks the text, never the time.
+    lines.setQuery('01');
+    lines.render();
+    expect(lines.matches).toEqual([]);
+    expect(lines.node.querySelectorAll('mark')).toHaveLength(0);
+    lines.setQuery('timed');
+    lines.render();
+    expect(lines.node.querySelectorAll('mark')).toHaveLength(2);
+  });
+
   it('extends the matches as lines arrive', () => {
     fill(buffer, 10);
     attach(lines);
@@ -269,6 +300,21 @@ describe('LogLines', () => {
     buffer.append({ replica: 'master-0', text: 'line 1 again\n', offset: 99 });
     lines.refresh();
     expect(lines.matches.length).toBe(2);
+  });
+
+  it('has a current match again once a log read again brings one', () => {
+    // The viewer reads the log again (previous container, timestamps).
+    fill(buffer, 10);
+    attach(lines);
+    lines.setQuery('line 1');
+    expect(lines.currentMatch).toBe(0);
+    buffer.clear();
+    lines.refresh();
+    expect(lines.currentMatch).toBe(-1);
+    fill(buffer, 10);
+    lines.refresh();
+    expect(lines.matches.length).toBe(1);
+    expect(lines.currentMatch).toBe(0);
   });
 
   it('redraws a progress bar’s row in place', () => {

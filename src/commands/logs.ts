@@ -43,7 +43,8 @@ export function addLogCommands(
           onlyMatching: {
             type: 'boolean',
             description: 'Show only the lines matching the search'
-          }
+          },
+          timestamps: { type: 'boolean', description: 'Show each line’s time' }
         },
         required: ['name']
       }
@@ -77,7 +78,8 @@ export function addLogCommands(
             why: start.why,
             failed: job?.state === 'Failed',
             wrap: args['wrap'] === true,
-            onlyMatching: args['onlyMatching'] === true
+            onlyMatching: args['onlyMatching'] === true,
+            timestamps: args['timestamps'] === true
           });
           const tab = pytorchTab(viewer, {
             id: `pytorchjob-logs-${name}`,

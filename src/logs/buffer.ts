@@ -90,6 +90,15 @@ export class LogBuffer {
   }
 
   /**
+   * The time of line `i` in seconds since the epoch (of its latest redraw),
+   * or null when the stream gave none.
+   */
+  time(i: number): number | null {
+    const when = this._times?.[i];
+    return when === undefined || Number.isNaN(when) ? null : when;
+  }
+
+  /**
    * The flags of line `i`: `PROBLEM`, `TRACEBACK`, or 0.
    */
   flags(i: number): number {
@@ -209,9 +218,18 @@ export class LogBuffer {
       const name = names[ownerOf(parts.length)];
       this._pending.set(name, (this._pending.get(name) ?? '') + rest);
     }
+    const times = chunk.times;
+    if (times && this._times === null) {
+      // Kept from the first times on: a slot per line, none before.
+      this._times = new Array<number>(this._lines.length).fill(NaN);
+    }
     let added = 0;
     for (let k = 0; k < parts.length; k++) {
-      added += this._appendLine(indices[ownerOf(k)], parts[k]);
+      added += this._appendLine(
+        indices[ownerOf(k)],
+        parts[k],
+        times?.[k] ?? NaN
+      );
     }
     if (parts.length > 0) {
       this._generation++;
@@ -226,6 +244,7 @@ export class LogBuffer {
     this._lines = [];
     this._owner = new IndexArray();
     this._flags = new IndexArray();
+    this._times = null;
     this._raw = [];
     this._rawOwner = new IndexArray();
     this._last = [];
@@ -323,9 +342,10 @@ export class LogBuffer {
    * `prefix` (for downloads): as shown, without ANSI codes; or, when `raw`,
    * as the program wrote it: colours kept and each redraw after a `\r` on
    * the line it redraws (a redraw that follows another replica's line starts
-   * a line of its own).
+   * a line of its own). With `times`, as shown: each line after its time
+   * (ISO 8601, UTC).
    */
-  toText(view: ILogView, prefix: boolean, raw = false): string {
+  toText(view: ILogView, prefix: boolean, raw = false, times = false): string {
     const width = this.prefixWidth;
     const tag = (index: number): string =>
       prefix ? `${this._replicas[index].padEnd(width)} | ` : '';
@@ -333,7 +353,11 @@ export class LogBuffer {
       const out: string[] = new Array(view.length);
       for (let i = 0; i < view.length; i++) {
         const line = view.lineAt(i);
-        out[i] = tag(this._owner.get(line)) + this.plainText(line);
+        const when = times ? this.time(line) : null;
+        out[i] =
+          (when === null ? '' : new Date(when * 1000).toISOString() + ' ') +
+          tag(this._owner.get(line)) +
+          this.plainText(line);
       }
       return out.join('\n') + (view.length > 0 ? '\n' : '');
     }
@@ -377,14 +401,18 @@ export class LogBuffer {
   private _lines: string[] = [];
   private _owner = new IndexArray();
   private _flags = new IndexArray();
+  // Each line's time (NaN: none), once a chunk brought times (all numbers:
+  // V8 packs them as doubles, as a Float64Array would).
+  private _times: number[] | null = null;
   // Every line as it came (redraws too), for the raw download.
   private _raw: string[] = [];
   private _rawOwner = new IndexArray();
   /**
    * One whole line of replica `index` (its newline gone): a line of its own,
-   * or a redraw of the replica's last line. Returns the lines added (0 or 1).
+   * or a redraw of the replica's last line (`when`: its time, NaN for none,
+   * a redraw's replacing the line's). Returns the lines added (0 or 1).
    */
-  private _appendLine(index: number, part: string): number {
+  private _appendLine(index: number, part: string, when: number): number {
     const raw = part.endsWith('\r') ? part.slice(0, -1) : part;
     this._raw.push(raw);
     this._rawOwner.push(index);
@@ -399,6 +427,9 @@ export class LogBuffer {
         (flags & PROBLEM) - (this._flags.get(last) & PROBLEM);
       this._lines[last] = line;
       this._flags.set(last, flags);
+      if (this._times) {
+        this._times[last] = when;
+      }
       if (this._redrawn.length < Private.MAX_REDRAWN) {
         this._redrawn.push(last);
       } else {
@@ -410,6 +441,7 @@ export class LogBuffer {
     this._byReplica[index].push(this._lines.length);
     this._owner.push(index);
     this._flags.push(flags);
+    this._times?.push(when);
     this._problems[index] += flags & PROBLEM;
     this._lines.push(line);
     return 1;

@@ -79,6 +79,19 @@ export class LogLines extends Widget {
   }
 
   /**
+   * Whether each line shows its time (where the buffer has one).
+   */
+  get timestamps(): boolean {
+    return this._timestamps;
+  }
+  set timestamps(value: boolean) {
+    if (value !== this._timestamps) {
+      this._timestamps = value;
+      this._invalidate();
+    }
+  }
+
+  /**
    * Whether only the lines matching the query are shown (all of them while
    * there is no query).
    */
@@ -305,6 +318,8 @@ export class LogLines extends Widget {
       this._searchedUpTo = this._view.length;
       if (more.length > 0) {
         this._matches = this._matches.concat(more);
+        // The first match of a log read again (or still coming) is the current one.
+        this._current = Math.max(this._current, 0);
         this._matchesChanged.emit();
       }
     }
@@ -431,8 +446,10 @@ export class LogLines extends Widget {
     const rows = Math.max(0, Math.min(count, index + visible + 1) - first);
     this._rows.style.transform = `translateY(${scrollTop}px)`;
     this._rows.style.height = `${client}px`;
-    // Wrapped text hangs under the text, not under the replica's prefix.
-    const prefix = this._replica === null ? this.buffer.prefixWidth + 3 : 0;
+    // Wrapped text hangs under the text, not under the time and replica.
+    const prefix =
+      (this._replica === null ? this.buffer.prefixWidth + 3 : 0) +
+      (this._timestamps ? Private.TIME_WIDTH + 1 : 0);
     this._rows.style.setProperty('--jp-PyTorchJobLogs-indent', `${prefix}ch`);
     this._firstShown = index;
     this._fillRows(view, first, rows);
@@ -494,7 +511,8 @@ export class LogLines extends Widget {
         ? this._shownPosition(this._matches[this._current])
         : undefined;
     const query = this._query;
-    const stamp = `${this._renderKey}:${width}:${query}:${currentLine}:${this._problem}`;
+    const times = this._timestamps;
+    const stamp = `${this._renderKey}:${width}:${query}:${currentLine}:${this._problem}:${times}`;
     this._shownTexts.length = rows;
     for (let k = 0; k < rows; k++) {
       const row = this._rows.children[k] as HTMLDivElement;
@@ -516,7 +534,8 @@ export class LogLines extends Widget {
         merged,
         width,
         query,
-        position === currentLine || position === this._problem
+        position === currentLine || position === this._problem,
+        times
       );
     }
   }
@@ -678,6 +697,7 @@ export class LogLines extends Widget {
   private _view: ILogView;
   private _matchView: ILogView;
   private _wrap = false;
+  private _timestamps = false;
   private _onlyMatching = false;
   // The mean height of the wrapped rows last rendered: the scroll range.
   private _wrappedRowHeight = LINE_HEIGHT;
@@ -771,8 +791,31 @@ namespace Private {
   }
 
   /**
-   * Fill a row with a line: the replica prefix, then the text (in its ANSI
-   * colours) with the query's occurrences marked; a problem line is marked.
+   * The width of a line's time (`HH:MM:SS.mmm`), in characters.
+   */
+  export const TIME_WIDTH = 12;
+
+  let clockFormat: Intl.DateTimeFormat | null = null;
+
+  /**
+   * A line's time of day, local, to the millisecond (24 h).
+   */
+  export function clock(): Intl.DateTimeFormat {
+    // fractionalSecondDigits: ES2021, past this project's TypeScript lib.
+    clockFormat ??= new Intl.DateTimeFormat(undefined, {
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      fractionalSecondDigits: 3,
+      hourCycle: 'h23'
+    } as Intl.DateTimeFormatOptions);
+    return clockFormat;
+  }
+
+  /**
+   * Fill a row with a line: its time (with `times`), the replica prefix, then
+   * the text (in its ANSI colours) with the query's occurrences marked; a
+   * problem line is marked.
    */
   export function fill(
     row: HTMLDivElement,
@@ -781,13 +824,27 @@ namespace Private {
     merged: boolean,
     width: number,
     query: string,
-    current: boolean
+    current: boolean,
+    times: boolean
   ): void {
     row.textContent = '';
     row.classList.toggle('jp-mod-current', current);
     const flags = buffer.flags(line);
     row.classList.toggle('jp-mod-problem', (flags & PROBLEM) !== 0);
     row.classList.toggle('jp-mod-traceback', (flags & TRACEBACK) !== 0);
+    if (times) {
+      const when = buffer.time(line);
+      const time = document.createElement('span');
+      time.className = 'jp-PyTorchJobLogs-time';
+      if (when === null) {
+        time.textContent = ' '.repeat(TIME_WIDTH + 1);
+      } else {
+        const date = new Date(when * 1000);
+        time.textContent = `${clock().format(date)} `;
+        time.title = date.toLocaleString();
+      }
+      row.appendChild(time);
+    }
     if (merged) {
       const prefix = document.createElement('span');
       const index = buffer.replicaIndex(line);
@@ -818,7 +875,11 @@ namespace Private {
     const texts: Text[] = [];
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.parentElement?.classList.contains('jp-PyTorchJobLogs-prefix')) {
+      const parent = node.parentElement?.classList;
+      if (
+        !parent?.contains('jp-PyTorchJobLogs-prefix') &&
+        !parent?.contains('jp-PyTorchJobLogs-time')
+      ) {
         texts.push(node as Text);
       }
     }

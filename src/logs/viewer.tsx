@@ -1,8 +1,9 @@
 /**
  * The log viewer: every replica merged with coloured prefixes, a tab per
  * replica, follow/pause, search (and only the matching lines), next/previous
- * error, previous container, wrapped or sideways-scrolling lines, download
- * (as shown, or raw); a failed job's log opens at its first traceback.
+ * error, previous container, wrapped or sideways-scrolling lines, each line's
+ * time, download (as shown, or raw); a failed job's log opens at its first
+ * traceback.
  *
  * @packageDocumentation
  */
@@ -14,6 +15,7 @@ import {
   downloadIcon,
   errorIcon,
   filterIcon,
+  LabIcon,
   moveDownIcon,
   moveUpIcon,
   ReactWidget,
@@ -24,7 +26,7 @@ import { PanelLayout, Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { PyTorchJobClient } from '../api';
-import { wrapIcon } from '../icons';
+import { clockIcon, wrapIcon } from '../icons';
 import { LogBuffer } from './buffer';
 import { LogLines, REPLICA_COLOURS } from './lines';
 import { LogStream } from './stream';
@@ -63,6 +65,7 @@ export class LogViewer extends Widget {
     }
     this.lines.wrap = options.wrap ?? false;
     this.lines.onlyMatching = options.onlyMatching ?? false;
+    this.lines.timestamps = options.timestamps ?? false;
     this._previous = options.previous ?? false;
     this._why = options.why ?? '';
     this._openAtProblem = options.failed ?? false;
@@ -149,7 +152,11 @@ export class LogViewer extends Widget {
    * How the lines are shown: what a restored tab keeps.
    */
   get viewOptions(): LogViewer.IViewOptions {
-    return { wrap: this.lines.wrap, onlyMatching: this.lines.onlyMatching };
+    return {
+      wrap: this.lines.wrap,
+      onlyMatching: this.lines.onlyMatching,
+      timestamps: this.lines.timestamps
+    };
   }
 
   /**
@@ -164,6 +171,18 @@ export class LogViewer extends Widget {
    */
   setWrap(wrap: boolean): void {
     this.lines.wrap = wrap;
+    this._viewOptionsUpdated();
+  }
+
+  /**
+   * Show each line's time, or not. The times come with the stream: turned on
+   * for a stream without them, the log is read again with them.
+   */
+  setTimestamps(timestamps: boolean): void {
+    this.lines.timestamps = timestamps;
+    if (timestamps && !this._timedStream) {
+      this._connect();
+    }
     this._viewOptionsUpdated();
   }
 
@@ -200,7 +219,8 @@ export class LogViewer extends Widget {
     const text = this.buffer.toText(
       this.buffer.view(replica),
       replica === null,
-      raw
+      raw,
+      this.lines.timestamps
     );
     const blob = new Blob([text], { type: 'text/plain' });
     const url = URL.createObjectURL(blob);
@@ -237,6 +257,8 @@ export class LogViewer extends Widget {
       this.buffer.addReplica(replica);
     }
     const previous = this._previous;
+    const timestamps = this.lines.timestamps;
+    this._timedStream = timestamps;
     const stream = new LogStream({
       buffer: this.buffer,
       WebSocket: this._client.serverSettings.WebSocket,
@@ -244,7 +266,8 @@ export class LogViewer extends Widget {
         this._client.logsUrl(this.jobName, {
           follow: !previous,
           previous,
-          since
+          since,
+          timestamps
         })
     });
     this._stream = stream;
@@ -307,6 +330,8 @@ export class LogViewer extends Widget {
   private _why = '';
   private _openAtProblem: boolean;
   private _knownReplicas = 0;
+  // Whether the current stream brings the lines' times.
+  private _timedStream = false;
   private _headerTimer: ReturnType<typeof setTimeout> | null = null;
   private _viewOptionsChanged = new Signal<this, LogViewer.IViewOptions>(this);
 }
@@ -328,6 +353,11 @@ export namespace LogViewer {
      * Only the lines matching the search are shown.
      */
     onlyMatching: boolean;
+
+    /**
+     * Each line shows its time.
+     */
+    timestamps: boolean;
   }
 
   /**
@@ -397,6 +427,29 @@ namespace Private {
         ra - rb || a.split('-')[0].localeCompare(b.split('-')[0]) || ia - ib
       );
     });
+  }
+
+  /**
+   * A toolbar toggle: its icon, pressed or not, each state's tooltip.
+   */
+  export function Toggle(props: {
+    className: string;
+    icon: LabIcon;
+    off: string;
+    on: string;
+    pressed: boolean;
+    toggle: (value: boolean) => void;
+  }): JSX.Element {
+    return (
+      <ToolbarButtonComponent
+        className={props.className}
+        icon={props.icon}
+        tooltip={props.off}
+        pressedTooltip={props.on}
+        pressed={props.pressed}
+        onClick={() => props.toggle(!props.pressed)}
+      />
+    );
   }
 
   /**
@@ -560,13 +613,13 @@ namespace Private {
             >
               <caretDownIcon.react tag="span" />
             </button>
-            <ToolbarButtonComponent
+            <Toggle
               className="jp-PyTorchJobLogs-onlyMatching"
               icon={filterIcon}
-              tooltip={trans.__('Show only the lines that match the search')}
-              pressedTooltip={trans.__('Show every line')}
+              off={trans.__('Show only the lines that match the search')}
+              on={trans.__('Show every line')}
               pressed={lines.onlyMatching}
-              onClick={() => viewer.setOnlyMatching(!lines.onlyMatching)}
+              toggle={value => viewer.setOnlyMatching(value)}
             />
           </span>
           <span className="jp-PyTorchJobLogs-problems">
@@ -596,16 +649,26 @@ namespace Private {
               />
             ))}
           </span>
-          <ToolbarButtonComponent
-            className="jp-PyTorchJobLogs-wrap"
-            icon={wrapIcon}
-            tooltip={trans.__('Wrap long lines')}
-            pressedTooltip={trans.__(
-              'Do not wrap long lines: scroll them sideways'
-            )}
-            pressed={lines.wrap}
-            onClick={() => viewer.setWrap(!lines.wrap)}
-          />
+          {[
+            {
+              className: 'jp-PyTorchJobLogs-wrap',
+              icon: wrapIcon,
+              off: trans.__('Wrap long lines'),
+              on: trans.__('Do not wrap long lines: scroll them sideways'),
+              pressed: lines.wrap,
+              toggle: (value: boolean) => viewer.setWrap(value)
+            },
+            {
+              className: 'jp-PyTorchJobLogs-timestamps',
+              icon: clockIcon,
+              off: trans.__('Show each line’s time'),
+              on: trans.__('Hide the lines’ times'),
+              pressed: lines.timestamps,
+              toggle: (value: boolean) => viewer.setTimestamps(value)
+            }
+          ].map(props => (
+            <Toggle key={props.className} {...props} />
+          ))}
           <ToolbarButtonComponent
             className="jp-PyTorchJobLogs-download"
             icon={downloadIcon}

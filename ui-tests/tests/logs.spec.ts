@@ -7,8 +7,9 @@ import { CHINESE, workspaceSaved } from './lab';
  * The log viewer as a terminal, on a real failed local job: a tqdm-like bar
  * redrawn with \r is one line, ANSI colours show, problem lines are marked and
  * reached with the next/previous error buttons, and a failed job's log opens
- * at its first traceback; long lines wrap or scroll sideways, and the search
- * can show its matching lines alone, both kept by a restored tab. Compared
+ * at its first traceback; long lines wrap or scroll sideways, each line can
+ * show its time, and the search can show its matching lines alone, all kept
+ * by a restored tab. Compared
  * with reference screenshots in the light and dark themes and in Chinese.
  */
 const JOB = 'ui-terminal-log';
@@ -64,15 +65,18 @@ async function openLogs(page: IJupyterLabPageFixture) {
 }
 
 /**
- * Wrapped lines, and only those matching a search (the toggles pressed).
+ * Wrapped lines with their times, and only those matching a search (the
+ * toggles pressed).
  */
 async function showToggles(logs: Locator): Promise<void> {
   const toggles = logs.locator(
-    '.jp-PyTorchJobLogs-wrap, .jp-PyTorchJobLogs-onlyMatching'
+    '.jp-PyTorchJobLogs-wrap, .jp-PyTorchJobLogs-onlyMatching, .jp-PyTorchJobLogs-timestamps'
   );
-  const search = logs.getByRole('searchbox');
-  await search.fill('o');
-  await search.press('Enter');
+  await logs.getByRole('searchbox').fill('o');
+  // The first match is the current one (English or Chinese).
+  await expect(logs.locator('.jp-PyTorchJobLogs-matches')).toHaveText(
+    /^(1 of |第 1 个)/
+  );
   for (const toggle of await toggles.all()) {
     if ((await toggle.getAttribute('aria-pressed')) !== 'true') {
       await toggle.click();
@@ -83,7 +87,18 @@ async function showToggles(logs: Locator): Promise<void> {
   await expect(
     logs.locator('.jp-PyTorchJobLogs-row', { hasText: 'config:' })
   ).toBeVisible();
+  await expect(logs.locator('.jp-PyTorchJobLogs-time').first()).toHaveText(
+    /\d/
+  );
 }
+
+/**
+ * A screenshot of the viewer with its toggles pressed: the times (of this
+ * run) masked.
+ */
+const TOGGLES_SHOT = (logs: Locator) => ({
+  mask: [logs.locator('.jp-PyTorchJobLogs-time')]
+});
 
 test.describe.serial('the log viewer as a terminal', () => {
   test.beforeAll(async ({ request }) => {
@@ -171,7 +186,7 @@ test.describe.serial('the log viewer as a terminal', () => {
     );
   });
 
-  test('wraps long lines and shows only the matching ones, kept on reload', async ({
+  test('wraps long lines, shows times and only the matching lines, kept on reload', async ({
     page
   }) => {
     const logs = await openLogs(page);
@@ -200,12 +215,10 @@ test.describe.serial('the log viewer as a terminal', () => {
 
     // Only the lines matching the search, counted; next/previous still step.
     const search = logs.getByRole('searchbox', { name: 'Search the log' });
+    // Typing searches (Enter would then go to the next match).
     await search.fill('loss 0.0');
-    await search.press('Enter');
     const matches = logs.locator('.jp-PyTorchJobLogs-matches');
     await expect(matches).toHaveText('1 of 70');
-    // The workspace saved with the tab's toggles: what a reload restores.
-    const saved = workspaceSaved(page, '"onlyMatching":true');
     await only.click();
     await expect(
       logs.getByRole('button', { name: 'Show every line' })
@@ -226,7 +239,19 @@ test.describe.serial('the log viewer as a terminal', () => {
       'master-0 | step 79 loss 0.01'
     );
 
-    // Both stay pressed in the tab restored by a reload (the search does not).
+    // Each line's time (the log read again with its stamps), before the line.
+    // The workspace saved with the tab's toggles: what a reload restores.
+    const saved = workspaceSaved(page, '"timestamps":true');
+    await logs.getByRole('button', { name: 'Show each line’s time' }).click();
+    await expect(
+      logs.getByRole('button', { name: 'Hide the lines’ times' })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(lines.locator('.jp-PyTorchJobLogs-time').first()).toHaveText(
+      /^\d\d:\d\d:\d\d\.\d{3} $/
+    );
+    await expect(rows.first()).toContainText('loss 0.0');
+
+    // All stay pressed in the tab restored by a reload (the search does not).
     await saved;
     await page.reload({ waitForIsReady: false });
     const restored = page.locator('.jp-PyTorchJobLogs');
@@ -238,7 +263,13 @@ test.describe.serial('the log viewer as a terminal', () => {
     await expect(
       restored.getByRole('button', { name: 'Show every line' })
     ).toHaveAttribute('aria-pressed', 'true');
+    await expect(
+      restored.getByRole('button', { name: 'Hide the lines’ times' })
+    ).toHaveAttribute('aria-pressed', 'true');
     await expect(restored.getByRole('log')).toHaveClass(/jp-mod-wrap/);
+    await expect(
+      restored.locator('.jp-PyTorchJobLogs-time').first()
+    ).toHaveText(/^\d\d:\d\d:\d\d\.\d{3} $/);
   });
 
   for (const theme of ['JupyterLab Light', 'JupyterLab Dark']) {
@@ -257,7 +288,10 @@ test.describe.serial('the log viewer as a terminal', () => {
       const name = theme.split(' ')[1].toLowerCase();
       await expect(logs).toHaveScreenshot(`logs-${name}.png`);
       await showToggles(logs);
-      await expect(logs).toHaveScreenshot(`logs-toggles-${name}.png`);
+      await expect(logs).toHaveScreenshot(
+        `logs-toggles-${name}.png`,
+        TOGGLES_SHOT(logs)
+      );
     });
   }
 });
@@ -337,6 +371,9 @@ test.describe('the log viewer in Chinese', () => {
     await expect(logs.getByText('6 个错误')).toBeVisible();
     await expect(logs).toHaveScreenshot('logs-zh_CN.png');
     await showToggles(logs);
-    await expect(logs).toHaveScreenshot('logs-toggles-zh_CN.png');
+    await expect(logs).toHaveScreenshot(
+      'logs-toggles-zh_CN.png',
+      TOGGLES_SHOT(logs)
+    );
   });
 });

@@ -805,6 +805,7 @@ class KubernetesBackend(Backend):
         tail: int | None = None,
         previous: bool = False,
         since: Mapping[str, int] | None = None,
+        timestamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
         kind, job = await self._job(name)
 
@@ -815,7 +816,7 @@ class KubernetesBackend(Backend):
             if location is None:
                 return
             async for chunk in read_archive(
-                location, gone, previous=previous, since=seen, tail=tail
+                location, gone, previous=previous, since=seen, tail=tail, timestamps=timestamps
             ):
                 yield chunk
 
@@ -851,6 +852,7 @@ class KubernetesBackend(Backend):
             timeout=api.stream_timeout,
             archive=archived,
             replicas=replicas,
+            timestamps=timestamps,
         )
         try:
             async for chunk in merger.chunks():

@@ -167,6 +167,7 @@ class LogMerger:
         timeout: aiohttp.ClientTimeout | None = None,
         archive: ArchiveReader | None = None,
         replicas: Sequence[str] = (),
+        timestamps: bool = False,
     ) -> None:
         self.api = api
         # The job's replicas; those without a pod at the end are read from ``archive``.
@@ -189,7 +190,7 @@ class LogMerger:
         self.skipping: dict[str, bool] = {}
         # per replica: how many lines stamped ``last_ns`` were given (unknown: all)
         self.seen_at_last: dict[str, int] = {}
-        self.merged = TimeMerge(self.replicas)
+        self.merged = TimeMerge(self.replicas, stamped=timestamps)
         self.seconds: dict[bytes, int] = {}  # whole seconds of stamps, parsed
         # Notices and archived chunks, given out as they come (they are not merged).
         self.ready: deque[LogChunk] = deque()
@@ -221,7 +222,7 @@ class LogMerger:
                         for replica, stamp in zip(taken.replicas, taken.stamps, strict=True)
                     )
                     yield LogChunk.merged(
-                        taken.replicas, taken.text, taken.owners, ends, self.previous
+                        taken.replicas, taken.text, taken.owners, ends, self.previous, taken.times
                     )
                     self.room.set()
                     continue

@@ -591,6 +591,7 @@ class LocalBackend(Backend):
         tail: int | None = None,
         previous: bool = False,
         since: Mapping[str, int] | None = None,
+        timestamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
         from ..archive import read_archive, tail_offset
         from ..logmerge import TimeMerge
@@ -608,7 +609,7 @@ class LocalBackend(Backend):
             location = await in_thread(self._archive_location, jobdir)
             if location is not None:
                 async for chunk in read_archive(
-                    location, gone, previous=previous, since=since, tail=tail
+                    location, gone, previous=previous, since=since, tail=tail, timestamps=timestamps
                 ):
                     yield chunk
                 wanted = [r for r in wanted if r not in gone]
@@ -630,7 +631,7 @@ class LocalBackend(Backend):
         settled = False
         if previous:
             follow = False
-        merged = TimeMerge(wanted)
+        merged = TimeMerge(wanted, stamped=timestamps)
         for r in wanted:
             merged.opened(r)
         # A round reads about BLOCK in all: what the merge holds stays small (a process
@@ -655,7 +656,9 @@ class LocalBackend(Backend):
                 for r, size in zip(taken.replicas, taken.sizes, strict=True):
                     bases[r] += size
                 ends = tuple(bases[r] for r in taken.replicas)
-                yield LogChunk.merged(taken.replicas, taken.text, taken.owners, ends, previous)
+                yield LogChunk.merged(
+                    taken.replicas, taken.text, taken.owners, ends, previous, taken.times
+                )
             if progressed:
                 continue
             if not follow:
