@@ -28,22 +28,11 @@ import time
 from pathlib import Path
 
 from local_jobs_list import seed  # this directory: the same finished jobs
+from log_streams import package_of  # this directory: a revision's package
 
 REPO = Path(__file__).resolve().parent.parent
 # What the console script runs (its generated wrapper), so that no runpy is measured.
 PTJOB = "import sys; from jupyter_pytorchjob.cli import main; sys.exit(main())"
-
-
-def unpack(rev: str, into: Path) -> Path:
-    """The package at ``rev`` under ``into`` (``git archive``)."""
-    into.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev, "jupyter_pytorchjob"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def compile_bytecode(code: Path) -> None:
@@ -88,7 +77,7 @@ def main() -> None:
         python = sys.executable
         codes = {"ptjob list": REPO}
         if args.base:
-            codes[f"ptjob list @{args.base}"] = unpack(args.base, tmp / "base")
+            codes[f"ptjob list @{args.base}"] = package_of(args.base, tmp / "base")
         for code in codes.values():
             compile_bytecode(code)
         commands: dict[str, tuple[list[str], dict[str, str]]] = {
