@@ -13,7 +13,7 @@ LAB_PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help fields env dev lab cluster test-cluster test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
+.PHONY: help fields env dev lab cluster gettext test-cluster test test-python test-mutation test-js test-ui lint format chromium wheel check-wheel clean bench-smoke
 
 help:
 	@echo "make lab | make test | make lint | make wheel | make clean"
@@ -43,11 +43,16 @@ chromium:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -q && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
+# gettext's msgfmt checks the zh_CN catalogue (tests/test_messages.py).
+gettext:
+	@command -v msgfmt >/dev/null || { $(SUDO) apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q gettext; }
+
 ui-tests/node_modules/.installed: ui-tests/package.json ui-tests/yarn.lock
 	cd ui-tests && $(BIN)/jlpm install
 	touch $@
 
-test-python: dev
+test-python: dev gettext
 	$(BIN)/python -m pytest
 
 # Each authorization check removed in turn: the authorization tests must fail (~3 min).

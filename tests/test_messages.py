@@ -130,7 +130,9 @@ def test_every_code_is_used() -> None:
     assert unused == []
 
 
-@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="needs gettext's msgfmt")
+@pytest.mark.skipif(
+    shutil.which("msgfmt") is None, reason="needs gettext's msgfmt (`make test` installs it)"
+)
 def test_msgfmt_checks_the_catalogue() -> None:
     """The .po compiles, each python-brace-format entry with its template's placeholders."""
     po = LOCALE / "jupyter_pytorchjob.po"
