@@ -281,10 +281,15 @@ async def through_server(
         async with session.ws_connect(url, max_msg_size=0) as ws:
             seen = 0
             async for message in ws:
-                data = json.loads(message.data)
-                for chunk in data.get("chunks", [data]):  # batched, or (before) one
-                    if "text" in chunk:
-                        seen += chunk["text"].count("\n")
+                if isinstance(message.data, bytes):  # a binary batch: header, then texts
+                    size = int.from_bytes(message.data[:4], "big")
+                    data = json.loads(message.data[4 : 4 + size])
+                    seen += message.data.count(b"\n", 4 + size)
+                else:  # JSON: the end, an error (or, before binary batches, chunks)
+                    data = json.loads(message.data)
+                    for chunk in data.get("chunks", [data]):
+                        if "text" in chunk:
+                            seen += chunk["text"].count("\n")
                 if seen >= lines or "end" in data or "error" in data:
                     assert "error" not in data, data
                     break

@@ -1112,7 +1112,8 @@ export type LogMessage =
 
 /**
  * Several log messages in stream order (what the server sends for log output):
- * each is handled as a message of its own.
+ * each is handled as a message of its own. On the wire a binary message
+ * (`decodeBatch` in `logs/stream`).
  */
 export interface ILogBatch {
   /**

@@ -1,5 +1,8 @@
-"""The log websocket's messages as the client handles them: a batch ``{"chunks": [...]}``
-is its chunks in order, any other message itself (api/openapi.yaml's LogMessage)."""
+"""The log websocket's messages as the client handles them: a batch (a binary message: a
+4-byte big-endian header length, the JSON header ``{"chunks": [...]}`` with each chunk's
+UTF-8 ``bytes`` in place of its text, then the texts) is its chunks in order, any other
+message itself (api/openapi.yaml's LogMessage). Decoded here from that description, not
+with the server's code."""
 
 from __future__ import annotations
 
@@ -8,8 +11,23 @@ from itertools import groupby
 from typing import Any
 
 
+def decode(raw: str | bytes) -> dict[str, Any]:
+    """A message as the LogMessage it stands for (a batch with its chunks' texts)."""
+    if isinstance(raw, str):
+        return dict(json.loads(raw))
+    size = int.from_bytes(raw[:4], "big")
+    message = json.loads(raw[4 : 4 + size])
+    at = 4 + size
+    for chunk in message["chunks"]:
+        count = chunk.pop("bytes")
+        chunk["text"] = raw[at : at + count].decode("utf-8")
+        at += count
+    assert at == len(raw), f"{len(raw) - at} bytes after the texts"
+    return dict(message)
+
+
 def unbatch(raw: str | bytes) -> list[dict[str, Any]]:
-    message = json.loads(raw)
+    message = decode(raw)
     return list(message["chunks"]) if "chunks" in message else [message]
 
 

@@ -6,13 +6,14 @@ much to give never keeps the event loop to itself, nor do many streams together
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 
 from jupyter_pytorchjob.backends.base import LogChunk
 from jupyter_pytorchjob.backends.loopshare import BUDGET, LoopShare
 from jupyter_pytorchjob.handlers import BATCH_BYTES, send_batches
+
+from .log_messages import unbatch
 
 TEXT = "x" * 1023 + "\n"
 
@@ -27,8 +28,8 @@ async def test_a_message_holds_at_most_its_share_of_text_and_nothing_is_lost() -
     message, up to ``BATCH_BYTES`` of text (then the reader waits), every chunk once."""
     messages: list[list[dict[str, object]]] = []
 
-    async def write(message: str) -> None:
-        messages.append(json.loads(message)["chunks"])
+    async def write(message: bytes) -> None:
+        messages.append(unbatch(message))
         for _ in range(100):  # the socket is slow: the reader gets many turns meanwhile
             await asyncio.sleep(0)
 
@@ -37,6 +38,28 @@ async def test_a_message_holds_at_most_its_share_of_text_and_nothing_is_lost() -
     largest = max(sum(len(str(c["text"])) for c in m) for m in messages)
     assert largest <= BATCH_BYTES + 64 * 1024
     assert len(messages) < 40  # batched all the same
+
+
+async def test_a_batch_counts_each_text_in_bytes_whatever_its_characters() -> None:
+    """Texts with multi-byte characters, a notice and a merged chunk in one binary
+    message: each comes back whole, with its fields (the header gives UTF-8 lengths)."""
+    sent = [
+        LogChunk("master-0", "løss 0.5 ✓\n日本語\n", 21),
+        LogChunk("worker-1", "the node is gone", 0, notice=True),
+        LogChunk.merged(("master-0", "worker-0"), "a\nb\n", "01", (23, 2)),
+    ]
+
+    async def stream() -> AsyncIterator[LogChunk]:
+        for chunk in sent:
+            yield chunk
+
+    messages: list[bytes] = []
+
+    async def write(message: bytes) -> None:
+        messages.append(message)
+
+    await send_batches(stream(), write)
+    assert [m for raw in messages for m in unbatch(raw)] == [c.to_wire() for c in sent]
 
 
 async def test_a_stream_with_much_to_give_lets_the_loop_turn() -> None:
@@ -58,7 +81,7 @@ async def test_a_stream_with_much_to_give_lets_the_loop_turn() -> None:
         await asyncio.sleep(0)
         turns.append(produced[0])
 
-    async def write(message: str) -> None:
+    async def write(message: bytes) -> None:
         pass
 
     other = asyncio.ensure_future(other_task())

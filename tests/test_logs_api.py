@@ -286,3 +286,21 @@ async def test_merged_logs_come_in_time_order_batched_on_the_websocket_and_as_te
     assert [line.split(" | ", 1) for line in text.splitlines()] == [
         [line.split()[3], line] for line in order
     ]
+
+
+async def test_log_lines_come_as_binary_batches_and_the_end_as_json(
+    jp_ws_fetch: Any, finished_job: str
+) -> None:
+    """A batch is a binary message whose texts are bytes after a JSON header (no JSON
+    escaping of the log: #28); the end and errors stay JSON text messages."""
+    ws = await jp_ws_fetch(*API, "jobs", finished_job, "logs")
+    raws = []
+    try:
+        while (raw := await asyncio.wait_for(ws.read_message(), 10)) is not None:
+            raws.append(raw)
+    finally:
+        ws.close()
+    assert raws and all(isinstance(raw, bytes) for raw in raws[:-1]), raws
+    assert json.loads(raws[-1]) == {"end": True}
+    lines = [line for raw in raws[:-1] for m in unbatch(raw) for line in m["text"].splitlines()]
+    assert sorted(lines) == sorted(f"line {i}" for i in range(5) for _ in range(2))

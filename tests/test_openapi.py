@@ -18,6 +18,8 @@ from tornado.httpclient import HTTPClientError
 import jupyter_pytorchjob
 from jupyter_pytorchjob.handlers import route_handlers
 
+from .log_messages import decode
+
 DOC = yaml.safe_load(
     (Path(jupyter_pytorchjob.__file__).parent / "api" / "openapi.yaml").read_text()
 )
@@ -169,7 +171,7 @@ async def check_log_messages(jp_ws_fetch: Any, name: str) -> None:
     ws = await jp_ws_fetch("pytorchjob", "api", "jobs", name, "logs")
     try:
         while (raw := await ws.read_message()) is not None:
-            message = json.loads(raw)
+            message = decode(raw)
             errors = list(Draft202012Validator(schema).iter_errors(message))
             assert errors == [] and not_camel_case(message) == [], message
             if message.get("end") or "error" in message:

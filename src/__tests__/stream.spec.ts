@@ -17,7 +17,8 @@ class FakeSocket {
   }
 
   onopen: (() => void) | null = null;
-  onmessage: ((event: { data: string }) => void) | null = null;
+  onmessage: ((event: { data: string | ArrayBuffer }) => void) | null = null;
+  binaryType = 'blob';
   onclose: (() => void) | null = null;
   onerror: (() => void) | null = null;
   closed = false;
@@ -30,6 +31,10 @@ class FakeSocket {
     this.onmessage?.({ data: JSON.stringify(message) });
   }
 
+  sendBinary(data: ArrayBuffer): void {
+    this.onmessage?.({ data });
+  }
+
   drop(): void {
     this.closed = true;
     this.onclose?.();
@@ -38,6 +43,34 @@ class FakeSocket {
   close(): void {
     this.closed = true;
   }
+}
+
+/**
+ * A batch as the server frames it (api/openapi.yaml): the JSON header's
+ * length in 4 bytes big endian, the header with each chunk's UTF-8 `bytes`
+ * in place of its text, then the texts.
+ */
+function binaryBatch(chunks: Array<Record<string, unknown>>): ArrayBuffer {
+  const encoder = new TextEncoder();
+  const texts = chunks.map(c => encoder.encode(String(c.text)));
+  const header = encoder.encode(
+    JSON.stringify({
+      chunks: chunks.map((c, i) => {
+        const { text: _text, ...rest } = c;
+        return { ...rest, bytes: texts[i].length };
+      })
+    })
+  );
+  const size = 4 + header.length + texts.reduce((n, t) => n + t.length, 0);
+  const out = new Uint8Array(size);
+  new DataView(out.buffer).setUint32(0, header.length);
+  out.set(header, 4);
+  let at = 4 + header.length;
+  for (const text of texts) {
+    out.set(text, at);
+    at += text.length;
+  }
+  return out.buffer;
 }
 
 function makeStream(buffer = new LogBuffer()) {
@@ -84,6 +117,45 @@ describe('LogStream', () => {
     expect(buffer.offsets).toEqual({ 'master-0': 4, 'worker-0': 4 });
     expect(stream.notices.get('worker-1')).toBe('gone');
     expect(received).toBe(1);
+  });
+
+  it('reads a binary batch: each text its own bytes, multi-byte ones too', () => {
+    const { stream, buffer } = makeStream();
+    let received = 0;
+    stream.received.connect(() => received++);
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    expect(socket.binaryType).toBe('arraybuffer');
+    socket.open();
+    socket.sendBinary(
+      binaryBatch([
+        { replica: 'master-0', text: 'løss 0.5 ✓\n', offset: 14 },
+        { replica: 'worker-0', text: 'b\nc\n', offset: 4 },
+        { replica: 'worker-1', text: 'gone', offset: 0, notice: true },
+        { replica: 'master-0', text: '日本\n', offset: 21 }
+      ])
+    );
+    expect(buffer.length).toBe(4);
+    expect(buffer.offsets).toEqual({ 'master-0': 21, 'worker-0': 4 });
+    expect(stream.notices.get('worker-1')).toBe('gone');
+    expect(received).toBe(1);
+    const lines = Array.from({ length: buffer.length }, (_, i) =>
+      buffer.text(i)
+    );
+    expect(lines).toEqual(['løss 0.5 ✓', 'b', 'c', '日本']);
+  });
+
+  it('ignores a binary batch shorter than its header says', () => {
+    const { stream, buffer } = makeStream();
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    socket.open();
+    const whole = binaryBatch([
+      { replica: 'master-0', text: 'a\nb\n', offset: 4 }
+    ]);
+    socket.sendBinary(whole.slice(0, whole.byteLength - 1));
+    expect(buffer.length).toBe(0);
+    expect(stream.status).toBe('open');
   });
 
   it('connects once and feeds the buffer', () => {
