@@ -459,7 +459,7 @@ def report(backend: str, servers: list[Server]) -> None:
             f"== {backend} {server.label}: ratio server/direct {spread(server.ratios)} "
             f"(goal >= 0.9); worst stall above the idle p99 {spread(above, ' ms', 1)} "
             "(goal <= 10); "
-            f"server CPU per 1,000 lines {spread(server.cpu_per_kline, ' ms', 1)}{fake}"
+            f"server CPU per 1,000 lines {spread(server.cpu_per_kline, ' ms')}{fake}"
             "  (min / median / max)"
         )
 

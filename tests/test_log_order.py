@@ -105,6 +105,35 @@ def test_stamps_that_go_back_keep_the_replicas_own_order() -> None:
     assert taken is not None and taken.stamps == (b"06", b"05")
 
 
+def test_lines_added_alone_still_merge_with_a_replica_that_turns_up_before_they_go_out() -> None:
+    """Lines of a replica alone go in without sort keys (#28: the cost of a single
+    stream); a replica whose pod turns up before they go out still merges with them."""
+    merge = TimeMerge(["m", "w"])
+    merge.opened("m")
+    merge.add("m", lines("m", 1, 4, 6))
+    merge.opened("w")
+    merge.add("w", lines("w", 2, 5))
+    merge.closed("m")
+    merge.closed("w")
+    taken = merge.take()
+    assert texts(taken) == ["m 1", "w 2", "m 4", "w 5", "m 6"]
+    assert taken is not None and taken.stamps == (b"06", b"05")
+
+
+def test_a_replica_taken_alone_never_sorts_before_what_it_gave() -> None:
+    """Taken alone (no keys), a replica still remembers its newest stamp: after a clock
+    that stepped back its later lines come after another replica's older ones."""
+    merge = TimeMerge(["m", "w"])
+    merge.add("m", lines("m", 5, 6))
+    taken = merge.take()
+    assert texts(taken) == ["m 5", "m 6"] and taken is not None and taken.stamps == (b"06",)
+    merge.add("m", lines("m", 4))  # the node's clock stepped back
+    merge.add("w", lines("w", 3, 5))
+    taken = merge.take()
+    assert texts(taken) == ["w 3", "w 5", "m 4"]
+    assert taken is not None and taken.stamps == (b"06", b"05")
+
+
 def test_stamps_of_different_widths_are_each_removed_whole() -> None:
     merge = TimeMerge(["m"])
     # A shorter stamp whose text has a space where the wider stamps end.

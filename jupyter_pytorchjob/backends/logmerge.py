@@ -18,6 +18,11 @@ printing in step) cost what replicas writing in bursts do: one merged piece per
 keeps its own order: each of its lines sorts as the newest stamp it has had so far,
 and the stamps ``take`` gives for it never go back.
 
+A replica alone (no other with lines pending or being read: a single-node job, one
+replica asked for) needs no keys: its lines go out in their own order, only the stamps
+cut off (``_take_alone``); keys are made for its pending lines once another replica
+turns up.
+
 A merge made ``stamped`` also gives each line's time (``Taken.times``, from the stamps
 as read); by default none is parsed: the hot path only checks the flag.
 
@@ -116,7 +121,11 @@ class TimeMerge:
         text = block.decode("utf-8", "surrogateescape")
         lines = text.split("\n")
         mark = chr(OWNER_BASE + self.order.setdefault(replica, len(self.order)))
-        keys, width = _keys(lines, mark)
+        # Alone (no other replica's line pending or to come first), the lines need no
+        # sort keys: they go out in their own order (``_take_alone``), keyed only if
+        # another replica turns up before they are taken.
+        alone = not self.stamped and self._alone(replica) and not self._keyed(replica)
+        keys, width = ([], _width(lines)) if alone else _keys(lines, mark)
         if self.pending(replica):
             if width != self.width[replica]:
                 width = 0
@@ -130,20 +139,49 @@ class TimeMerge:
             self.size[replica] = size
             self.ascii[replica] = text.isascii()
         self.start[replica] = 0
+        self.width[replica] = width
+        if not alone:
+            self._add_keys(replica, keys)
+
+    def _alone(self, replica: str) -> bool:
+        """Whether no other replica has lines pending or is being read."""
+        return self.reading <= {replica} and all(
+            r == replica or not self.pending(r) for r in self.lines
+        )
+
+    def _keyed(self, replica: str) -> bool:
+        """Whether the replica's pending lines have their sort keys (all or none do)."""
+        return len(self.keys.get(replica, ())) > self.start.get(replica, 0)
+
+    def _add_keys(self, replica: str, keys: list[str]) -> None:
+        """Append the sort keys of the replica's newest lines: a clock that stepped back
+        makes each line sort as the newest stamp so far."""
         newest = self.newest.get(replica, "")
         if keys[0] < newest or keys != sorted(keys):
-            # A clock that stepped back: each line sorts as the newest stamp so far.
             keys = list(accumulate(keys, max, initial=newest))[1:]
         self.keys[replica] += keys
-        self.width[replica] = width
         self.newest[replica] = keys[-1]
+
+    def _key_pending(self, replica: str) -> None:
+        """Sort keys for a replica's pending lines added without (while it was alone)."""
+        start = self.start[replica]
+        lines = self.lines[replica][start:]
+        mark = chr(OWNER_BASE + self.order[replica])
+        self.lines[replica], self.keys[replica], self.start[replica] = lines, [], 0
+        self._add_keys(replica, _keys(lines, mark)[0])
 
     def take(self) -> Taken | None:
         """The lines that can go out now, in time order, about ``take_bytes`` at most
         (take again for the rest); None while a replica being read has no line pending
         (its next line may be the oldest)."""
         starts, all_of = self.start, self.keys
-        pending = {r: len(keys) - starts[r] for r, keys in all_of.items()}
+        pending = {r: len(lines) - starts[r] for r, lines in self.lines.items()}
+        waiting = [r for r, count in pending.items() if count]
+        if len(waiting) == 1 and self.reading <= set(waiting) and not self._keyed(waiting[0]):
+            return self._take_alone(waiting[0], pending[waiting[0]])
+        for replica in waiting:
+            if not self._keyed(replica):
+                self._key_pending(replica)
         horizon: str | None = None
         for replica in self.reading:
             if not pending.get(replica):
@@ -222,11 +260,63 @@ class TimeMerge:
             if self.stamped:
                 stamps_in_order = map(next, map(stamp_runs.__getitem__, marks))
         times = stamp_seconds(stamps_in_order) if self.stamped else None
-        texts.append("")
-        text = "\n".join(texts)
-        if not ascii:  # what could not be decoded: replaced now, counted as read before
-            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return Taken(text, owners, tuple(replicas), tuple(sizes), tuple(stamps), times)
+        return Taken(
+            _joined(texts, ascii), owners, tuple(replicas), tuple(sizes), tuple(stamps), times
+        )
+
+    def _take_alone(self, replica: str, count: int) -> Taken:
+        """The lines of the only replica with lines pending (and no other being read),
+        in its order, about ``take_bytes`` at most: no keys, no sort."""
+        lines, start, size = self.lines[replica], self.start[replica], self.size[replica]
+        ascii = self.ascii[replica]
+        fits = count if size <= self.take_bytes else max(1, count * self.take_bytes // size)
+        if fits == count:
+            self.lines[replica], self.keys[replica], self.start[replica] = [], [], 0
+            taken = lines[start:] if start else lines
+        else:
+            end = start + fits
+            taken = lines[start:end]
+            self.start[replica] = end
+            if count - fits < fits:
+                size -= _size(lines[end:], ascii)
+            else:
+                size = _size(taken, ascii)
+        self.size[replica] -= size
+        width = self.width[replica]
+        last = taken[-1][:width] if width else _STAMP(_PARTITION(taken[-1]))
+        # Never back (a clock that stepped back): where a resume starts from.
+        newest = max(
+            self.newest.get(replica, ""), f"{last} {chr(OWNER_BASE + self.order[replica])}"
+        )
+        self.newest[replica] = newest
+        stamp = newest[:-2].encode("utf-8", "surrogateescape")
+        texts = list(_texts(taken, width))
+        return Taken(_joined(texts, ascii), "", (replica,), (size,), (stamp,))
+
+
+def _joined(texts: list[str], ascii: bool) -> str:
+    """The lines' texts as one, each with its newline."""
+    texts.append("")
+    text = "\n".join(texts)
+    if not ascii:  # what could not be decoded: replaced now, counted as read before
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
+
+
+def _width(lines: list[str]) -> int:
+    """The stamps' width where all are alike (as the pump's and the kubelet's are),
+    else 0."""
+    width = lines[0].find(" ")
+    if width > 0:
+        heads = "".join(map(itemgetter(slice(width + 1)), lines))
+        count = len(lines)
+        if (
+            len(heads) == count * (width + 1)
+            and heads.count(" ") == count
+            and heads[width :: width + 1] == " " * count
+        ):
+            return width
+    return 0
 
 
 def _keys(lines: list[str], mark: str) -> tuple[list[str], int]:
