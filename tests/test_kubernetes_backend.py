@@ -37,6 +37,26 @@ async def collect(stream: Any, until: int | None = None) -> dict[str, str]:
     return text
 
 
+async def test_warming_up_makes_every_client_a_request_or_log_stream_uses(
+    backend: KubernetesBackend, fake_kube: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server warms the backend up at start: neither the first request nor the first
+    log stream then builds a client (a client's TLS context costs ~20 ms on the loop)."""
+    await backend.warm_up()
+    await backend.submit(spec("warm"))
+    fake_kube.operator.run(NS, "warm")
+    fake_kube.append_log(NS, "warm-master-0", "pytorch", "hello\n")
+
+    def no_new_client(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a client built after warming up")
+
+    monkeypatch.setattr(
+        "jupyter_pytorchjob.backends.kubernetes.backend.TimedApiClient", no_new_client
+    )
+    await backend.get_job("warm")
+    assert (await collect(backend.logs("warm"))) == {"master-0": "hello\n"}
+
+
 async def test_submit_lifecycle_and_replicas(backend: KubernetesBackend, fake_kube: Any) -> None:
     created = await backend.submit(spec(nodes=3, gpus=1))
     assert created.name == "demo" and created.namespace == NS

@@ -212,9 +212,12 @@ class KubernetesBackend(Backend):
         return other
 
     async def warm_up(self) -> None:
-        """Load the configuration, check the CRD and read the notebook's own pod."""
+        """Load the configuration, check the CRD, read the notebook's own pod and make
+        the log streams' client (its TLS context loads the CA certificates: ~20 ms that
+        would otherwise hold the loop at the first log stream, #28)."""
         await self.custom()
         await self.notebook()
+        await self.log_api()
 
     # -- the notebook's own pod -------------------------------------------------------------
 
