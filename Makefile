@@ -85,8 +85,10 @@ test-cluster: dev cluster
 	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) PTJOB_CLUSTER_TIER=1 $(BIN)/python -m pytest tests/cluster -v
 
 # Each benchmark once, in a small configuration, so that none rots: they must run to the
-# end, not meet their goals (no timing is judged here). About 3 minutes.
-BENCH := timeout 300 $(BIN)/python benchmarks
+# end, not meet their goals (no timing is judged here), and stop what they start and
+# remove their temporary files (benchmarks/smoke.py checks both, and times each line).
+# About 3 minutes.
+BENCH := $(BIN)/python benchmarks/smoke.py --timeout 300 -- $(BIN)/python benchmarks
 bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/local_overhead.py --runs 1 --steps 2 --timeout 120
 	$(BENCH)/local_jobs_list.py --jobs 20 --running 2 --requests 3 --cold
