@@ -103,6 +103,15 @@ bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/tensorboard_first_scalar.py --runs 1 --points 200 --tags 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_first_render.py --jobs 20 --running 1 --runs 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_progress_render.py --jobs 20 --running 1 --runs 1
+	$(BENCH)/log_merge.py --replicas 3 --lines 2000 --runs 1
+	$(BENCH)/log_redraws.py --updates 2000 --mb 1 --runs 1
+	$(BENCH)/failure_list_kubernetes.py --jobs 3 --requests 2
+	$(BENCH)/hostile_files.py --timeout 3 --cap-mib 1024
+	$(BENCH)/list_unstarted_jobs.py --jobs 5 --runs 1
+	$(BENCH)/metric_names.py --lines 2000
+	$(BENCH)/result_channel.py --runs 1 --mib 0.1
+	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/with_lab.py node benchmarks/log_viewer/run.js \
+	    --lines 2000 --redraws 0.1
 
 # The job body's declarations the field table generates (openapi.yaml, src/tokens.ts).
 fields:
