@@ -85,8 +85,10 @@ test-cluster: dev cluster
 	PTJOB_CLUSTER_CACHE=$(CLUSTER_CACHE) PTJOB_CLUSTER_TIER=1 $(BIN)/python -m pytest tests/cluster -v
 
 # Each benchmark once, in a small configuration, so that none rots: they must run to the
-# end, not meet their goals (no timing is judged here). About 3 minutes.
-BENCH := timeout 300 $(BIN)/python benchmarks
+# end, not meet their goals (no timing is judged here), and stop what they start and
+# remove their temporary files (benchmarks/smoke.py checks both, and times each line).
+# About 3 minutes.
+BENCH := $(BIN)/python benchmarks/smoke.py --timeout 300 -- $(BIN)/python benchmarks
 bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/local_overhead.py --runs 1 --steps 2 --timeout 120
 	$(BENCH)/local_jobs_list.py --jobs 20 --running 2 --requests 3 --cold
@@ -101,6 +103,15 @@ bench-smoke: dev chromium ui-tests/node_modules/.installed
 	$(BENCH)/tensorboard_first_scalar.py --runs 1 --points 200 --tags 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_first_render.py --jobs 20 --running 1 --runs 1
 	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/panel_progress_render.py --jobs 20 --running 1 --runs 1
+	$(BENCH)/log_merge.py --replicas 3 --lines 2000 --runs 1
+	$(BENCH)/log_redraws.py --updates 2000 --mb 1 --runs 1
+	$(BENCH)/failure_list_kubernetes.py --jobs 3 --requests 2
+	$(BENCH)/hostile_files.py --timeout 3 --cap-mib 1024
+	$(BENCH)/list_unstarted_jobs.py --jobs 5 --runs 1
+	$(BENCH)/metric_names.py --lines 2000
+	$(BENCH)/result_channel.py --runs 1 --mib 0.1
+	CHROMIUM_PATH=$(CHROMIUM) $(BENCH)/with_lab.py node benchmarks/log_viewer/run.js \
+	    --lines 2000 --redraws 0.1
 
 # The job body's declarations the field table generates (openapi.yaml, src/tokens.ts).
 fields:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,10 +68,10 @@ def this_checkouts_extension(tmp: Path) -> dict[str, str]:
     return {"JUPYTER_PATH": str(tmp / "jupyter-path")}
 
 
-async def measure(root: Path, tmp: Path, jobs: int, runs: int) -> tuple[dict[str, object], float]:
-    """The browser script's figures against a lab on ``root``, and the worst loop stall."""
-    lags = tmp / f"lags-{root.name}.json"
-    server, port = serve(
+def serve_lab(root: Path, tmp: Path, lags: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """JupyterLab with this checkout's extension on the local backend's ``root`` (``serve``:
+    its files in ``tmp``, its loop stalls written to ``lags``), and its port."""
+    return serve(
         root,
         tmp,
         lags,
@@ -82,6 +83,12 @@ async def measure(root: Path, tmp: Path, jobs: int, runs: int) -> tuple[dict[str
             "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
         },
     )
+
+
+async def measure(root: Path, tmp: Path, jobs: int, runs: int) -> tuple[dict[str, object], float]:
+    """The browser script's figures against a lab on ``root``, and the worst loop stall."""
+    lags = tmp / f"lags-{root.name}.json"
+    server, port = serve_lab(root, tmp, lags)
     base = f"http://127.0.0.1:{port}"
     try:
         await wait_http(f"{base}/api/status")
