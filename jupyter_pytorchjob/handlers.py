@@ -439,7 +439,8 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     chunk's ``times``, each plain-text line after its time).
 
     Websocket: binary messages of chunks ``{replica, text, offset, previous}`` for log
-    lines (batched: ``send_batches``, framed: ``batch_frame``), then
+    lines (batched: ``send_batches``, framed: ``batch_frame``; ``stamped``: each line
+    still starts with its stamp, the browser removes it), then
     ``{end: true}``; ``{error, status}`` (then a close) for a bad query or a job or
     replica that does not exist. Without the upgrade: ``text/plain``, each line
     prefixed ``<replica> | `` (unless ``replica`` picks one) as ``ptjob logs`` prints
@@ -514,8 +515,11 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             self._task.cancel()
         self._give_slot()
 
-    def _chunks(self, name: str) -> AsyncIterator[LogChunk]:
-        """The backend's stream for this request; ``JobSpecInvalid`` for a bad query."""
+    def _chunks(self, name: str, *, keep_stamps: bool = False) -> AsyncIterator[LogChunk]:
+        """The backend's stream for this request; ``JobSpecInvalid`` for a bad query.
+        ``keep_stamps``: the lines keep their stamps for the browser to remove, which
+        walks every line anyway (the server then does nothing per line of a replica
+        alone: #28)."""
         invalid = job_name_problem(name)
         if invalid is not None:
             raise invalid
@@ -530,12 +534,13 @@ class LogsHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             previous=query.previous,
             since=query.since,
             timestamps=query.timestamps,
+            keep_stamps=keep_stamps,
         )
 
     async def _stream(self, name: str) -> None:
         error: dict[str, Any] | None = None
         try:
-            await send_batches(self._chunks(name), self._write_binary)
+            await send_batches(self._chunks(name, keep_stamps=True), self._write_binary)
             await self.write_message(json.dumps({"end": True}))
         except WebSocketClosedError:
             return

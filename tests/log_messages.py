@@ -27,8 +27,17 @@ def decode(raw: str | bytes) -> dict[str, Any]:
 
 
 def unbatch(raw: str | bytes) -> list[dict[str, Any]]:
+    """A message's chunks as a reader sees them (``stamped`` lines without their stamp)."""
     message = decode(raw)
-    return list(message["chunks"]) if "chunks" in message else [message]
+    return [unstamped(m) for m in message["chunks"]] if "chunks" in message else [message]
+
+
+def unstamped(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A ``stamped`` chunk's lines are what follows each line's first space."""
+    if not chunk.pop("stamped", False):
+        return chunk
+    lines = chunk["text"].split("\n")[:-1]
+    return {**chunk, "text": "".join(line.partition(" ")[2] + "\n" for line in lines)}
 
 
 def runs(chunk: dict[str, Any]) -> list[tuple[str, str]]:

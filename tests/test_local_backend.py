@@ -549,3 +549,39 @@ def test_wait_timeout(tmp_path: Path) -> None:
     assert waited.returncode == 1 and "still" in waited.stderr
     assert time.monotonic() - start < 20
     ptjob("delete", "sl", env=env)
+
+
+def test_after_warming_up_a_log_stream_imports_nothing(tmp_path: Path) -> None:
+    """The server warms the backend up at start: the first log stream then loads no
+    module of ours (an import holds the server's loop for milliseconds, #28). In a fresh
+    process: this one has imported everything already."""
+    script = textwrap.dedent(
+        """
+        import asyncio, json, sys
+        from pathlib import Path
+        from jupyter_pytorchjob.backends.local import LocalBackend
+
+        root = Path(sys.argv[1])
+        job = root / "jobs" / "done"
+        (job / "logs").mkdir(parents=True)
+        (job / "replicas.json").write_text(json.dumps({"master-0": {"phase": "Succeeded"}}))
+        (job / "job.json").write_text(json.dumps({"state": "Succeeded", "created": 1.0}))
+        (job / "manifest.json").write_text("{}")
+        (job / "logs" / "master-0.log").write_text("2026-01-01T00:00:00.000000Z hello\\n")
+
+        async def main():
+            backend = LocalBackend(root=root, volume_root=root / "volumes")
+            await backend.warm_up()
+            before = set(sys.modules)
+            text = "".join([c.text async for c in backend.logs("done")])
+            assert text == "hello\\n", text
+            print(json.dumps(sorted(m for m in set(sys.modules) - before if "pytorchjob" in m)))
+
+        asyncio.run(main())
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []

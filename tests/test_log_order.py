@@ -134,6 +134,27 @@ def test_a_replica_taken_alone_never_sorts_before_what_it_gave() -> None:
     assert taken is not None and taken.stamps == (b"06", b"05")
 
 
+def test_a_replica_alone_goes_out_as_read_when_stamps_are_kept() -> None:
+    """Keeping stamps (the websocket's reader removes them), a replica alone goes out in
+    the blocks it was read in, split into no lines; the stamp of the last line given
+    (never before one given earlier) says where it ends; a replica turning up before they
+    go out still merges with them."""
+    merge = TimeMerge(["m", "w"], keep_stamps=True)
+    merge.add("m", lines("m", 5, 6))
+    merge.add("m", b"04 m 4")  # the end of a log without its newline; a clock back
+    assert merge.pending("m") == 3 and merge.pending_bytes("m") == 21
+    taken = merge.take()
+    assert taken is not None and taken.text == "05 m 5\n06 m 6\n04 m 4\n"
+    assert (taken.replicas, taken.sizes, taken.stamps) == (("m",), (21,), (b"04",))
+    merge.add("m", lines("m", 7, 9))
+    merge.opened("w")
+    merge.add("w", lines("w", 8))
+    merge.closed("w")
+    taken = merge.take()
+    assert owned(taken) == [("m", "07 m 7"), ("w", "08 w 8"), ("m", "09 m 9")]
+    assert taken is not None and taken.sizes == (14, 7) and taken.stamps == (b"09", b"08")
+
+
 def test_stamps_of_different_widths_are_each_removed_whole() -> None:
     merge = TimeMerge(["m"])
     # A shorter stamp whose text has a space where the wider stamps end.
@@ -246,11 +267,21 @@ def reference(logs: dict[str, bytes]) -> list[tuple[str, str]]:
     return [(replica, text) for *_, replica, text in sorted(lines)]
 
 
+def unstamped(given: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Lines given with their stamps as a reader sees them: the text after the first
+    space (a line without one is a stamp alone)."""
+    return [(replica, line.partition(" ")[2]) for replica, line in given]
+
+
+@pytest.mark.parametrize("keep_stamps", [False, True])
 @pytest.mark.parametrize("seed", range(60))
-def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -> None:
+def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(
+    seed: int, keep_stamps: bool
+) -> None:
     rng = random.Random(seed)
     logs = random_logs(rng)
-    merge = TimeMerge(list(logs), take_bytes=rng.choice([TAKE_BYTES, 100, 1]))
+    take_bytes = rng.choice([TAKE_BYTES, 100, 1])
+    merge = TimeMerge(list(logs), take_bytes=take_bytes, keep_stamps=keep_stamps)
     queues: dict[str, list[bytes]] = {}  # each replica's log in a few blocks
     for replica, log in logs.items():
         merge.opened(replica)
@@ -287,7 +318,7 @@ def test_backlogs_read_in_random_blocks_merge_as_the_reference_does(seed: int) -
     while any(merge.pending(r) for r in logs):
         take()
     assert merge.take() is None
-    assert given == reference(logs)
+    assert (unstamped(given) if keep_stamps else given) == reference(logs)
     assert sizes == {r: len(log) for r, log in logs.items()}
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .log_messages import unbatch
+from .log_messages import decode, unbatch
 
 API = ("pytorchjob", "api")
 pytestmark = pytest.mark.slow
@@ -292,7 +292,9 @@ async def test_log_lines_come_as_binary_batches_and_the_end_as_json(
     jp_ws_fetch: Any, finished_job: str
 ) -> None:
     """A batch is a binary message whose texts are bytes after a JSON header (no JSON
-    escaping of the log: #28); the end and errors stay JSON text messages."""
+    escaping of the log: #28), each line still with its stamp (``stamped``: the browser
+    removes it, the server does nothing per line); the end and errors stay JSON text
+    messages."""
     ws = await jp_ws_fetch(*API, "jobs", finished_job, "logs")
     raws = []
     try:
@@ -302,5 +304,9 @@ async def test_log_lines_come_as_binary_batches_and_the_end_as_json(
         ws.close()
     assert raws and all(isinstance(raw, bytes) for raw in raws[:-1]), raws
     assert json.loads(raws[-1]) == {"end": True}
+    sent = [m for raw in raws[:-1] for m in decode(raw)["chunks"]]
+    assert all(m["stamped"] for m in sent)
+    stamps = [line.split(" ")[0] for m in sent for line in m["text"].splitlines()]
+    assert len(stamps) == 10 and all(stamp.endswith("Z") for stamp in stamps), stamps
     lines = [line for raw in raws[:-1] for m in unbatch(raw) for line in m["text"].splitlines()]
     assert sorted(lines) == sorted(f"line {i}" for i in range(5) for _ in range(2))

@@ -192,9 +192,11 @@ async def read_archive(
     since: Mapping[str, int] | None = None,
     tail: int | None = None,
     timestamps: bool = False,
+    keep_stamps: bool = False,
 ) -> AsyncIterator[LogChunk]:
     """The archived log of each of ``replicas`` (those with one), a notice before its
-    first lines; where the archive cannot be read, only the notice saying why."""
+    first lines; where the archive cannot be read, only the notice saying why
+    (``timestamps``, ``keep_stamps``: as ``Backend.logs``)."""
     if location.directory is None:
         for replica in replicas:
             if replica not in (since or {}):  # read from its pod, nothing is missing
@@ -218,7 +220,7 @@ async def read_archive(
         for r, p in paths.items()
     }
     skipping = {r: (since or {}).get(r) for r in paths}
-    merged = TimeMerge(list(paths), stamped=timestamps)
+    merged = TimeMerge(list(paths), stamped=timestamps, keep_stamps=keep_stamps)
     for replica in paths:
         merged.opened(replica)
     while True:
@@ -239,5 +241,11 @@ async def read_archive(
         while (taken := merged.take()) is not None:
             ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
             yield LogChunk.merged(
-                taken.replicas, taken.text, taken.owners, ends, previous, taken.times
+                taken.replicas,
+                taken.text,
+                taken.owners,
+                ends,
+                previous,
+                taken.times,
+                merged.keep_stamps,
             )

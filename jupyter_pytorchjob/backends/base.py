@@ -159,6 +159,10 @@ class LogChunk:
     # Each line's time in seconds since the epoch (None for a line without a stamp) when
     # the log is read with its times (``Backend.logs(timestamps=True)``).
     times: list[float | None] | None = None
+    # True: each line of ``text`` still starts with its stamp and a space (the line is
+    # what follows the first space), for a reader that removes them
+    # (``Backend.logs(keep_stamps=True)``).
+    stamped: bool = False
 
     @classmethod
     def merged(
@@ -169,13 +173,23 @@ class LogChunk:
         offsets: tuple[int, ...],
         previous: bool = False,
         times: list[float | None] | None = None,
+        stamped: bool = False,
     ) -> LogChunk:
         """The lines of ``replicas`` (``owners``: each line's; empty: all the first's)."""
         if not owners:
-            return cls(replicas[0], text, offsets[0], previous, times=times)
+            return cls(replicas[0], text, offsets[0], previous, times=times, stamped=stamped)
         last = ord(owners[-1]) - OWNER_BASE
         return cls(
-            replicas[last], text, offsets[last], previous, False, replicas, owners, offsets, times
+            replicas[last],
+            text,
+            offsets[last],
+            previous,
+            False,
+            replicas,
+            owners,
+            offsets,
+            times,
+            stamped,
         )
 
     def resume_offsets(self) -> dict[str, int]:
@@ -205,6 +219,8 @@ class LogChunk:
             wire["offsets"] = self.resume_offsets()
         if self.times is not None:
             wire["times"] = self.times
+        if self.stamped:
+            wire["stamped"] = True
         return wire
 
     def display(self, *, prefix: bool) -> str:
@@ -330,6 +346,7 @@ class Backend(ABC):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
         timestamps: bool = False,
+        keep_stamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
         """The logs of every replica (or one), as chunks of whole lines.
 
@@ -337,7 +354,9 @@ class Backend(ABC):
         replica to the ``offset`` of the last chunk seen, to resume without
         duplicates; ``follow`` keeps going until the job is finished and every log
         is read, picking up replicas that start later; ``timestamps`` gives each
-        chunk its lines' ``times``.
+        chunk its lines' ``times``; ``keep_stamps`` (unless ``timestamps``) leaves each
+        line its ``<stamp> `` for the reader to remove (chunks ``stamped``: the log
+        websocket's, whose browser removes them).
         """
 
     async def progress(self, name: str) -> tuple[JobProgress | None, MetricHistory | None]:

@@ -72,11 +72,18 @@ class TimeMerge:
     """The pending lines of every replica and what can be given out in order."""
 
     def __init__(
-        self, replicas: Sequence[str] = (), *, take_bytes: int = TAKE_BYTES, stamped: bool = False
+        self,
+        replicas: Sequence[str] = (),
+        *,
+        take_bytes: int = TAKE_BYTES,
+        stamped: bool = False,
+        keep_stamps: bool = False,
     ) -> None:
         self.order = {r: i for i, r in enumerate(replicas)}
         self.take_bytes = take_bytes
         self.stamped = stamped  # each take with its lines' times
+        # Each line given out as read, ``<stamp> <text>``: its reader removes the stamp.
+        self.keep_stamps = keep_stamps and not stamped
         # Per replica, its pending lines as read (without their newline; undecodable
         # bytes kept as surrogates, so that sizes stay exact) and their sort keys: the
         # stamp, a space (below every stamp character: a shorter stamp sorts first) and
@@ -92,6 +99,10 @@ class TimeMerge:
         self.ascii: dict[str, bool] = {}  # whether they are all ASCII (a byte a character)
         self.newest: dict[str, str] = {}  # the newest key added, per replica
         self.reading: set[str] = set()
+        # Keeping stamps, a replica alone keeps its blocks as read, not even split into
+        # lines (each ends with a newline), and how many lines they hold.
+        self.raw: dict[str, list[tuple[bytes, int]]] = {}
+        self.raw_lines: dict[str, int] = {}
 
     def opened(self, replica: str) -> None:
         """The replica's backlog is being read: nothing later than it goes out first."""
@@ -103,7 +114,11 @@ class TimeMerge:
 
     def pending(self, replica: str) -> int:
         """How many of the replica's lines are waiting to go out."""
-        return len(self.lines.get(replica, ())) - self.start.get(replica, 0)
+        return (
+            len(self.lines.get(replica, ()))
+            - self.start.get(replica, 0)
+            + self.raw_lines.get(replica, 0)
+        )
 
     def pending_bytes(self, replica: str) -> int:
         """How many bytes of the replica's log its pending lines took."""
@@ -113,6 +128,11 @@ class TimeMerge:
         """Whole lines of one replica (``<stamp> <text>\\n`` each), in its order."""
         if not block:
             return
+        self.order.setdefault(replica, len(self.order))
+        if self.keep_stamps and self._alone(replica) and not self._split(replica):
+            self._add_raw(replica, block)
+            return
+        self._split_raw(replica)
         size = len(block)
         if block.endswith(b"\n"):
             block = block[:-1]
@@ -142,6 +162,30 @@ class TimeMerge:
         self.width[replica] = width
         if not alone:
             self._add_keys(replica, keys)
+
+    def _add_raw(self, replica: str, block: bytes) -> None:
+        """A block kept as it is (a replica alone, stamps kept): no line is split."""
+        if not block.endswith(b"\n"):
+            block += b"\n"  # as if it had its newline (the line's end is read next)
+        count = block.count(b"\n")
+        self.raw.setdefault(replica, []).append((block, count))
+        self.raw_lines[replica] = self.raw_lines.get(replica, 0) + count
+        self.size[replica] = self.size.get(replica, 0) + len(block)
+        self.lines.setdefault(replica, [])
+        self.start.setdefault(replica, 0)
+
+    def _split(self, replica: str) -> bool:
+        """Whether the replica has lines pending as lines (not raw blocks)."""
+        return len(self.lines.get(replica, ())) > self.start.get(replica, 0)
+
+    def _split_raw(self, replica: str) -> None:
+        """The replica's raw blocks as lines (another replica turned up)."""
+        blocks = self.raw.pop(replica, None)
+        if blocks:
+            self.raw_lines.pop(replica)
+            data = b"".join(block for block, _ in blocks)
+            self.size[replica] -= len(data)
+            self.add(replica, data)
 
     def _alone(self, replica: str) -> bool:
         """Whether no other replica has lines pending or is being read."""
@@ -175,13 +219,17 @@ class TimeMerge:
         (take again for the rest); None while a replica being read has no line pending
         (its next line may be the oldest)."""
         starts, all_of = self.start, self.keys
-        pending = {r: len(lines) - starts[r] for r, lines in self.lines.items()}
+        pending = {r: self.pending(r) for r in self.lines}
         waiting = [r for r, count in pending.items() if count]
         if len(waiting) == 1 and self.reading <= set(waiting) and not self._keyed(waiting[0]):
+            if self.raw.get(waiting[0]):
+                return self._take_raw(waiting[0])
             return self._take_alone(waiting[0], pending[waiting[0]])
         for replica in waiting:
+            self._split_raw(replica)
             if not self._keyed(replica):
                 self._key_pending(replica)
+        pending = {r: len(lines) - starts[r] for r, lines in self.lines.items()}
         horizon: str | None = None
         for replica in self.reading:
             if not pending.get(replica):
@@ -233,7 +281,7 @@ class TimeMerge:
             ascii = ascii and self.ascii[replica]
             width = self.width[replica]
             widths.add(width)
-            runs[_MARK(taken_keys[0])] = _texts(taken, width)
+            runs[_MARK(taken_keys[0])] = iter(taken) if self.keep_stamps else _texts(taken, width)
             if self.stamped:  # the stamps as read (a key may be a newer one's)
                 stamp_runs[_MARK(taken_keys[0])] = map(_STAMP, map(_PARTITION, taken))
             all_keys += taken_keys
@@ -290,8 +338,35 @@ class TimeMerge:
         )
         self.newest[replica] = newest
         stamp = newest[:-2].encode("utf-8", "surrogateescape")
-        texts = list(_texts(taken, width))
+        texts = list(taken) if self.keep_stamps else list(_texts(taken, width))
         return Taken(_joined(texts, ascii), "", (replica,), (size,), (stamp,))
+
+    def _take_raw(self, replica: str) -> Taken:
+        """The raw blocks of the only replica with lines pending, as they were read, about
+        ``take_bytes`` at most (one block at least): nothing done per line."""
+        blocks = self.raw[replica]
+        taken, size, lines = 1, len(blocks[0][0]), blocks[0][1]
+        while taken < len(blocks) and size + len(blocks[taken][0]) <= self.take_bytes:
+            size += len(blocks[taken][0])
+            lines += blocks[taken][1]
+            taken += 1
+        data = b"".join(block for block, _ in blocks[:taken])
+        del blocks[:taken]
+        self.raw_lines[replica] -= lines
+        self.size[replica] -= size
+        last = data.rfind(b"\n", 0, len(data) - 1) + 1
+        space = data.find(b" ", last, len(data) - 1)
+        last_stamp = data[last : space if space >= 0 else len(data) - 1]
+        mark = chr(OWNER_BASE + self.order[replica])
+        # Never back (a clock that stepped back): where a resume starts from.
+        newest = max(self.newest.get(replica, ""), f"{_text(last_stamp)} {mark}")
+        self.newest[replica] = newest
+        stamp = newest[:-2].encode("utf-8", "surrogateescape")
+        return Taken(data.decode("utf-8", "replace"), "", (replica,), (size,), (stamp,))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _joined(texts: list[str], ascii: bool) -> str:

@@ -809,6 +809,7 @@ class KubernetesBackend(Backend):
         previous: bool = False,
         since: Mapping[str, int] | None = None,
         timestamps: bool = False,
+        keep_stamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
         kind, job = await self._job(name)
 
@@ -819,7 +820,13 @@ class KubernetesBackend(Backend):
             if location is None:
                 return
             async for chunk in read_archive(
-                location, gone, previous=previous, since=seen, tail=tail, timestamps=timestamps
+                location,
+                gone,
+                previous=previous,
+                since=seen,
+                tail=tail,
+                timestamps=timestamps,
+                keep_stamps=keep_stamps,
             ):
                 yield chunk
 
@@ -856,6 +863,7 @@ class KubernetesBackend(Backend):
             archive=archived,
             replicas=replicas,
             timestamps=timestamps,
+            keep_stamps=keep_stamps,
         )
         try:
             async for chunk in merger.chunks():

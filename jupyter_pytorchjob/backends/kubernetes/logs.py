@@ -168,6 +168,7 @@ class LogMerger:
         archive: ArchiveReader | None = None,
         replicas: Sequence[str] = (),
         timestamps: bool = False,
+        keep_stamps: bool = False,
     ) -> None:
         self.api = api
         # The job's replicas; those without a pod at the end are read from ``archive``.
@@ -190,7 +191,7 @@ class LogMerger:
         self.skipping: dict[str, bool] = {}
         # per replica: how many lines stamped ``last_ns`` were given (unknown: all)
         self.seen_at_last: dict[str, int] = {}
-        self.merged = TimeMerge(self.replicas, stamped=timestamps)
+        self.merged = TimeMerge(self.replicas, stamped=timestamps, keep_stamps=keep_stamps)
         self.seconds: dict[bytes, int] = {}  # whole seconds of stamps, parsed
         # Notices and archived chunks, given out as they come (they are not merged).
         self.ready: deque[LogChunk] = deque()
@@ -222,7 +223,13 @@ class LogMerger:
                         for replica, stamp in zip(taken.replicas, taken.stamps, strict=True)
                     )
                     yield LogChunk.merged(
-                        taken.replicas, taken.text, taken.owners, ends, self.previous, taken.times
+                        taken.replicas,
+                        taken.text,
+                        taken.owners,
+                        ends,
+                        self.previous,
+                        taken.times,
+                        self.merged.keep_stamps,
                     )
                     self.room.set()
                     continue
