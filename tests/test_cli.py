@@ -478,6 +478,10 @@ def test_wait_and_status_say_why_a_job_failed(tmp_path: Path) -> None:
         waited = run("wait", "oops")
         assert waited.returncode == 1
         lines = waited.stdout.splitlines()
+        # Progress while it still ran (a line per change, not a terminal), then the end.
+        assert "oops: Failed" in lines, lines
+        progress, lines = lines[: lines.index("oops: Failed")], lines[lines.index("oops: Failed") :]
+        assert all(line.startswith("oops: ") for line in progress), progress
         assert lines[:2] == [
             "oops: Failed",
             "Failure:  master-0 exited 1: ZeroDivisionError: division by zero",
