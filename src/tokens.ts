@@ -1192,6 +1192,16 @@ export interface ILogChunk {
    * stamp), when asked for with `timestamps=1`.
    */
   times?: (number | null)[];
+
+  /**
+   * Whether each line of `text` still starts with its stamp (absent: false):
+   * a timestamp without spaces (e.g. `2026-11-27T14:00:00.123456789Z`) and
+   * one space, neither part of the line; a line without a space is a stamp
+   * alone (an empty line). A redraw's `\r` follows the stamp's space.
+   * `owners`, offsets and the rest are as without stamps. Never with
+   * `times`; a notice is never stamped.
+   */
+  stamped?: boolean;
 }
 
 /**

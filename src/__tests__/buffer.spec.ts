@@ -8,6 +8,46 @@ function chunk(replica: string, text: string, offset: number) {
   return { replica, text, offset, previous: false };
 }
 
+/**
+ * A generator of random merged chunks, the same ones every run (a small
+ * linear congruential generator from `seed`).
+ */
+function randomMerged(seed: number, names: string[], pieces: string[]) {
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  return {
+    next,
+    /**
+     * A merged chunk of 1 to 8 random lines, each replica ending at `offset`.
+     */
+    chunk(offset: number) {
+      const count = 1 + next(8);
+      const lines: string[] = [];
+      let owners = '';
+      for (let k = 0; k < count; k++) {
+        lines.push(pieces[next(pieces.length)]);
+        owners += String.fromCharCode(48 + next(names.length));
+      }
+      const offsets: Record<string, number> = {};
+      for (const o of owners) {
+        offsets[names[o.charCodeAt(0) - 48]] = offset;
+      }
+      const last = names[owners.charCodeAt(owners.length - 1) - 48];
+      const merged = {
+        replica: last,
+        text: lines.join('\n') + '\n',
+        offset,
+        replicas: names,
+        owners,
+        offsets
+      };
+      return { lines, merged };
+    }
+  };
+}
+
 describe('LogBuffer', () => {
   it('merges replicas in arrival order and keeps each line’s replica', () => {
     const buffer = new LogBuffer();
@@ -26,38 +66,17 @@ describe('LogBuffer', () => {
   });
 
   it('takes a merged chunk as the same lines in runs of one replica', () => {
-    // A small linear congruential generator: the same cases every run.
-    let seed = 7;
-    const next = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % n;
-    };
     const names = ['master-0', 'worker-0', 'worker-1'];
     const pieces = ['a', 'b c', '\rbar', 'Error: x', '\x1b[1mbold', ''];
+    const random = randomMerged(7, names, pieces);
     for (let round = 0; round < 100; round++) {
       const merged = new LogBuffer();
       const byRun = new LogBuffer();
       for (let c = 0; c < 4; c++) {
-        const count = 1 + next(8);
-        const lines: string[] = [];
-        let owners = '';
-        for (let k = 0; k < count; k++) {
-          lines.push(pieces[next(pieces.length)]);
-          owners += String.fromCharCode(48 + next(names.length));
-        }
-        const offsets: Record<string, number> = {};
-        for (const o of owners) {
-          offsets[names[o.charCodeAt(0) - 48]] = 10 * round + c;
-        }
-        const last = names[owners.charCodeAt(owners.length - 1) - 48];
-        merged.append({
-          replica: last,
-          text: lines.join('\n') + '\n',
-          offset: offsets[last],
-          replicas: names,
-          owners,
-          offsets
-        });
+        const { lines, merged: one } = random.chunk(10 * round + c);
+        const { owners, offsets } = one;
+        const count = lines.length;
+        merged.append(one);
         for (let k = 0; k < count;) {
           let end = k + 1;
           while (end < count && owners[end] === owners[k]) {
@@ -411,6 +430,151 @@ describe('LogBuffer', () => {
     expect(buffer.length).toBe(1_000_000);
     expect(buffer.plainText(9)).toBe('line 9 done');
     expect(buffer.search(buffer.view(null), 'line 999 done').length).toBe(1000);
+  });
+});
+
+/**
+ * Lines as a stamped chunk's text: each after a stamp and one space, an empty
+ * line as a stamp alone (no space) when `bare`.
+ */
+function stamped(lines: string[], bare = true): string {
+  return lines
+    .map((line, k) => {
+      const stamp = `2026-11-27T14:00:${String(k % 60).padStart(2, '0')}.123456789Z`;
+      return line === '' && bare ? stamp : `${stamp} ${line}`;
+    })
+    .map(line => line + '\n')
+    .join('');
+}
+
+/**
+ * Everything a buffer shows: lines, replicas, flags, offsets, views,
+ * redraws, search and both downloads.
+ */
+function shown(buffer: LogBuffer, query: string) {
+  const all = buffer.view(null);
+  return {
+    lines: Array.from({ length: buffer.length }, (_, i) => [
+      buffer.text(i),
+      buffer.plainText(i),
+      buffer.replicaOf(i),
+      buffer.flags(i)
+    ]),
+    replicas: buffer.replicas,
+    offsets: buffer.offsets,
+    views: buffer.replicas.map(name => buffer.view(name).length),
+    problems: buffer.problemCount(null),
+    redrawn: buffer.takeRedrawn(),
+    found: buffer.search(all, query),
+    text: buffer.toText(all, true),
+    raw: buffer.toText(all, true, true)
+  };
+}
+
+describe('LogBuffer with stamped chunks', () => {
+  const lines = [
+    'loss 0.5 at  step 3', // spaces within, two in a row
+    '\x1b[31mRuntimeError: løss ✓ 日本\x1b[0m',
+    '', // a stamp alone
+    '2026-01-01T00:00:00Z looks like a stamp',
+    '  0%|',
+    '\r 50%|' // a redraw after the stamp
+  ];
+
+  it('shows a stamped chunk as the same chunk unstamped', () => {
+    const plain = new LogBuffer();
+    const stamp = new LogBuffer();
+    for (const [buffer, text] of [
+      [plain, lines.join('\n') + '\n'],
+      [stamp, stamped(lines)]
+    ] as const) {
+      buffer.append({
+        ...chunk('master-0', text, 40),
+        stamped: buffer === stamp
+      });
+      // a redraw of the previous chunk's last line
+      buffer.append({
+        ...chunk(
+          'master-0',
+          buffer === stamp ? stamped(['\r100%|']) : '\r100%|\n',
+          50
+        ),
+        stamped: buffer === stamp
+      });
+    }
+    expect(stamp.length).toBe(5);
+    expect(stamp.text(0)).toBe('loss 0.5 at  step 3');
+    expect(stamp.text(2)).toBe('');
+    expect(stamp.text(3)).toBe('2026-01-01T00:00:00Z looks like a stamp');
+    expect(stamp.text(4)).toBe('100%|');
+    expect(shown(stamp, 'at  step')).toEqual(shown(plain, 'at  step'));
+  });
+
+  it('takes a stamp with its space and no text as an empty line', () => {
+    const buffer = new LogBuffer();
+    const text = stamped(['a', '', 'b'], false);
+    expect(text).toContain('Z \n');
+    expect(
+      buffer.append({ ...chunk('master-0', text, 3), stamped: true })
+    ).toBe(3);
+    expect([0, 1, 2].map(i => buffer.text(i))).toEqual(['a', '', 'b']);
+  });
+
+  it('keeps the stamps of a chunk not marked stamped', () => {
+    const buffer = new LogBuffer();
+    buffer.append({ ...chunk('master-0', stamped(['a b']), 1), stamped: true });
+    buffer.append(chunk('master-0', stamped(['a b']), 2));
+    expect(buffer.text(0)).toBe('a b');
+    expect(buffer.text(1)).toBe('2026-11-27T14:00:00.123456789Z a b');
+  });
+
+  it('shows a stamped merged chunk as the same merged chunk unstamped', () => {
+    const names = ['master-0', 'worker-0', 'worker-1'];
+    // Each line's replica; the redraw (line 5) follows worker-0's line 4.
+    const owners = '012211';
+    const merged = (text: string, stamp: boolean) => ({
+      replica: 'worker-1',
+      text,
+      offset: 30,
+      replicas: names,
+      owners,
+      offsets: { 'master-0': 10, 'worker-0': 20, 'worker-1': 30 },
+      stamped: stamp
+    });
+    const plain = new LogBuffer();
+    plain.append(merged(lines.join('\n') + '\n', false));
+    const stamp = new LogBuffer();
+    stamp.append(merged(stamped(lines), true));
+    expect(stamp.length).toBe(5);
+    expect(stamp.view('worker-0').length).toBe(2);
+    expect(stamp.text(stamp.view('worker-0').lineAt(1))).toBe(' 50%|');
+    expect(stamp.text(stamp.view('worker-1').lineAt(0))).toBe('');
+    expect(shown(stamp, 'RuntimeError')).toEqual(shown(plain, 'RuntimeError'));
+  });
+
+  it('shows random stamped merged chunks as the same chunks unstamped', () => {
+    const names = ['master-0', 'worker-0', 'worker-1'];
+    const pieces = [
+      'a',
+      'b c',
+      '\rbar',
+      'Error: x',
+      '\x1b[1mbo ld',
+      '',
+      'ü 日'
+    ];
+    const random = randomMerged(11, names, pieces);
+    for (let round = 0; round < 50; round++) {
+      const plain = new LogBuffer();
+      const stamp = new LogBuffer();
+      for (let c = 0; c < 4; c++) {
+        const { lines, merged } = random.chunk(10 * round + c);
+        plain.append(merged);
+        const bare = random.next(2) === 0;
+        stamp.append({ ...merged, text: stamped(lines, bare), stamped: true });
+      }
+      expect(shown(stamp, 'b c')).toEqual(shown(plain, 'b c'));
+    }
   });
 });
 

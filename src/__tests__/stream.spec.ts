@@ -145,6 +145,48 @@ describe('LogStream', () => {
     expect(lines).toEqual(['løss 0.5 ✓', 'b', 'c', '日本']);
   });
 
+  it('reads stamped chunks of a binary batch as their lines', () => {
+    const { stream, buffer } = makeStream();
+    stream.start();
+    const socket = FakeSocket.instances[0];
+    socket.open();
+    const stamp = '2026-11-27T14:00:00.123456789Z';
+    socket.sendBinary(
+      binaryBatch([
+        {
+          replica: 'master-0',
+          text: `${stamp} løss 0.5 ✓\n${stamp} \x1b[1m  0%|\n`,
+          offset: 30,
+          stamped: true
+        },
+        { replica: 'worker-1', text: 'pod gone away', offset: 0, notice: true },
+        {
+          replica: 'worker-0',
+          text: `${stamp} 日本 x\n${stamp} \r\x1b[1m 50%|\n${stamp}\n${stamp} w  y\n`,
+          offset: 60,
+          replicas: ['master-0', 'worker-0'],
+          owners: '1001',
+          offsets: { 'master-0': 50, 'worker-0': 60 },
+          stamped: true
+        }
+      ])
+    );
+    const lines = Array.from({ length: buffer.length }, (_, i) => [
+      buffer.replicaOf(i),
+      buffer.text(i)
+    ]);
+    expect(lines).toEqual([
+      ['master-0', 'løss 0.5 ✓'],
+      ['master-0', '\x1b[1m 50%|'],
+      ['worker-0', '日本 x'],
+      ['master-0', ''],
+      ['worker-0', 'w  y']
+    ]);
+    expect(buffer.plainText(1)).toBe(' 50%|');
+    expect(buffer.offsets).toEqual({ 'master-0': 50, 'worker-0': 60 });
+    expect(stream.notices.get('worker-1')).toBe('pod gone away');
+  });
+
   it('ignores a binary batch shorter than its header says', () => {
     const { stream, buffer } = makeStream();
     stream.start();

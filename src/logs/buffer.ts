@@ -179,6 +179,7 @@ export class LogBuffer {
    * Lines are split on newlines; a trailing piece without a newline waits for
    * the rest of its line. A redraw line (`\r` first) replaces its replica's
    * previous line; with none, it is a line of its own. ANSI codes are kept.
+   * A `stamped` chunk's lines lose their stamp first.
    *
    * @returns The number of lines added (redraws add none).
    */
@@ -194,7 +195,15 @@ export class LogBuffer {
       }
     }
     const parts = chunk.text.split('\n');
-    const rest = parts.pop() ?? '';
+    let rest = parts.pop() ?? '';
+    if (chunk.stamped) {
+      // The server leaves each line's stamp on (cheaper there): the line is
+      // what follows the stamp's space, a stamp alone an empty line.
+      for (let k = 0; k < parts.length; k++) {
+        parts[k] = Private.unstamp(parts[k]);
+      }
+      rest = rest && Private.unstamp(rest);
+    }
     // Line k's replica: the chunk's, or the one `owners` names ("0" + index).
     const owners = merged ? chunk.owners! : '';
     const ownerOf = (k: number): number =>
@@ -543,6 +552,15 @@ namespace Private {
     return smart
       ? text => text.indexOf(needle) !== -1
       : text => text.toLowerCase().indexOf(needle) !== -1;
+  }
+
+  /**
+   * A stamped line without its stamp: what follows the first space, or the
+   * empty string when it has none (a stamp alone).
+   */
+  export function unstamp(line: string): string {
+    const space = line.indexOf(' ');
+    return space === -1 ? '' : line.slice(space + 1);
   }
 
   const TRACEBACK_TEXT = /Traceback \(most recent call last\):/;
