@@ -57,6 +57,45 @@ async def test_warming_up_makes_every_client_a_request_or_log_stream_uses(
     assert (await collect(backend.logs("warm"))) == {"master-0": "hello\n"}
 
 
+async def test_a_log_streams_api_requests_each_wait_for_a_share_of_the_loop(
+    backend: KubernetesBackend, fake_kube: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the job, listing its pods and opening a pod's log each wait for a share of
+    a turn of the loop (``LOG_STREAMS``) first: 20 log views opening at once made all
+    their requests in one turn (the worst stall of a streaming server, #28)."""
+    from jupyter_pytorchjob.backends.kubernetes import logs as kube_logs
+    from jupyter_pytorchjob.backends.loopshare import LOG_STREAMS
+
+    await backend.submit(spec("shares"))
+    fake_kube.operator.run(NS, "shares")
+    fake_kube.append_log(NS, "shares-master-0", "pytorch", "hello\n")
+    steps: list[tuple[str, Any]] = []  # (what, the task doing it)
+    turn, read_job, list_pods, open_log = (
+        LOG_STREAMS.turn,
+        backend._job,
+        backend._pods,
+        kube_logs.open_log,
+    )
+
+    def recorded(what: str, call: Any) -> Any:
+        async def step(*args: Any, **kwargs: Any) -> Any:
+            steps.append((what, asyncio.current_task()))
+            return await call(*args, **kwargs)
+
+        return step
+
+    monkeypatch.setattr(LOG_STREAMS, "turn", recorded("turn", turn))
+    monkeypatch.setattr(backend, "_job", recorded("job", read_job))
+    monkeypatch.setattr(backend, "_pods", recorded("pods", list_pods))
+    monkeypatch.setattr(kube_logs, "open_log", recorded("log", open_log))
+    assert (await collect(backend.logs("shares"))) == {"master-0": "hello\n"}
+    requests = [i for i, (what, _) in enumerate(steps) if what != "turn"]
+    assert {steps[i][0] for i in requests} == {"job", "pods", "log"}, steps
+    for i in requests:  # the step of the same task just before: its share of a turn
+        before = [what for what, task in steps[:i] if task is steps[i][1]]
+        assert before and before[-1] == "turn", (steps[i][0], before)
+
+
 async def test_submit_lifecycle_and_replicas(backend: KubernetesBackend, fake_kube: Any) -> None:
     created = await backend.submit(spec(nodes=3, gpus=1))
     assert created.name == "demo" and created.namespace == NS

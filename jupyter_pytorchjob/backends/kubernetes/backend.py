@@ -50,6 +50,7 @@ from ..base import (
     finished_error,
     unknown_replica,
 )
+from ..loopshare import LOG_STREAMS
 from ..timestamps import parse_timestamp_ns
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -811,6 +812,7 @@ class KubernetesBackend(Backend):
         timestamps: bool = False,
         keep_stamps: bool = False,
     ) -> AsyncIterator[LogChunk]:
+        await LOG_STREAMS.turn()  # a request's share of a turn of the loop (LogMerger's)
         kind, job = await self._job(name)
 
         async def archived(gone: list[str], seen: Mapping[str, int]) -> AsyncIterator[LogChunk]:

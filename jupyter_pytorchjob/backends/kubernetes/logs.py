@@ -280,6 +280,9 @@ class LogMerger:
     async def _discover(self) -> None:
         """Start a stream per pod (and per restart); end when all is read."""
         while True:
+            # Each API request (built, sent, its answer read) takes a share of a turn of
+            # the loop: many log views opening at once would otherwise make theirs in one.
+            await LOG_STREAMS.turn()
             pods = [p for p in await self.list_pods() if self._wanted(p)]
             for pod in pods:
                 key = (pod["metadata"]["uid"], self._restarts(pod))
@@ -363,6 +366,7 @@ class LogMerger:
             elif first and self.tail is not None:
                 query["tailLines"] = self.tail
             try:
+                await LOG_STREAMS.turn()
                 response = await open_log(self.api, self.namespace, name, query, self.timeout)
             except ApiException as err:
                 if is_waiting(err) and self.follow:
