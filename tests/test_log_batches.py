@@ -120,3 +120,30 @@ async def test_many_streams_ready_at_once_share_each_turn_of_the_loop() -> None:
     between = "".join("s" if e == "step" else "|" for e in events).split("|")
     # Two turns' steps at most between two ticks: the ticker runs once in each turn.
     assert max(map(len, between)) <= 4
+
+
+async def test_steps_put_off_go_in_the_order_they_came_and_a_cancelled_one_blocks_none() -> None:
+    """Once a turn's budget is spent, steps wait in line (no step is woken again and
+    again to look, #28): they go in the order they came, and a step
+    cancelled while it waits holds up no other."""
+    share = LoopShare()
+    order: list[int] = []
+
+    async def hog() -> None:  # the turn's first step, which spends the whole budget
+        await share.turn()
+        busy = time.perf_counter() + share.budget * 1.5
+        while time.perf_counter() < busy:
+            pass
+
+    async def step(i: int) -> None:
+        await share.turn()
+        order.append(i)
+
+    tasks = [asyncio.ensure_future(hog())] + [asyncio.ensure_future(step(i)) for i in range(6)]
+    await asyncio.sleep(0)  # they all ran their first step in this turn
+    assert order == [] and len(share.waiting) == 6
+    tasks[3].cancel()  # step 2, waiting in line
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert order == [0, 1, 3, 4, 5]
+    assert isinstance(results[3], asyncio.CancelledError)
+    assert not share.waiting

@@ -16,36 +16,66 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 BUDGET = 0.002  # seconds of steps per turn of the loop
 
 
 class LoopShare:
-    """The steps a turn of the running loop has taken, and whether there is room left."""
+    """The steps a turn of the running loop has taken, and whether there is room left.
+
+    A step that finds the turn's budget spent waits in line: each later turn lets the
+    first in line go (it runs whatever that turn has spent), the others wait without
+    being woken (a step put off costs one wake-up, not one per turn it waits)."""
 
     def __init__(self, budget: float = BUDGET) -> None:
         self.budget = budget
         self.began: float | None = None  # when the current turn's first step began
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiting: deque[asyncio.Future[None]] = deque()
 
     async def turn(self) -> None:
         """Return when this step may run: at once while the turn has room, else in a
-        later turn."""
+        later turn, in the order the steps were put off."""
         loop = asyncio.get_running_loop()
-        while True:
-            now = time.perf_counter()
-            if self.began is None or self.loop is not loop:
-                # The first step of a turn: the callback marks the next turn's start (it
-                # runs before what this turn puts off, which is scheduled after it).
-                self.began, self.loop = now, loop
-                loop.call_soon(self._next_turn)
+        now = time.perf_counter()
+        if self.loop is not loop:
+            self.began, self.loop, self.waiting = None, loop, deque()
+        if self.began is None:
+            # The first step of a turn: the callback marks the next turn's start (it
+            # runs before what this turn puts off, which is scheduled after it).
+            self.began = now
+            loop.call_soon(self._next_turn)
+            if not self.waiting:
                 return
-            if now - self.began < self.budget:
-                return
-            await asyncio.sleep(0)
+        elif now - self.began < self.budget and not self.waiting:
+            return
+        waiter = loop.create_future()
+        self.waiting.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter in self.waiting:
+                self.waiting.remove(waiter)
+            elif self.waiting:  # let out but cancelled: the next in line goes instead
+                self._let_out()
+            raise
 
     def _next_turn(self) -> None:
         self.began = None
+        self._let_out()
+
+    def _let_out(self) -> None:
+        """The first in line goes (in the next turn: its wake-up is scheduled now)."""
+        while self.waiting:
+            waiter = self.waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                loop = self.loop
+                if loop is not None and self.began is None:
+                    self.began = time.perf_counter()
+                    loop.call_soon(self._next_turn)
+                return
 
 
 LOG_STREAMS = LoopShare()
