@@ -4,9 +4,10 @@ A step of a log stream (a read parsed and merged, a message encoded and written)
 about a millisecond. With 20 followers ready at once, one turn of the loop runs all their
 steps, and everything else the server does (a request, a kernel message) waits for their
 sum. ``LoopShare.turn()`` before each step lets steps run until the turn has spent
-``budget`` seconds on them, then puts the others off to the next turn: a turn holds the
-loop for about ``budget`` plus one step, however many streams there are, and each stream
-still gets every byte through (the work is spread, not dropped).
+``budget`` seconds on them, then puts the others off: they wait in line, and each later
+turn lets the first go. A turn holds the loop for about ``budget`` plus one step, however
+many streams there are, and each stream still gets every byte through (the work is
+spread, not dropped).
 
 One share (``LOG_STREAMS``) serves the server's log streams on both backends and the
 websocket handler that sends them.
