@@ -38,7 +38,10 @@ d = pathlib.Path(os.environ["SCENARIO"])
 me = "-".join(os.environ["HOSTNAME"].split("-")[-2:])
 count = d / (me + ".count")
 n = int(count.read_text()) if count.exists() else 0
-count.write_text(str(n + 1))
+# Replaced whole: a peer waiting on it never reads it half-written (an empty file made
+# the waiting master exit 1 with a ValueError once, on a loaded machine).
+count.with_suffix(".tmp").write_text(str(n + 1))
+count.with_suffix(".tmp").replace(count)
 table = json.loads((d / "table.json").read_text())
 print("attempt", n, flush=True)
 after = table["after"].get(me)
@@ -269,7 +272,10 @@ CRASH_THEN_RUN = """\
 import os, pathlib, sys, time
 count = pathlib.Path(os.environ["COUNT"])
 n = int(count.read_text()) if count.exists() else 0
-count.write_text(str(n + 1))
+# Replaced whole: a peer waiting on it never reads it half-written (an empty file made
+# the waiting master exit 1 with a ValueError once, on a loaded machine).
+count.with_suffix(".tmp").write_text(str(n + 1))
+count.with_suffix(".tmp").replace(count)
 if n == 1:
     time.sleep(float(os.environ["RUN"]))
 sys.exit(3 if n < 3 else 0)
