@@ -240,12 +240,4 @@ async def read_archive(
                 merged.closed(r)
         while (taken := merged.take()) is not None:
             ends = tuple(stamp_ns(stamp) or 0 for stamp in taken.stamps)
-            yield LogChunk.merged(
-                taken.replicas,
-                taken.text,
-                taken.owners,
-                ends,
-                previous,
-                taken.times,
-                merged.keep_stamps,
-            )
+            yield LogChunk.of_taken(taken, ends, previous)

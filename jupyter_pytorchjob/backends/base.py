@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..job.spec import JobSpec
     from ..kinds import JobKind
     from ..kinds.trainjob.runtimes import Runtime
+    from .logmerge import Taken
 
 # The status models live with the job model (a job kind reads them from its API object);
 # named here too because every backend answers with them.
@@ -190,6 +191,13 @@ class LogChunk:
             offsets,
             times,
             stamped,
+        )
+
+    @classmethod
+    def of_taken(cls, taken: Taken, ends: tuple[int, ...], previous: bool = False) -> LogChunk:
+        """What a ``TimeMerge`` gave, ending at ``ends`` in its replicas' logs."""
+        return cls.merged(
+            taken.replicas, taken.text, taken.owners, ends, previous, taken.times, taken.stamped
         )
 
     def resume_offsets(self) -> dict[str, int]:

@@ -66,6 +66,7 @@ class Taken:
     sizes: tuple[int, ...]
     stamps: tuple[bytes, ...]
     times: list[float | None] | None = None
+    stamped: bool = False  # each line still starts with its stamp (``keep_stamps``)
 
 
 class TimeMerge:
@@ -309,7 +310,13 @@ class TimeMerge:
                 stamps_in_order = map(next, map(stamp_runs.__getitem__, marks))
         times = stamp_seconds(stamps_in_order) if self.stamped else None
         return Taken(
-            _joined(texts, ascii), owners, tuple(replicas), tuple(sizes), tuple(stamps), times
+            _joined(texts, ascii),
+            owners,
+            tuple(replicas),
+            tuple(sizes),
+            tuple(stamps),
+            times,
+            self.keep_stamps,
         )
 
     def _take_alone(self, replica: str, count: int) -> Taken:
@@ -339,7 +346,9 @@ class TimeMerge:
         self.newest[replica] = newest
         stamp = newest[:-2].encode("utf-8", "surrogateescape")
         texts = list(taken) if self.keep_stamps else list(_texts(taken, width))
-        return Taken(_joined(texts, ascii), "", (replica,), (size,), (stamp,))
+        return Taken(
+            _joined(texts, ascii), "", (replica,), (size,), (stamp,), stamped=self.keep_stamps
+        )
 
     def _take_raw(self, replica: str) -> Taken:
         """The raw blocks of the only replica with lines pending, as they were read, about
@@ -362,7 +371,8 @@ class TimeMerge:
         newest = max(self.newest.get(replica, ""), f"{_text(last_stamp)} {mark}")
         self.newest[replica] = newest
         stamp = newest[:-2].encode("utf-8", "surrogateescape")
-        return Taken(data.decode("utf-8", "replace"), "", (replica,), (size,), (stamp,))
+        text = data.decode("utf-8", "replace")
+        return Taken(text, "", (replica,), (size,), (stamp,), stamped=True)
 
 
 def _text(data: bytes) -> str:

@@ -222,15 +222,7 @@ class LogMerger:
                         self._stamp_ns(stamp) or self.last_ns.get(replica, 0)
                         for replica, stamp in zip(taken.replicas, taken.stamps, strict=True)
                     )
-                    yield LogChunk.merged(
-                        taken.replicas,
-                        taken.text,
-                        taken.owners,
-                        ends,
-                        self.previous,
-                        taken.times,
-                        self.merged.keep_stamps,
-                    )
+                    yield LogChunk.of_taken(taken, ends, self.previous)
                     self.room.set()
                     continue
                 if self.ready or self.changed.is_set():

@@ -668,15 +668,7 @@ class LocalBackend(Backend):
                 for r, size in zip(taken.replicas, taken.sizes, strict=True):
                     bases[r] += size
                 ends = tuple(bases[r] for r in taken.replicas)
-                yield LogChunk.merged(
-                    taken.replicas,
-                    taken.text,
-                    taken.owners,
-                    ends,
-                    previous,
-                    taken.times,
-                    merged.keep_stamps,
-                )
+                yield LogChunk.of_taken(taken, ends, previous)
             if progressed:
                 continue
             if not follow:
