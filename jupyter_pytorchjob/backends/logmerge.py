@@ -130,7 +130,8 @@ class TimeMerge:
         if not block:
             return
         self.order.setdefault(replica, len(self.order))
-        if self.keep_stamps and self._alone(replica) and not self._split(replica):
+        alone = self._alone(replica)  # of the others: what follows leaves them as they are
+        if self.keep_stamps and alone and not self._split(replica):
             self._add_raw(replica, block)
             return
         self._split_raw(replica)
@@ -141,11 +142,11 @@ class TimeMerge:
             size += 1  # as if it had its newline (the line's end is read next)
         text = block.decode("utf-8", "surrogateescape")
         lines = text.split("\n")
-        mark = chr(OWNER_BASE + self.order.setdefault(replica, len(self.order)))
+        mark = chr(OWNER_BASE + self.order[replica])
         # Alone (no other replica's line pending or to come first), the lines need no
         # sort keys: they go out in their own order (``_take_alone``), keyed only if
         # another replica turns up before they are taken.
-        alone = not self.stamped and self._alone(replica) and not self._keyed(replica)
+        alone = alone and not self.stamped and not self._keyed(replica)
         keys, width = ([], _width(lines)) if alone else _keys(lines, mark)
         if self.pending(replica):
             if width != self.width[replica]:
@@ -338,13 +339,7 @@ class TimeMerge:
                 size = _size(taken, ascii)
         self.size[replica] -= size
         width = self.width[replica]
-        last = taken[-1][:width] if width else _STAMP(_PARTITION(taken[-1]))
-        # Never back (a clock that stepped back): where a resume starts from.
-        newest = max(
-            self.newest.get(replica, ""), f"{last} {chr(OWNER_BASE + self.order[replica])}"
-        )
-        self.newest[replica] = newest
-        stamp = newest[:-2].encode("utf-8", "surrogateescape")
+        stamp = self._given(replica, taken[-1][:width] if width else _STAMP(_PARTITION(taken[-1])))
         texts = list(taken) if self.keep_stamps else list(_texts(taken, width))
         return Taken(
             _joined(texts, ascii), "", (replica,), (size,), (stamp,), stamped=self.keep_stamps
@@ -365,14 +360,19 @@ class TimeMerge:
         self.size[replica] -= size
         last = data.rfind(b"\n", 0, len(data) - 1) + 1
         space = data.find(b" ", last, len(data) - 1)
-        last_stamp = data[last : space if space >= 0 else len(data) - 1]
-        mark = chr(OWNER_BASE + self.order[replica])
-        # Never back (a clock that stepped back): where a resume starts from.
-        newest = max(self.newest.get(replica, ""), f"{_text(last_stamp)} {mark}")
-        self.newest[replica] = newest
-        stamp = newest[:-2].encode("utf-8", "surrogateescape")
+        stamp = self._given(replica, _text(data[last : space if space >= 0 else len(data) - 1]))
         text = data.decode("utf-8", "replace")
         return Taken(text, "", (replica,), (size,), (stamp,), stamped=True)
+
+    def _given(self, replica: str, last: str) -> bytes:
+        """The stamp to give for a replica alone whose last line given is stamped
+        ``last``: never before one given earlier (a clock that stepped back), as resuming
+        starts from it; kept as its newest key."""
+        newest = max(
+            self.newest.get(replica, ""), f"{last} {chr(OWNER_BASE + self.order[replica])}"
+        )
+        self.newest[replica] = newest
+        return newest[:-2].encode("utf-8", "surrogateescape")
 
 
 def _text(data: bytes) -> str:
