@@ -536,8 +536,18 @@ def test_live_two_replica_ddp_job_runs_to_succeeded(cluster: Any, namespace: str
     assert worker["spec"]["hostAliases"] == [
         {"ip": master["status"]["podIP"], "hostnames": ["ddp-master-0"]}
     ]
-    for pod in (master, worker):
-        assert pod["status"]["phase"] == "Succeeded"
+    # The master's success ends the job (UpdateJobStatus); the worker's pod
+    # may still be Running then, and reaches Succeeded on its own (cleanPodPolicy None).
+    assert master["status"]["phase"] == "Succeeded"
+    asyncio.run(
+        watch_until(
+            str(cluster.kubeconfig()),
+            "list_namespaced_pod",
+            lambda pod: pod.get("status", {}).get("phase") == "Succeeded",
+            namespace=namespace,
+            field_selector="metadata.name=ddp-worker-0",
+        )
+    )
     events = cluster.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
     reasons = {e["reason"] for e in events if e["involvedObject"]["name"] == "ddp"}
     assert {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"} <= reasons
