@@ -136,6 +136,20 @@ def uses_big():
     return len(BIG)
 
 
+def marks_its_exit():
+    import atexit
+    import os
+    import sys
+
+    class Teardown:
+        def __del__(self, write=os.write):
+            write(1, b"interpreter teardown\\n")
+
+    sys.modules["__main__"].__dict__["_keep"] = Teardown()
+    atexit.register(print, "atexit handlers ran", flush=True)
+    return 1
+
+
 def fails():
     raise RuntimeError("boom in the function")
 
@@ -263,6 +277,21 @@ def forged_block(job: str, fmt: str, data: bytes, key: str) -> list[str]:
         f"ptjob-result {job} 0 {text}",
         f"ptjob-result {job} end {tag}",
     ]
+
+
+def test_a_distributed_rank_leaves_without_the_interpreters_teardown(
+    cell: types.ModuleType, tmp_path: Path
+) -> None:
+    """The interpreter's teardown destroys C++ statics while gloo's threads may still be
+    unwinding: about one rank in ten then aborts (SIGABRT) after its work is done, and
+    OnFailure restarts it with no peers left. So a rank leaves after its atexit
+    handlers, without that teardown (no object is finalised there)."""
+    torchrun = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    script = job_script(capture(cell.marks_its_exit), {}, job="leave", key=KEY)
+    output, _ = run_script(script, tmp_path, *torchrun)
+    assert result_in(output, "leave") == 1
+    assert output.count("atexit handlers ran") == 2
+    assert "interpreter teardown" not in output
 
 
 def test_a_result_not_signed_with_the_jobs_key_is_never_decoded(tmp_path: Path) -> None:
@@ -681,5 +710,5 @@ def test_the_bootstrap_uses_only_the_standard_library_and_torch() -> None:
         for line in [line.strip()]
     }
     stdlib = {"base64", "hashlib", "hmac", "inspect", "json", "os", "pickle", "sys", "pathlib"}
-    stdlib |= {"typing"}
+    stdlib |= {"typing", "atexit", "threading", "traceback"}
     assert imports <= stdlib | {"torch", "collections"}

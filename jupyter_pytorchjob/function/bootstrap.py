@@ -19,7 +19,7 @@ def _ptjob_main(
     """Run ``fn(**kwargs)`` once in this process with the process group initialised
     (nccl with CUDA, else gloo) when the job is distributed, then destroy the group;
     rank 0 sends the return value back (``_ptjob_send_result``). A failing function
-    fails the process."""
+    fails the process. A distributed rank then leaves through ``_ptjob_leave``."""
     import os
 
     import torch
@@ -55,6 +55,13 @@ def _ptjob_main(
         kwargs = {**kwargs, "resume_from": resume_from}
     try:
         value = fn(**kwargs)
+    except Exception:
+        if not distributed:
+            raise
+        import traceback
+
+        traceback.print_exc()
+        _ptjob_leave(1)
     finally:
         dist.init_process_group = init
     if owns_group and dist.is_initialized():  # the function may have destroyed it
@@ -62,6 +69,28 @@ def _ptjob_main(
         dist.destroy_process_group()
     if rank == 0:
         _ptjob_send_result(value, job, result_key, limits)
+    if distributed:
+        _ptjob_leave(0)
+
+
+def _ptjob_leave(code: int) -> None:
+    """Exit as the interpreter would (non-daemon threads joined, atexit handlers run,
+    output flushed) but without its teardown: that destroys C++ statics while gloo's
+    threads may still be unwinding, and about one rank in ten then aborts (SIGABRT,
+    exit 134) after its work is done; OnFailure restarts it with no peers left."""
+    import atexit
+    import os
+    import sys
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(code)
 
 
 def _ptjob_takes_resume_from(fn: "Callable[..., object]") -> bool:
