@@ -710,5 +710,5 @@ def test_the_bootstrap_uses_only_the_standard_library_and_torch() -> None:
         for line in [line.strip()]
     }
     stdlib = {"base64", "hashlib", "hmac", "inspect", "json", "os", "pickle", "sys", "pathlib"}
-    stdlib |= {"typing", "atexit", "threading", "traceback"}
+    stdlib |= {"typing", "atexit", "threading"}
     assert imports <= stdlib | {"torch", "collections"}

@@ -58,9 +58,9 @@ def _ptjob_main(
     except Exception:
         if not distributed:
             raise
-        import traceback
+        import sys
 
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # what the interpreter would print
         _ptjob_leave(1)
     finally:
         dist.init_process_group = init
@@ -73,7 +73,7 @@ def _ptjob_main(
         _ptjob_leave(0)
 
 
-def _ptjob_leave(code: int) -> None:
+def _ptjob_leave(code: int) -> "_ptjob_typing.NoReturn":
     """Exit as the interpreter would (non-daemon threads joined, atexit handlers run,
     output flushed) but without its teardown: that destroys C++ statics while gloo's
     threads may still be unwinding, and about one rank in ten then aborts (SIGABRT,
